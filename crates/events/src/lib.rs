@@ -1,0 +1,20 @@
+//! CloudTrail records in, change sets out: the pure front of the pipeline.
+//!
+//! `read` decodes the containers CloudTrail records arrive in, `normalize` turns one record into an
+//! [`ApiEvent`], `filter` decides what is noise (with a reason for every drop), and `group` gathers the
+//! remaining events into [`ChangeSet`]s per resource and actor session. Nothing here touches the
+//! network, a database or the clock.
+
+mod event;
+mod filter;
+mod group;
+mod normalize;
+mod read;
+mod resource;
+
+pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType};
+pub use filter::{Disposition, DropReason, FilterConfig, classify};
+pub use group::{ChangeSet, GroupConfig, group};
+pub use normalize::{NormalizeError, normalize, normalize_api_name};
+pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file};
+pub use resource::resource_ids;

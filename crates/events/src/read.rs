@@ -1,0 +1,234 @@
+//! Decoding the containers CloudTrail records arrive in.
+//!
+//! Accepted: a CloudTrail log file `{"Records": [...]}` (plain or gzip), a JSON array of records, and
+//! JSON lines of records or EventBridge envelopes (`"detail-type": "AWS API Call via CloudTrail"`,
+//! the record under `detail`). One bad record among good ones is reported, not fatal.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::event::ApiEvent;
+use crate::normalize::normalize;
+
+const ENVELOPE_DETAIL_TYPE: &str = "AWS API Call via CloudTrail";
+
+/// The whole input could not be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{origin}: not valid gzip data: {source}")]
+    Gzip { origin: String, source: std::io::Error },
+    #[error(
+        "{origin}: line {line}, column {column}: {message}; expected a CloudTrail log file \
+         ({{\"Records\": [...]}}), a JSON array of records, or JSON lines of records or EventBridge envelopes"
+    )]
+    Syntax { origin: String, line: usize, column: usize, message: String },
+    #[error(
+        "{origin}: a JSON {found} is not a CloudTrail container; expected {{\"Records\": [...]}}, \
+         a JSON array of records, or JSON lines"
+    )]
+    NotCloudTrail { origin: String, found: &'static str },
+}
+
+/// One record that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRecord {
+    /// Where it was: `FILE: record 3` or `FILE: line 7`.
+    pub location: String,
+    pub reason: String,
+}
+
+/// What one input held: the events that normalised, with their raw records, and the ones that did not.
+#[derive(Debug, Default)]
+pub struct RecordBatch {
+    pub events: Vec<(ApiEvent, Value)>,
+    pub bad: Vec<BadRecord>,
+}
+
+/// Read and decode a file (gzip recognised by its magic bytes, whatever the name).
+pub fn read_file(path: &Path) -> Result<RecordBatch, ReadError> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ReadError::Io { path: origin.clone(), source })?;
+    decode(&bytes, &origin)
+}
+
+/// Decode bytes holding CloudTrail records; `origin` names them in messages.
+pub fn decode(bytes: &[u8], origin: &str) -> Result<RecordBatch, ReadError> {
+    let text;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .map_err(|source| ReadError::Gzip { origin: origin.to_string(), source })?;
+        text = out;
+        &text[..]
+    } else {
+        bytes
+    };
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
+    match first {
+        None => Ok(RecordBatch::default()),
+        Some(b'[') => {
+            let value: Value = serde_json::from_slice(bytes).map_err(|e| syntax(origin, &e, 0))?;
+            Ok(from_list(value.as_array().map(Vec::as_slice).unwrap_or_default(), origin))
+        }
+        Some(b'{') => match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => from_single_document(value, origin),
+            // Several top-level objects: JSON lines.
+            Err(e) if e.is_syntax() && e.to_string().contains("trailing characters") => from_lines(bytes, origin),
+            Err(e) => {
+                if bytes.iter().filter(|&&b| b == b'\n').count() > 1 {
+                    from_lines(bytes, origin)
+                } else {
+                    Err(syntax(origin, &e, 0))
+                }
+            }
+        },
+        Some(_) => {
+            let e = serde_json::from_slice::<Value>(bytes).expect_err("input starts with neither { nor [");
+            Err(syntax(origin, &e, 0))
+        }
+    }
+}
+
+fn syntax(origin: &str, e: &serde_json::Error, line_offset: usize) -> ReadError {
+    ReadError::Syntax {
+        origin: origin.to_string(),
+        line: e.line() + line_offset,
+        column: e.column(),
+        message: e.to_string().split(" at line").next().unwrap_or_default().to_string(),
+    }
+}
+
+fn from_single_document(value: Value, origin: &str) -> Result<RecordBatch, ReadError> {
+    if let Some(records) = value.get("Records") {
+        return match records.as_array() {
+            Some(list) => Ok(from_list(list, origin)),
+            None => Err(ReadError::NotCloudTrail { origin: origin.to_string(), found: "object whose Records is not a list" }),
+        };
+    }
+    if value.get("eventID").is_some() || value.get("detail-type").is_some() {
+        // A file of one record or one envelope is JSON lines with one line.
+        let mut batch = RecordBatch::default();
+        push_entry(&mut batch, value, format!("{origin}: line 1"));
+        return Ok(batch);
+    }
+    Err(ReadError::NotCloudTrail { origin: origin.to_string(), found: "object without Records" })
+}
+
+fn from_list(list: &[Value], origin: &str) -> RecordBatch {
+    let mut batch = RecordBatch::default();
+    for (i, value) in list.iter().enumerate() {
+        push_entry(&mut batch, value.clone(), format!("{origin}: record {}", i + 1));
+    }
+    batch
+}
+
+fn from_lines(bytes: &[u8], origin: &str) -> Result<RecordBatch, ReadError> {
+    let mut batch = RecordBatch::default();
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let location = format!("{origin}: line {}", i + 1);
+        match serde_json::from_slice::<Value>(line) {
+            Ok(value) => push_entry(&mut batch, value, location),
+            Err(e) => batch.bad.push(BadRecord { location, reason: format!("not JSON: {e}") }),
+        }
+    }
+    Ok(batch)
+}
+
+/// One entry of a container: a record, or an EventBridge envelope around one.
+fn push_entry(batch: &mut RecordBatch, value: Value, location: String) {
+    let record = match value.get("detail-type") {
+        Some(Value::String(kind)) if kind == ENVELOPE_DETAIL_TYPE => match value.get("detail") {
+            Some(detail) if detail.is_object() => detail.clone(),
+            _ => {
+                batch.bad.push(BadRecord { location, reason: "EventBridge envelope without a `detail` object".into() });
+                return;
+            }
+        },
+        Some(other) => {
+            batch.bad.push(BadRecord {
+                location,
+                reason: format!("EventBridge envelope of detail-type {other}, not \"{ENVELOPE_DETAIL_TYPE}\""),
+            });
+            return;
+        }
+        None => value,
+    };
+    match normalize(&record) {
+        Ok(event) => batch.events.push((event, record)),
+        Err(e) => batch.bad.push(BadRecord { location, reason: e.to_string() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn rec(id: &str) -> String {
+        format!(
+            r#"{{"eventVersion":"1.09","eventID":"{id}","eventTime":"2024-03-01T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"CreateTags","awsRegion":"us-east-1","userIdentity":{{"type":"Root"}},"requestParameters":{{}}}}"#
+        )
+    }
+
+    fn ids(batch: &RecordBatch) -> Vec<&str> {
+        batch.events.iter().map(|(e, _)| e.id.as_str()).collect()
+    }
+
+    #[test]
+    fn all_container_formats_decode() {
+        let log = format!(r#"{{"Records": [{}, {}]}}"#, rec("a"), rec("b"));
+        assert_eq!(ids(&decode(log.as_bytes(), "f").unwrap()), ["a", "b"]);
+
+        let array = format!("[{}, {}]", rec("a"), rec("b"));
+        assert_eq!(ids(&decode(array.as_bytes(), "f").unwrap()), ["a", "b"]);
+
+        let lines = format!(
+            "{}\n{{\"version\":\"0\",\"detail-type\":\"AWS API Call via CloudTrail\",\"source\":\"aws.ec2\",\"detail\":{}}}\n\n",
+            rec("a"),
+            rec("b")
+        );
+        assert_eq!(ids(&decode(lines.as_bytes(), "f").unwrap()), ["a", "b"]);
+
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(log.as_bytes()).unwrap();
+        assert_eq!(ids(&decode(&gz.finish().unwrap(), "f.json.gz").unwrap()), ["a", "b"]);
+
+        assert_eq!(ids(&decode(rec("solo").as_bytes(), "f").unwrap()), ["solo"]);
+        assert!(decode(b"  \n", "f").unwrap().events.is_empty());
+    }
+
+    #[test]
+    fn a_bad_record_among_good_ones_is_reported_and_skipped() {
+        let log = format!(r#"{{"Records": [{}, {{"hello": 1}}, {}]}}"#, rec("a"), rec("c"));
+        let batch = decode(log.as_bytes(), "trail.json").unwrap();
+        assert_eq!(ids(&batch), ["a", "c"]);
+        assert_eq!(batch.bad.len(), 1);
+        assert_eq!(batch.bad[0].location, "trail.json: record 2");
+        assert!(batch.bad[0].reason.contains("eventID"), "{}", batch.bad[0].reason);
+
+        let lines = format!("{}\n{{not json\n{{\"detail-type\":\"Scheduled Event\",\"detail\":{{}}}}\n{}\n", rec("a"), rec("c"));
+        let batch = decode(lines.as_bytes(), "f.jsonl").unwrap();
+        assert_eq!(ids(&batch), ["a", "c"]);
+        let locations: Vec<_> = batch.bad.iter().map(|b| b.location.as_str()).collect();
+        assert_eq!(locations, ["f.jsonl: line 2", "f.jsonl: line 3"]);
+    }
+
+    #[test]
+    fn whole_inputs_that_are_not_cloudtrail_fail_with_the_place() {
+        let err = decode(b"{\"Records\": [1, 2,", "broken.json").unwrap_err();
+        let ReadError::Syntax { origin, line, .. } = &err else { panic!("{err}") };
+        assert_eq!((origin.as_str(), *line), ("broken.json", 1));
+        assert!(matches!(decode(b"{\"foo\": 1}", "x").unwrap_err(), ReadError::NotCloudTrail { .. }));
+        assert!(matches!(decode(b"hello", "x").unwrap_err(), ReadError::Syntax { .. }));
+        assert!(matches!(decode(&[0x1f, 0x8b, 0, 1], "x.gz").unwrap_err(), ReadError::Gzip { .. }));
+    }
+}

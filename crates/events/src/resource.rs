@@ -1,0 +1,140 @@
+//! Which cloud resources an event is about, by the identifiers in its parameters.
+//!
+//! Creations name the new resource in their response (`CreateSecurityGroup` -> `groupId`), other
+//! calls in their request. The identifier keys below are the ones AWS services use; the first key
+//! found (in this order) wins, and all its occurrences count (`CreateTags` on three resources).
+
+use serde_json::Value;
+
+use crate::event::ApiEvent;
+
+/// Identifier parameter names, most specific first.
+const ID_KEYS: &[&str] = &[
+    "resourceId",
+    "instanceId",
+    "groupId",
+    "bucketName",
+    "queueUrl",
+    "topicArn",
+    "subscriptionArn",
+    "functionName",
+    "roleName",
+    "tableName",
+    "dBInstanceIdentifier",
+    "dBClusterIdentifier",
+    "autoScalingGroupName",
+    "alarmName",
+    "alarmNames",
+    "volumeId",
+    "subnetId",
+    "vpcId",
+    "routeTableId",
+    "internetGatewayId",
+    "natGatewayId",
+    "networkInterfaceId",
+    "allocationId",
+    "launchTemplateId",
+    "loadBalancerArn",
+    "targetGroupArn",
+    "loadBalancerName",
+    "repositoryName",
+    "clusterName",
+    "keyId",
+    "hostedZoneId",
+    "secretId",
+    "logGroupName",
+    "ruleName",
+    "stateMachineArn",
+    "policyArn",
+    "userName",
+    "queueName",
+    "name",
+];
+
+const MAX_DEPTH: usize = 4;
+
+/// The identifiers of the resources an event changes, in order, without duplicates.
+pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
+    let creation = ["Create", "Run", "Allocate", "Register", "Import", "Copy"]
+        .iter()
+        .any(|p| event.name.starts_with(p));
+    let sources: &[&Value] = if creation { &[&event.response, &event.request] } else { &[&event.request] };
+    for source in sources {
+        for key in ID_KEYS {
+            let mut found = Vec::new();
+            collect(source, key, 0, &mut found);
+            if !found.is_empty() {
+                let mut unique: Vec<String> = Vec::new();
+                for id in found {
+                    if !unique.contains(&id) {
+                        unique.push(id);
+                    }
+                }
+                return unique;
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn collect(value: &Value, key: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            if let Some(v) = map.get(key) {
+                match v {
+                    Value::String(s) if !s.is_empty() => out.push(s.clone()),
+                    Value::Array(items) => {
+                        out.extend(items.iter().filter_map(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string))
+                    }
+                    _ => {}
+                }
+                if !out.is_empty() {
+                    return;
+                }
+            }
+            for v in map.values() {
+                collect(v, key, depth + 1, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect(v, key, depth + 1, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::normalize;
+    use serde_json::json;
+
+    fn ids(name: &str, request: Value, response: Value) -> Vec<String> {
+        let r = json!({
+            "eventID": "e", "eventTime": "2024-03-01T10:00:00Z", "eventSource": "x.amazonaws.com",
+            "eventName": name, "userIdentity": {"type": "Root"},
+            "requestParameters": request, "responseElements": response
+        });
+        resource_ids(&normalize(&r).unwrap())
+    }
+
+    #[test]
+    fn identifiers_by_api_shape() {
+        assert_eq!(ids("ModifyInstanceAttribute", json!({"instanceId": "i-1", "instanceType": {"value": "t3.large"}}), json!({"_return": true})), ["i-1"]);
+        assert_eq!(
+            ids("CreateTags", json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "sg-2"}, {"resourceId": "i-1"}]},
+                                     "tagSet": {"items": [{"key": "a", "value": "b"}]}}), json!({"_return": true})),
+            ["i-1", "sg-2"]
+        );
+        assert_eq!(ids("CreateSecurityGroup", json!({"groupName": "web", "vpcId": "vpc-1"}), json!({"_return": true, "groupId": "sg-9"})), ["sg-9"]);
+        assert_eq!(ids("CreateQueue", json!({"queueName": "jobs"}), json!({"queueUrl": "https://sqs/1/jobs"})), ["https://sqs/1/jobs"]);
+        assert_eq!(ids("CreateBucket", json!({"bucketName": "b", "Host": "b.s3.amazonaws.com"}), Value::Null), ["b"]);
+        assert_eq!(ids("CreateRole", json!({"roleName": "r", "assumeRolePolicyDocument": "{}"}), json!({"role": {"roleName": "r", "arn": "arn:r"}})), ["r"]);
+        assert_eq!(ids("AttachRolePolicy", json!({"roleName": "r", "policyArn": "arn:p"}), Value::Null), ["r"]);
+        assert_eq!(ids("CreateTable", json!({"tableName": "t"}), json!({"tableDescription": {"tableName": "t", "tableArn": "arn:t"}})), ["t"]);
+        assert_eq!(ids("TerminateInstances", json!({"instancesSet": {"items": [{"instanceId": "i-1"}, {"instanceId": "i-2"}]}}), Value::Null), ["i-1", "i-2"]);
+        assert_eq!(ids("DeleteAlarms", json!({"alarmNames": ["a", "b"]}), Value::Null), ["a", "b"]);
+        assert!(ids("DoSomething", json!({"flag": true}), Value::Null).is_empty());
+    }
+}

@@ -1,0 +1,16 @@
+//! Terraform, understood: state, the repository's HCL, edits that keep formatting, and evaluation.
+//!
+//! This crate is pure apart from [`Repo::load`], which reads a directory: everything else works on
+//! text and values. It knows nothing of CloudTrail, git or the knowledge base.
+
+pub mod address;
+pub mod edit;
+pub mod path;
+pub mod render;
+pub mod state;
+
+pub use address::{Address, InstanceKey, ModuleStep};
+pub use edit::{BlockSel, EditError};
+pub use path::{AttrPath, Seg};
+pub use render::{AttrValue, BlockSpec};
+pub use state::{State, StateError, StateInstance};

@@ -1,0 +1,158 @@
+//! Values written into HCL: rendering that can never smuggle in an interpolation.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A value to write: literal data (possibly from events), or a reference the tool itself built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttrValue {
+    /// Data: rendered as an HCL literal; `${` and `%{` in strings are escaped.
+    Literal(Value),
+    /// A reference such as `aws_vpc.main.id`; only identifiers, dots and `[n]` are accepted.
+    Reference(String),
+}
+
+/// The content of a block to add: attributes, then nested blocks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockSpec {
+    pub attrs: Vec<(String, AttrValue)>,
+    pub blocks: Vec<(String, BlockSpec)>,
+}
+
+impl AttrValue {
+    pub fn render(&self, indent: &str) -> Result<String, String> {
+        match self {
+            AttrValue::Literal(v) => Ok(render_value(v, indent)),
+            AttrValue::Reference(r) => {
+                if is_reference(r) {
+                    Ok(r.clone())
+                } else {
+                    Err(format!("{r:?} is not a plain reference"))
+                }
+            }
+        }
+    }
+}
+
+fn is_reference(r: &str) -> bool {
+    !r.is_empty()
+        && r.split('.').all(|part| {
+            let name = part.split('[').next().unwrap_or("");
+            is_identifier(name) && part[name.len()..].chars().all(|c| c.is_ascii_digit() || c == '[' || c == ']')
+        })
+}
+
+/// An HCL identifier: usable as a bare attribute name or object key.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// A quoted HCL string literal; template sequences are escaped so data stays data.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// An object key: bare when it is an identifier, quoted otherwise.
+pub fn render_key(k: &str) -> String {
+    if is_identifier(k) { k.to_string() } else { quote(k) }
+}
+
+/// Render a JSON value as HCL; objects are multi-line, indented from `indent`.
+pub fn render_value(v: &Value, indent: &str) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => quote(s),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(|i| render_value(i, indent)).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Object(map) if map.is_empty() => "{}".into(),
+        Value::Object(map) => {
+            let inner = format!("{indent}  ");
+            let width = map.keys().map(|k| render_key(k).len()).max().unwrap_or(0);
+            let mut out = String::from("{\n");
+            for (k, v) in map {
+                let key = render_key(k);
+                out.push_str(&format!("{inner}{key:<width$} = {}\n", render_value(v, &inner)));
+            }
+            out.push_str(indent);
+            out.push('}');
+            out
+        }
+    }
+}
+
+/// Render a whole block body (without braces), each line starting with `indent`.
+pub fn render_block_body(spec: &BlockSpec, indent: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let width = spec.attrs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in &spec.attrs {
+        if !is_identifier(k) {
+            return Err(format!("{k:?} is not a valid attribute name"));
+        }
+        out.push_str(&format!("{indent}{k:<width$} = {}\n", v.render(indent)?));
+    }
+    for (name, block) in &spec.blocks {
+        if !is_identifier(name) {
+            return Err(format!("{name:?} is not a valid block type"));
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("{indent}{name} {{\n"));
+        out.push_str(&render_block_body(block, &format!("{indent}  "))?);
+        out.push_str(&format!("{indent}}}\n"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_cannot_interpolate() {
+        assert_eq!(quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(quote("${file(\"/etc/passwd\")}"), r#""$${file(\"/etc/passwd\")}""#);
+        assert_eq!(quote("%{ if true }x%{ endif }"), r#""%%{ if true }x%%{ endif }""#);
+        assert_eq!(quote("cost $5 at 50%"), r#""cost $5 at 50%""#);
+        assert_eq!(quote("line\nbreak"), r#""line\nbreak""#);
+        let parsed: hcl::Body = hcl::from_str(&format!("x = {}", quote("${var.secret}"))).unwrap();
+        let value: serde_json::Value = hcl::from_body(parsed).unwrap();
+        assert_eq!(value["x"], json!("${var.secret}"));
+    }
+
+    #[test]
+    fn values_render_as_hcl() {
+        assert_eq!(render_value(&json!(["a", 1, true, null]), ""), r#"["a", 1, true, null]"#);
+        assert_eq!(render_value(&json!({"Name": "web", "cost center": "42"}), "  "), "{\n    Name          = \"web\"\n    \"cost center\" = \"42\"\n  }");
+        assert_eq!(AttrValue::Reference("aws_vpc.main.id".into()).render("").unwrap(), "aws_vpc.main.id");
+        assert!(AttrValue::Reference("aws_vpc.main.id} evil {".into()).render("").is_err());
+        assert!(AttrValue::Reference("aws_subnet.a[0].id".into()).render("").is_ok());
+    }
+}

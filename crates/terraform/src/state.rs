@@ -1,0 +1,192 @@
+//! Terraform state (format version 4): which cloud object each resource instance address manages.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::address::{Address, InstanceKey, ModuleStep};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("{origin}: not a Terraform state file: {message} (line {line}, column {column})")]
+    Syntax { origin: String, line: usize, column: usize, message: String },
+    #[error("{origin}: state format version {found} is not supported; driftback reads version 4 (Terraform 0.12 and later)")]
+    Version { origin: String, found: u64 },
+    #[error("{origin}: resource {index}: {message}")]
+    Resource { origin: String, index: usize, message: String },
+}
+
+/// One managed (or data) resource instance and the attributes the provider recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateInstance {
+    pub address: Address,
+    pub attributes: Map<String, Value>,
+}
+
+impl StateInstance {
+    pub fn attr_str(&self, name: &str) -> Option<&str> {
+        self.attributes.get(name).and_then(Value::as_str)
+    }
+}
+
+/// The resource instances of a state, with an index from identifiers to instances.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    pub instances: Vec<StateInstance>,
+    by_address: HashMap<String, usize>,
+}
+
+#[derive(Deserialize)]
+struct RawState {
+    version: u64,
+    #[serde(default)]
+    resources: Vec<RawResource>,
+}
+
+#[derive(Deserialize)]
+struct RawResource {
+    #[serde(default)]
+    module: Option<String>,
+    #[serde(default = "managed")]
+    mode: String,
+    #[serde(rename = "type")]
+    rtype: String,
+    name: String,
+    #[serde(default)]
+    instances: Vec<RawInstance>,
+}
+
+fn managed() -> String {
+    "managed".into()
+}
+
+#[derive(Deserialize)]
+struct RawInstance {
+    #[serde(default)]
+    index_key: Option<InstanceKey>,
+    #[serde(default)]
+    attributes: Map<String, Value>,
+}
+
+impl State {
+    pub fn parse(text: &str, origin: &str) -> Result<State, StateError> {
+        let raw: RawState = serde_json::from_str(text).map_err(|e| StateError::Syntax {
+            origin: origin.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string().split(" at line").next().unwrap_or_default().to_string(),
+        })?;
+        if raw.version != 4 {
+            return Err(StateError::Version { origin: origin.to_string(), found: raw.version });
+        }
+        let mut instances = Vec::new();
+        for (index, resource) in raw.resources.into_iter().enumerate() {
+            let module = match &resource.module {
+                None => Vec::new(),
+                Some(path) => parse_module_path(path).map_err(|message| StateError::Resource {
+                    origin: origin.to_string(),
+                    index,
+                    message,
+                })?,
+            };
+            for instance in resource.instances {
+                instances.push(StateInstance {
+                    address: Address {
+                        module: module.clone(),
+                        data: resource.mode == "data",
+                        rtype: resource.rtype.clone(),
+                        name: resource.name.clone(),
+                        key: instance.index_key,
+                    },
+                    attributes: instance.attributes,
+                });
+            }
+        }
+        Ok(State::from_instances(instances))
+    }
+
+    pub fn from_instances(instances: Vec<StateInstance>) -> State {
+        let by_address = instances.iter().enumerate().map(|(i, inst)| (inst.address.to_string(), i)).collect();
+        State { instances, by_address }
+    }
+
+    pub fn get(&self, address: &Address) -> Option<&StateInstance> {
+        self.by_address.get(&address.to_string()).map(|&i| &self.instances[i])
+    }
+
+    /// Managed instances whose identifier is `id`: the attribute `id` or `arn`, or, when `attrs` is
+    /// given, one of those attributes. An ARN also matches by its last segment on name attributes.
+    pub fn find<'a>(&'a self, id: &str, types: &[&str], attrs: &[&str]) -> Vec<&'a StateInstance> {
+        let default_attrs: &[&str] = &["id", "arn"];
+        let attrs = if attrs.is_empty() { default_attrs } else { attrs };
+        let short = id.starts_with("arn:").then(|| arn_resource_name(id)).flatten();
+        self.instances
+            .iter()
+            .filter(|i| !i.address.data)
+            .filter(|i| types.is_empty() || types.contains(&"*") || types.contains(&i.address.rtype.as_str()))
+            .filter(|i| {
+                attrs.iter().any(|a| {
+                    i.attr_str(a).is_some_and(|v| v == id || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id"))
+                })
+            })
+            .collect()
+    }
+}
+
+/// The resource name at the end of an ARN: `arn:aws:lambda:r:a:function:NAME` -> NAME,
+/// `arn:aws:iam::a:role/path/NAME` -> NAME, `arn:aws:sns:r:a:NAME` -> NAME.
+pub fn arn_resource_name(arn: &str) -> Option<&str> {
+    let resource = arn.splitn(6, ':').nth(5)?;
+    let last = resource.rsplit(['/', ':']).next()?;
+    (!last.is_empty()).then_some(last)
+}
+
+fn parse_module_path(path: &str) -> Result<Vec<ModuleStep>, String> {
+    // Reuse the address parser with a dummy resource appended.
+    Address::parse(&format!("{path}.x.y")).map(|a| a.module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STATE: &str = r#"{
+      "version": 4, "terraform_version": "1.7.5", "serial": 3, "lineage": "x", "outputs": {},
+      "resources": [
+        {"mode": "managed", "type": "aws_instance", "name": "web", "provider": "p",
+         "instances": [{"schema_version": 1, "attributes": {"id": "i-0abc", "arn": "arn:aws:ec2:us-east-1:1:instance/i-0abc"}}]},
+        {"module": "module.fn", "mode": "managed", "type": "aws_lambda_function", "name": "this", "provider": "p",
+         "instances": [{"attributes": {"id": "api", "function_name": "api", "arn": "arn:aws:lambda:us-east-1:1:function:api"}}]},
+        {"mode": "managed", "type": "aws_instance", "name": "fleet", "provider": "p",
+         "instances": [{"index_key": 0, "attributes": {"id": "i-1"}}, {"index_key": "b", "attributes": {"id": "i-2"}}]},
+        {"mode": "data", "type": "aws_ami", "name": "ubuntu", "instances": [{"attributes": {"id": "ami-1"}}]}
+      ]}"#;
+
+    #[test]
+    fn instances_and_lookups() {
+        let state = State::parse(STATE, "s").unwrap();
+        let addrs: Vec<String> = state.instances.iter().map(|i| i.address.to_string()).collect();
+        assert_eq!(
+            addrs,
+            ["aws_instance.web", "module.fn.aws_lambda_function.this", "aws_instance.fleet[0]", "aws_instance.fleet[\"b\"]", "data.aws_ami.ubuntu"]
+        );
+        let found = |id: &str, types: &[&str], attrs: &[&str]| -> Vec<String> {
+            state.find(id, types, attrs).iter().map(|i| i.address.to_string()).collect()
+        };
+        assert_eq!(found("i-0abc", &[], &[]), ["aws_instance.web"]);
+        assert_eq!(found("i-2", &["aws_instance"], &[]), ["aws_instance.fleet[\"b\"]"]);
+        assert_eq!(found("arn:aws:lambda:us-east-1:1:function:api", &["aws_lambda_function"], &["function_name"]), ["module.fn.aws_lambda_function.this"]);
+        assert_eq!(found("api", &["aws_lambda_function"], &["function_name", "arn"]), ["module.fn.aws_lambda_function.this"]);
+        assert!(found("ami-1", &[], &[]).is_empty(), "data sources manage nothing");
+        assert!(found("i-0abc", &["aws_s3_bucket"], &[]).is_empty());
+    }
+
+    #[test]
+    fn bad_states() {
+        assert!(matches!(State::parse("{", "s"), Err(StateError::Syntax { .. })));
+        assert!(matches!(State::parse(r#"{"version": 3}"#, "s"), Err(StateError::Version { found: 3, .. })));
+        assert_eq!(arn_resource_name("arn:aws:iam::1:role/service/app"), Some("app"));
+        assert_eq!(arn_resource_name("arn:aws:sns:us-east-1:1:alerts"), Some("alerts"));
+    }
+}
