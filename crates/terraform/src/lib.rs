@@ -5,12 +5,16 @@
 
 pub mod address;
 pub mod edit;
+pub mod patch;
 pub mod path;
+pub mod repo;
 pub mod render;
 pub mod state;
 
 pub use address::{Address, InstanceKey, ModuleStep};
 pub use edit::{BlockSel, EditError};
+pub use patch::{Applied, Op, PatchError};
 pub use path::{AttrPath, Seg};
 pub use render::{AttrValue, BlockSpec};
+pub use repo::{BlockLocation, Diagnostic, Repo, RepoError};
 pub use state::{State, StateError, StateInstance};
