@@ -36,7 +36,8 @@ pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
         .filter(|v| v.is_object())
         .ok_or(NormalizeError::MissingField("userIdentity"))?;
     let user_agent = text("userAgent").unwrap_or_default().to_string();
-    let actor = actor(identity, &user_agent, text("sourceIPAddress"));
+    let from_console = matches!(obj.get("sessionCredentialFromConsole"), Some(v) if v == "true" || v == true);
+    let actor = actor(identity, &user_agent, text("sourceIPAddress"), from_console);
     let account = text("recipientAccountId")
         .or_else(|| identity.get("accountId").and_then(Value::as_str))
         .unwrap_or_default()
@@ -102,7 +103,7 @@ fn looks_read_only(name: &str) -> bool {
         .any(|p| name.starts_with(p))
 }
 
-fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>) -> Actor {
+fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>, console_flag: bool) -> Actor {
     let s = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let identity_type = identity
         .get("type")
@@ -125,7 +126,8 @@ fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>) -> Actor {
         // AWS services calling on their own behalf show up with the service as source IP.
         source_ip.filter(|ip| ip.ends_with(".amazonaws.com")).map(str::to_string)
     });
-    let from_console = context
+    let from_console = console_flag
+        || context
         .get("attributes")
         .and_then(|a| a.get("sessionCredentialFromConsole"))
         .is_some_and(|v| v == "true" || v == true);
@@ -167,6 +169,7 @@ fn call_via(identity_type: IdentityType, user_agent: &str, invoked_by: Option<&s
         || ua.contains("console.amazonaws.com")
         || ua.starts_with("mozilla/")
         || ua.contains("console.aws.amazon.com")
+        || ua.contains("console/")
     {
         return CallVia::Console;
     }

@@ -1,1 +1,12 @@
-//! placeholder
+//! Recipes: known kinds of API calls turned into configuration edits without any LLM.
+//!
+//! The catalog is data ([`catalog.toml`](../catalog.toml) is built in; more can be loaded), checked
+//! when it loads. [`plan`] maps a change set to per-resource operations for the patch stage, or says
+//! why it cannot.
+
+mod catalog;
+mod extract;
+mod plan;
+
+pub use catalog::{Catalog, CatalogError, Recipe};
+pub use plan::{Plan, PlanError, ResourceChange, plan};

@@ -5,6 +5,7 @@
 
 pub mod address;
 pub mod edit;
+pub mod functions;
 pub mod patch;
 pub mod path;
 pub mod repo;

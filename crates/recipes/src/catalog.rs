@@ -1,0 +1,317 @@
+//! The recipe catalog format, and its checks at load time.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+const BUILTIN: &str = include_str!("catalog.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{origin}: {message}")]
+    Syntax { origin: String, message: String },
+    #[error("{origin}: recipe {id:?}: {message}")]
+    Invalid { origin: String, id: String, message: String },
+}
+
+/// A set of recipes, in the order they are tried.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    #[serde(rename = "recipe", default)]
+    pub recipes: Vec<Recipe>,
+}
+
+/// One kind of API call and the edits it implies.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    pub id: String,
+    /// `eventSource`, e.g. `ec2.amazonaws.com`.
+    pub source: String,
+    /// Event names without version suffix.
+    pub events: Vec<String>,
+    /// Resource types the changed object may be managed as; `*` for any.
+    pub types: Vec<String>,
+    /// State attributes compared with the identifier (default: `id`, `arn`).
+    #[serde(default)]
+    pub lookup: Vec<String>,
+    /// Event path of the identifier (default: the change set's resource).
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Use this recipe only when the state has a resource of this type whose attribute equals the identifier.
+    #[serde(default)]
+    pub if_state_has: Option<StateCondition>,
+    #[serde(default)]
+    pub set: Vec<SetRule>,
+    /// An attribute named by one request field and valued by another (SNS `SetTopicAttributes`).
+    #[serde(default)]
+    pub set_named: Option<SetNamedRule>,
+    #[serde(default)]
+    pub remove: Vec<String>,
+    #[serde(default)]
+    pub map_merge: Vec<MapRule>,
+    #[serde(default)]
+    pub map_remove: Vec<MapRule>,
+    #[serde(default)]
+    pub map_replace: Vec<MapRule>,
+    #[serde(default)]
+    pub block_add: Vec<BlockRule>,
+    #[serde(default)]
+    pub block_remove: Vec<BlockRule>,
+    #[serde(default)]
+    pub delete: bool,
+    #[serde(default)]
+    pub create: Option<CreateRule>,
+    /// Add a companion resource (an attachment) with an import block.
+    #[serde(default)]
+    pub attach: Option<AttachRule>,
+    /// Add one standalone rule resource per item (security group rules).
+    #[serde(default)]
+    pub rules: Option<RulesRule>,
+    #[serde(default)]
+    pub rules_remove: Option<RulesRemoveRule>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateCondition {
+    #[serde(rename = "type")]
+    pub rtype: String,
+    pub attr: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetRule {
+    /// Attribute path in the resource (`versioning.enabled`).
+    pub path: String,
+    /// Event path of the value; the rule is skipped when it is absent.
+    pub from: String,
+    #[serde(default)]
+    pub convert: Option<Convert>,
+    /// Value translation (`Enabled` -> `true`).
+    #[serde(default)]
+    pub map: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Convert {
+    Number,
+    Bool,
+    String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetNamedRule {
+    pub name: String,
+    pub value: String,
+    /// Request attribute name -> resource attribute path.
+    pub paths: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapRule {
+    /// The map attribute (`tags`).
+    pub path: String,
+    /// A list of entries (`tagSet.items`) or, for removal, of keys.
+    #[serde(default)]
+    pub items: Option<String>,
+    /// An object of entries (`tags`), instead of `items`.
+    #[serde(default)]
+    pub object: Option<String>,
+    /// The key field of each item (absent: items are the keys themselves).
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockRule {
+    /// Nested block type (`ingress`).
+    pub block: String,
+    /// One block per item of this list.
+    pub items: String,
+    /// Block attribute -> item path. `[*]` paths give lists; absent values are left out.
+    pub attrs: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRule {
+    #[serde(rename = "type")]
+    pub rtype: String,
+    /// Event path of the name the resource is given in the configuration.
+    pub name: String,
+    pub import_id: String,
+    /// Attribute -> event path, optionally suffixed `:number` or `:bool`.
+    pub attrs: serde_json::Map<String, serde_json::Value>,
+    /// Nested blocks built from a list: block type -> rule.
+    #[serde(default)]
+    pub blocks: BTreeMap<String, ItemsBlock>,
+    /// Attributes picked from a list by a condition (`hash_key` from `keySchema` where `keyType = HASH`).
+    #[serde(default)]
+    pub keys: BTreeMap<String, PickRule>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemsBlock {
+    pub items: String,
+    pub attrs: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PickRule {
+    pub items: String,
+    pub when: BTreeMap<String, String>,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttachRule {
+    #[serde(rename = "type")]
+    pub rtype: String,
+    /// `{field}` placeholders are replaced by request values.
+    pub import_id: String,
+    pub attrs: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesRule {
+    #[serde(rename = "type")]
+    pub rtype: String,
+    pub items: String,
+    /// Item field holding the new rule's id (its import id).
+    pub id: String,
+    pub attrs: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesRemoveRule {
+    #[serde(rename = "type")]
+    pub rtype: String,
+    /// Event path of rule ids, when the request names them.
+    pub ids: String,
+    /// Otherwise: items whose fields must match the rule's attributes.
+    pub items: String,
+    #[serde(rename = "match")]
+    pub matching: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Catalog {
+    /// The catalog built into the binary.
+    pub fn builtin() -> Catalog {
+        Catalog::from_toml(BUILTIN, "built-in catalog").expect("the built-in catalog is checked by its tests")
+    }
+
+    pub fn from_toml(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
+        let catalog: Catalog =
+            toml::from_str(text).map_err(|e| CatalogError::Syntax { origin: origin.to_string(), message: e.to_string() })?;
+        catalog.check(origin)?;
+        Ok(catalog)
+    }
+
+    /// Recipes after this one's: loaded recipes are tried before the built-in ones.
+    pub fn extend_front(&mut self, other: Catalog) {
+        let mut recipes = other.recipes;
+        recipes.append(&mut self.recipes);
+        self.recipes = recipes;
+    }
+
+    pub fn for_event<'a>(&'a self, source: &'a str, name: &'a str) -> impl Iterator<Item = &'a Recipe> + 'a {
+        self.recipes.iter().filter(move |r| r.source == source && r.events.iter().any(|e| e == name))
+    }
+
+    fn check(&self, origin: &str) -> Result<(), CatalogError> {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in &self.recipes {
+            let invalid = |message: String| CatalogError::Invalid { origin: origin.to_string(), id: r.id.clone(), message };
+            if r.id.is_empty() {
+                return Err(invalid("`id` is empty".into()));
+            }
+            if !seen.insert(&r.id) {
+                return Err(invalid("duplicate id".into()));
+            }
+            if !r.source.ends_with(".amazonaws.com") {
+                return Err(invalid(format!("`source` {:?} is not an AWS event source like `ec2.amazonaws.com`", r.source)));
+            }
+            if r.events.is_empty() || r.types.is_empty() {
+                return Err(invalid("`events` and `types` must not be empty".into()));
+            }
+            let actions = !r.set.is_empty() as usize
+                + r.set_named.is_some() as usize
+                + !r.remove.is_empty() as usize
+                + !r.map_merge.is_empty() as usize
+                + !r.map_remove.is_empty() as usize
+                + !r.map_replace.is_empty() as usize
+                + !r.block_add.is_empty() as usize
+                + !r.block_remove.is_empty() as usize
+                + r.delete as usize
+                + r.create.is_some() as usize
+                + r.attach.is_some() as usize
+                + r.rules.is_some() as usize
+                + r.rules_remove.is_some() as usize;
+            if actions == 0 {
+                return Err(invalid("says nothing to do (no set, map_*, block_*, delete, create, attach or rules)".into()));
+            }
+            for rule in r.set.iter().map(|s| &s.path).chain(r.remove.iter()).chain(r.map_merge.iter().map(|m| &m.path)) {
+                driftback_terraform::AttrPath::parse(rule).map_err(invalid)?;
+            }
+            for m in r.map_merge.iter().chain(&r.map_replace) {
+                if m.items.is_none() == m.object.is_none() {
+                    return Err(invalid(format!("map rule on `{}` needs exactly one of `items` and `object`", m.path)));
+                }
+                if m.items.is_some() && (m.key.is_none() || m.value.is_none()) {
+                    return Err(invalid(format!("map rule on `{}` with `items` needs `key` and `value`", m.path)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_loads_and_covers_the_required_apis() {
+        let catalog = Catalog::from_toml(BUILTIN, "built-in").unwrap();
+        for (source, name) in [
+            ("ec2.amazonaws.com", "ModifyInstanceAttribute"),
+            ("ec2.amazonaws.com", "CreateTags"),
+            ("ec2.amazonaws.com", "DeleteTags"),
+            ("s3.amazonaws.com", "PutBucketVersioning"),
+            ("s3.amazonaws.com", "PutBucketTagging"),
+            ("autoscaling.amazonaws.com", "UpdateAutoScalingGroup"),
+            ("monitoring.amazonaws.com", "PutMetricAlarm"),
+            ("lambda.amazonaws.com", "UpdateFunctionConfiguration"),
+            ("sqs.amazonaws.com", "SetQueueAttributes"),
+            ("rds.amazonaws.com", "ModifyDBInstance"),
+            ("ec2.amazonaws.com", "AuthorizeSecurityGroupIngress"),
+            ("ec2.amazonaws.com", "RevokeSecurityGroupIngress"),
+        ] {
+            assert!(catalog.for_event(source, name).next().is_some(), "{source} {name}");
+        }
+    }
+
+    #[test]
+    fn bad_catalogs_are_refused_with_the_recipe_named() {
+        let err = Catalog::from_toml("[[recipe]]\nid = \"x\"\nsource = \"ec2\"\nevents = [\"A\"]\ntypes = [\"*\"]\nremove = [\"tags\"]\n", "c.toml").unwrap_err();
+        assert!(err.to_string().contains("recipe \"x\""), "{err}");
+        let err = Catalog::from_toml("[[recipe]]\nid = \"x\"\nsource = \"ec2.amazonaws.com\"\nevents = [\"A\"]\ntypes = [\"*\"]\n", "c.toml").unwrap_err();
+        assert!(err.to_string().contains("nothing to do"), "{err}");
+        let err = Catalog::from_toml("[[recipe]]\nid = \"x\"\nsorce = 1\n", "c.toml").unwrap_err();
+        assert!(err.to_string().contains("sorce"), "{err}");
+    }
+}

@@ -1,0 +1,534 @@
+//! From a change set to operations on resource addresses, by recipe.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use driftback_events::{ApiEvent, ChangeSet};
+use driftback_terraform::render::is_identifier;
+use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg, State};
+
+use crate::catalog::{Catalog, Convert, CreateRule, MapRule, Recipe};
+use crate::extract::{as_list, event_value, value_at};
+
+/// The marker CloudTrail writes instead of sensitive values.
+pub const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
+
+/// Operations for one resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceChange {
+    pub address: Address,
+    pub ops: Vec<Op>,
+    /// The recipes that produced the operations.
+    pub recipes: Vec<String>,
+    /// True when the resource was created out of band and is being adopted.
+    pub created: bool,
+}
+
+/// What a change set means for the configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub changes: Vec<ResourceChange>,
+    /// Things worth telling the reviewer (values that equal provider default tags, ...).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.changes.iter().all(|c| c.ops.is_empty())
+    }
+}
+
+/// Why a change set cannot be planned by recipe: each is escalated with this text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("no recipe for {service} {name}")]
+    NoRecipe { service: String, name: String },
+    #[error("the resource {id:?} changed by {name} is not managed by this Terraform state")]
+    NotManaged { id: String, name: String },
+    #[error("{name} names no resource driftback can recognise")]
+    NoResource { name: String },
+    #[error("{name} on {id:?} matches several resources in the state ({addresses}); a person must choose")]
+    Ambiguous { id: String, name: String, addresses: String },
+    #[error("the new value of `{path}` is hidden by CloudTrail ({REDACTED}) or is a secret; it will not be written into code")]
+    Secret { path: String },
+    #[error("recipe {recipe}: {message}")]
+    Recipe { recipe: String, message: String },
+}
+
+/// Plan a change set with the catalog's recipes.
+pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Repo) -> Result<Plan, PlanError> {
+    let mut planner = Planner { catalog, state, repo, plan: Plan::default(), created: BTreeMap::new() };
+    for event in &change_set.events {
+        planner.event(event, change_set.resource_id.as_deref())?;
+    }
+    Ok(planner.plan)
+}
+
+struct Planner<'a> {
+    catalog: &'a Catalog,
+    state: &'a State,
+    repo: &'a Repo,
+    plan: Plan,
+    /// Cloud ids of resources adopted in this change set -> their new addresses.
+    created: BTreeMap<String, Address>,
+}
+
+enum Target {
+    Found(Address),
+    Missing(String),
+}
+
+impl Planner<'_> {
+    fn event(&mut self, event: &ApiEvent, resource_id: Option<&str>) -> Result<(), PlanError> {
+        let recipes: Vec<&Recipe> = self.catalog.for_event(&event.source, &event.name).collect();
+        if recipes.is_empty() {
+            return Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() });
+        }
+        let mut last_missing = None;
+        for recipe in &recipes {
+            let id = match &recipe.key {
+                Some(key) => match event_value(event, key) {
+                    Some(Value::String(s)) => s,
+                    _ => match resource_id {
+                        Some(id) => id.to_string(),
+                        None => continue,
+                    },
+                },
+                None => match resource_id {
+                    Some(id) => id.to_string(),
+                    None => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
+                },
+            };
+            if let Some(cond) = &recipe.if_state_has {
+                let has = self.state.instances.iter().any(|i| i.address.rtype == cond.rtype && i.attr_str(&cond.attr) == Some(&id));
+                if !has {
+                    continue;
+                }
+            }
+            match self.target(recipe, &id, event)? {
+                Target::Found(address) => {
+                    if recipe.create.is_some() {
+                        // Created, yet already managed: nothing to adopt.
+                        return Ok(());
+                    }
+                    let ops = self.ops(recipe, event, &address)?;
+                    self.push(address, ops, &recipe.id, false);
+                    return Ok(());
+                }
+                Target::Missing(id) => {
+                    if let Some(create) = &recipe.create {
+                        return self.create(recipe, create, event, &id);
+                    }
+                    last_missing = Some(id);
+                }
+            }
+        }
+        match last_missing {
+            Some(id) => Err(PlanError::NotManaged { id, name: event.raw_name.clone() }),
+            None => Err(PlanError::NoResource { name: event.raw_name.clone() }),
+        }
+    }
+
+    fn target(&self, recipe: &Recipe, id: &str, event: &ApiEvent) -> Result<Target, PlanError> {
+        if let Some(address) = self.created.get(id) {
+            return Ok(Target::Found(address.clone()));
+        }
+        let types: Vec<&str> = recipe.types.iter().map(String::as_str).collect();
+        let lookup: Vec<&str> = recipe.lookup.iter().map(String::as_str).collect();
+        let mut found = self.state.find(id, &types, &lookup);
+        if found.len() > 1 {
+            // Prefer what the configuration actually declares.
+            found.retain(|i| self.repo.find_resource(&i.address).is_some());
+        }
+        match found.as_slice() {
+            [] => Ok(Target::Missing(id.to_string())),
+            [one] => Ok(Target::Found(one.address.clone())),
+            many => Err(PlanError::Ambiguous {
+                id: id.to_string(),
+                name: event.raw_name.clone(),
+                addresses: many.iter().map(|i| i.address.to_string()).collect::<Vec<_>>().join(", "),
+            }),
+        }
+    }
+
+    fn push(&mut self, address: Address, ops: Vec<Op>, recipe: &str, created: bool) {
+        match self.plan.changes.iter_mut().find(|c| c.address == address) {
+            Some(change) => {
+                change.ops.extend(ops);
+                if !change.recipes.iter().any(|r| r == recipe) {
+                    change.recipes.push(recipe.to_string());
+                }
+            }
+            None => self.plan.changes.push(ResourceChange { address, ops, recipes: vec![recipe.to_string()], created }),
+        }
+    }
+
+    fn ops(&mut self, recipe: &Recipe, event: &ApiEvent, address: &Address) -> Result<Vec<Op>, PlanError> {
+        let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let parse_path = |p: &str| AttrPath::parse(p).map_err(err);
+        let mut ops = Vec::new();
+        for rule in &recipe.set {
+            let Some(raw) = event_value(event, &rule.from) else { continue };
+            let value = match raw.as_str().and_then(|s| rule.map.get(s)) {
+                Some(mapped) => mapped.clone(),
+                None => convert(raw, rule.convert),
+            };
+            let path = parse_path(&rule.path)?;
+            check_secret(&path, &value)?;
+            ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+        }
+        if let Some(rule) = &recipe.set_named {
+            if let (Some(Value::String(name)), Some(value)) = (event_value(event, &rule.name), event_value(event, &rule.value)) {
+                if let Some(path) = rule.paths.get(&name) {
+                    let path = parse_path(path)?;
+                    check_secret(&path, &value)?;
+                    ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+                }
+            }
+        }
+        for path in &recipe.remove {
+            ops.push(Op::Remove { path: parse_path(path)? });
+        }
+        let defaults = default_tags(self.repo);
+        for rule in &recipe.map_merge {
+            for (key, value) in map_entries(event, rule) {
+                if key.starts_with("aws:") {
+                    continue;
+                }
+                if rule.path == "tags" && defaults.get(&key) == Some(&value) {
+                    self.plan.notes.push(format!("tag {key} = {value} equals the provider's default tag: no drift"));
+                    continue;
+                }
+                let path = with_key(&parse_path(&rule.path)?, &key);
+                check_secret(&path, &value)?;
+                ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+            }
+        }
+        for rule in &recipe.map_remove {
+            let keys: Vec<String> = match (&rule.items, &rule.key) {
+                (Some(items), Some(key)) => event_value(event, items)
+                    .map(|v| as_list(&v).iter().filter_map(|i| value_at(i, key)).filter_map(|k| k.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default(),
+                (Some(items), None) => event_value(event, items)
+                    .map(|v| as_list(&v).iter().filter_map(|k| k.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            for key in keys {
+                ops.push(Op::Remove { path: with_key(&parse_path(&rule.path)?, &key) });
+            }
+        }
+        for rule in &recipe.map_replace {
+            let mut entries = Map::new();
+            for (key, value) in map_entries(event, rule) {
+                if key.starts_with("aws:") {
+                    continue;
+                }
+                if rule.path == "tags" && defaults.get(&key) == Some(&value) {
+                    self.plan.notes.push(format!("tag {key} comes from the provider's default_tags"));
+                    continue;
+                }
+                entries.insert(key, value);
+            }
+            let path = parse_path(&rule.path)?;
+            check_secret(&path, &Value::Object(entries.clone()))?;
+            ops.push(if entries.is_empty() { Op::Remove { path } } else { Op::Set { path, value: AttrValue::Literal(Value::Object(entries)) } });
+        }
+        for rule in &recipe.block_add {
+            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let attrs = item_attrs(&item, &rule.attrs);
+                let spec = BlockSpec { attrs: attrs.into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect(), blocks: vec![] };
+                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec });
+            }
+        }
+        for rule in &recipe.block_remove {
+            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let matching = item_attrs(&item, &rule.attrs).into_iter().filter(|(k, _)| k != "description").collect();
+                ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching });
+            }
+        }
+        if recipe.delete {
+            ops.push(Op::RemoveResource);
+        }
+        if let Some(rule) = &recipe.attach {
+            let mut spec = BlockSpec::default();
+            for (attr, from) in &rule.attrs {
+                let Some(value) = from.as_str().and_then(|f| event_value(event, f)) else { continue };
+                spec.attrs.push((attr.clone(), self.reference_or_literal(value, address)));
+            }
+            let import_id = fill_template(&rule.import_id, event);
+            let policy = event_value(event, "policyArn").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let policy_name = policy.rsplit('/').next().unwrap_or("policy");
+            let name = self.unique_name(&rule.rtype, &format!("{}_{}", address.name, policy_name));
+            let new = Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
+            self.push(new, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
+        }
+        if let Some(rule) = &recipe.rules {
+            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let Some(Value::String(rule_id)) = value_at(&item, &rule.id) else { continue };
+                let mut spec = BlockSpec::default();
+                for (attr, value) in item_attrs(&item, &rule.attrs) {
+                    let v = if attr == "security_group_id" { self.reference_or_literal(value, address) } else { AttrValue::Literal(value) };
+                    spec.attrs.push((attr, v));
+                }
+                let port = value_at(&item, "fromPort").map(|p| p.to_string()).unwrap_or_default();
+                let proto = value_at(&item, "ipProtocol").and_then(|p| p.as_str().map(str::to_string)).unwrap_or_default();
+                let base = format!("{}_{}_{}", address.name, if proto == "-1" { "all" } else { &proto }, port.trim_matches('-'));
+                let name = self.unique_name(&rule.rtype, &base);
+                let new = Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
+                self.push(new, vec![Op::CreateResource { spec, import_id: rule_id }], &recipe.id, true);
+            }
+        }
+        if let Some(rule) = &recipe.rules_remove {
+            let mut removed = 0;
+            let ids: Vec<String> = event_value(event, &rule.ids)
+                .map(|v| as_list(&v).iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+                .unwrap_or_default();
+            let group_id = event_value(event, "groupId").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let mut targets: Vec<Address> = ids.iter().flat_map(|id| self.state.find(id, &[&rule.rtype], &["id"])).map(|i| i.address.clone()).collect();
+            if targets.is_empty() {
+                for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                    let want = item_attrs(&item, &rule.matching);
+                    targets.extend(
+                        self.state
+                            .instances
+                            .iter()
+                            .filter(|i| i.address.rtype == rule.rtype && i.attr_str("security_group_id") == Some(&group_id))
+                            .filter(|i| {
+                                want.iter().all(|(k, v)| {
+                                    i.attributes.get(k).is_some_and(|have| driftback_terraform::patch::values_equal(have, v))
+                                })
+                            })
+                            .map(|i| i.address.clone()),
+                    );
+                }
+            }
+            for target in targets {
+                self.push(target, vec![Op::RemoveResource], &recipe.id, false);
+                removed += 1;
+            }
+            if removed == 0 {
+                return Err(err("no managed rule matches the revoked permission".into()));
+            }
+        }
+        Ok(ops)
+    }
+
+    fn create(&mut self, recipe: &Recipe, rule: &CreateRule, event: &ApiEvent, id: &str) -> Result<(), PlanError> {
+        let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let Some(Value::String(raw_name)) = event_value(event, &rule.name) else {
+            return Err(err(format!("the event has no `{}` to name the resource by", rule.name)));
+        };
+        let Some(Value::String(import_id)) = event_value(event, &rule.import_id) else {
+            return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
+        };
+        let mut spec = BlockSpec::default();
+        for (attr, from) in &rule.attrs {
+            let Some(from) = from.as_str() else { continue };
+            let (path, conv) = match from.split_once(':') {
+                Some((p, "number")) => (p, Some(Convert::Number)),
+                Some((p, "bool")) => (p, Some(Convert::Bool)),
+                _ => (from, None),
+            };
+            let Some(value) = event_value(event, path) else { continue };
+            let value = convert(value, conv);
+            check_secret(&AttrPath(vec![Seg::Name(attr.clone())]), &value)?;
+            let placeholder = Address::resource(&rule.rtype, "new");
+            spec.attrs.push((attr.clone(), self.reference_or_literal(value, &placeholder)));
+        }
+        for (attr, pick) in &rule.keys {
+            let items = event_value(event, &pick.items).map(|v| as_list(&v)).unwrap_or_default();
+            let chosen = items.iter().find(|i| pick.when.iter().all(|(k, v)| value_at(i, k).as_ref().and_then(Value::as_str) == Some(v)));
+            if let Some(value) = chosen.and_then(|i| value_at(i, &pick.value)) {
+                spec.attrs.push((attr.clone(), AttrValue::Literal(value)));
+            }
+        }
+        for (block_type, items_block) in &rule.blocks {
+            for item in event_value(event, &items_block.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let attrs = item_attrs(&item, &items_block.attrs).into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect();
+                spec.blocks.push((block_type.clone(), BlockSpec { attrs, blocks: vec![] }));
+            }
+        }
+        let name = self.unique_name(&rule.rtype, &raw_name);
+        let address = Address::resource(&rule.rtype, &name);
+        self.created.insert(id.to_string(), address.clone());
+        self.created.insert(import_id.clone(), address.clone());
+        self.push(address, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
+        Ok(())
+    }
+
+    /// A managed resource's id becomes a reference to it (`aws_vpc.main.id`); anything else stays data.
+    fn reference_or_literal(&self, value: Value, near: &Address) -> AttrValue {
+        if let Value::String(s) = &value {
+            if let Some(address) = self.created.get(s) {
+                return AttrValue::Reference(format!("{}.id", address.block_name()));
+            }
+            let found = self.state.find(s, &[], &["id"]);
+            if let [one] = found.as_slice() {
+                if one.address.module == near.module && one.address.key.is_none() && !one.address.data {
+                    return AttrValue::Reference(format!("{}.id", one.address.block_name()));
+                }
+            }
+        }
+        AttrValue::Literal(value)
+    }
+
+    /// A resource name from cloud text: an identifier not yet used for this type.
+    fn unique_name(&self, rtype: &str, raw: &str) -> String {
+        let mut base: String = raw
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or(raw)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+            .collect();
+        base = base.trim_matches('_').to_string();
+        while base.contains("__") {
+            base = base.replace("__", "_");
+        }
+        if base.is_empty() || !is_identifier(&base) {
+            base = format!("r_{base}");
+        }
+        let taken = |name: &str| {
+            self.state.instances.iter().any(|i| i.address.rtype == rtype && i.address.name == name)
+                || self.plan.changes.iter().any(|c| c.address.rtype == rtype && c.address.name == name)
+                || self.repo.modules.values().any(|dir| self.repo.resources_of_type(dir, rtype).iter().any(|(_, n)| n == name))
+        };
+        let mut name = base.clone();
+        let mut n = 2;
+        while taken(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+}
+
+fn with_key(path: &AttrPath, key: &str) -> AttrPath {
+    let mut segs = path.0.clone();
+    segs.push(Seg::Key(key.to_string()));
+    AttrPath(segs)
+}
+
+fn map_entries(event: &ApiEvent, rule: &MapRule) -> Vec<(String, Value)> {
+    if let Some(object) = &rule.object {
+        return match event_value(event, object) {
+            Some(Value::Object(map)) => map.into_iter().collect(),
+            _ => Vec::new(),
+        };
+    }
+    let (Some(items), Some(key), Some(value)) = (&rule.items, &rule.key, &rule.value) else { return Vec::new() };
+    event_value(event, items)
+        .map(|v| as_list(&v))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|item| {
+            let k = value_at(item, key)?.as_str()?.to_string();
+            let v = value_at(item, value).unwrap_or(Value::String(String::new()));
+            Some((k, v))
+        })
+        .collect()
+}
+
+/// Attribute values of one item: `[*]` paths give lists, absent values are left out.
+fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = attrs
+        .iter()
+        .filter_map(|(attr, from)| {
+            let from = from.as_str()?;
+            let value = value_at(item, from)?;
+            Some((attr.clone(), value))
+        })
+        .collect();
+    // "All traffic" rules have no ports in the request; Terraform wants 0.
+    let all = out.iter().any(|(k, v)| (k == "protocol" || k == "ip_protocol") && v == "-1");
+    if all {
+        for port in ["from_port", "to_port"] {
+            if attrs.contains_key(port) && !out.iter().any(|(k, _)| k == port) {
+                out.push((port.to_string(), Value::from(0)));
+            }
+        }
+    }
+    out
+}
+
+fn convert(value: Value, convert: Option<Convert>) -> Value {
+    match (convert, &value) {
+        (Some(Convert::Number), Value::String(s)) => {
+            s.trim().parse::<i64>().map(Value::from).or_else(|_| s.trim().parse::<f64>().map(Value::from)).unwrap_or(value)
+        }
+        (Some(Convert::Bool), Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => value,
+        },
+        (Some(Convert::String), Value::Number(n)) => Value::String(n.to_string()),
+        (Some(Convert::String), Value::Bool(b)) => Value::String(b.to_string()),
+        // Whole numbers CloudTrail writes as floats (80.0) stay whole.
+        (Some(Convert::Number), Value::Number(n)) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 9e15 => Value::from(f as i64),
+            _ => value,
+        },
+        _ => value,
+    }
+}
+
+fn contains_redacted(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains(REDACTED),
+        Value::Array(items) => items.iter().any(contains_redacted),
+        Value::Object(map) => map.values().any(contains_redacted),
+        _ => false,
+    }
+}
+
+fn check_secret(path: &AttrPath, value: &Value) -> Result<(), PlanError> {
+    let secret_name = path.0.iter().any(|seg| match seg {
+        Seg::Name(n) | Seg::Key(n) => {
+            let n = n.to_ascii_lowercase();
+            ["password", "secret", "private_key", "access_key", "token"].iter().any(|s| n.contains(s))
+        }
+        Seg::Index(_) => false,
+    });
+    if contains_redacted(value) || (secret_name && value.as_str().is_some_and(|s| !s.is_empty())) {
+        return Err(PlanError::Secret { path: path.to_string() });
+    }
+    Ok(())
+}
+
+fn fill_template(template: &str, event: &ApiEvent) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find('}') else { break };
+        let key = &rest[start + 1..start + end];
+        if let Some(v) = event_value(event, key) {
+            out.push_str(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()).as_str());
+        }
+        rest = &rest[start + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The provider's `default_tags` (literal values only), from the root module.
+pub fn default_tags(repo: &Repo) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(root) = repo.module_dir("") else { return out };
+    for (file, body) in repo.parsed_tf_in(root) {
+        let text = &repo.files[file];
+        for provider in body.blocks().filter(|b| b.ident.as_str() == "provider") {
+            for dt in provider.body.get_blocks("default_tags") {
+                if let Some(attr) = dt.body.get_attribute("tags") {
+                    if let Some(Value::Object(map)) = driftback_terraform::patch::literal_value(text, &attr.value) {
+                        out.extend(map);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
