@@ -5,6 +5,7 @@
 
 pub mod address;
 pub mod edit;
+pub mod eval;
 pub mod functions;
 pub mod patch;
 pub mod path;

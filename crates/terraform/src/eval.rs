@@ -1,0 +1,296 @@
+//! Effective configuration: a resource instance's attributes with variables, tfvars, locals, module
+//! inputs, `count.index` and `each.*` resolved. References to other resources stay symbolic (their
+//! source text, as `${...}`).
+
+use std::path::{Path, PathBuf};
+
+use hcl_edit::Span;
+use hcl_edit::structure::{Block, Body};
+use serde_json::{Map, Value};
+
+use crate::address::{Address, InstanceKey};
+use crate::edit;
+use crate::functions::{declare_terraform_functions, eval_try};
+use crate::repo::Repo;
+
+/// The effective configuration of one resource instance, or `None` when its block is not there.
+pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
+    let location = repo.find_resource(address)?;
+    let text = repo.files.get(&location.file)?;
+    let body = edit::parse(text).ok()?;
+    let block = edit::find_block(&body, &location.sel)?;
+    let dir = location.file.parent().unwrap_or(Path::new("")).to_path_buf();
+    let scope = module_scope(repo, address, 0)?;
+    let mut ctx = scope.context();
+    if let Some(key) = &address.key {
+        match key {
+            InstanceKey::Int(i) => ctx.declare_var("count", hcl::Value::from_iter([("index", hcl::Value::from(*i))])),
+            InstanceKey::Str(k) => {
+                let each_value = block
+                    .body
+                    .get_attribute("for_each")
+                    .and_then(|a| eval_expr(text, &a.value, &ctx))
+                    .and_then(|v| match v {
+                        Value::Object(m) => m.get(k).cloned(),
+                        Value::Array(items) => items.into_iter().find(|i| i.as_str() == Some(k)),
+                        _ => None,
+                    })
+                    .unwrap_or(Value::String(k.clone()));
+                let each = hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(&each_value))]);
+                ctx.declare_var("each", each);
+            }
+        }
+    }
+    let _ = dir;
+    Some(body_value(text, &block.body, &ctx))
+}
+
+/// Variables and locals of one module instance.
+struct Scope {
+    vars: Map<String, Value>,
+    locals: Map<String, Value>,
+    module_dir: PathBuf,
+}
+
+impl Scope {
+    fn context(&self) -> hcl::eval::Context<'static> {
+        let mut ctx = hcl::eval::Context::new();
+        declare_terraform_functions(&mut ctx);
+        ctx.declare_var("var", to_hcl(&Value::Object(self.vars.clone())));
+        ctx.declare_var("local", to_hcl(&Value::Object(self.locals.clone())));
+        let module = self.module_dir.display().to_string();
+        let path = [("module", if module.is_empty() { ".".to_string() } else { module }), ("root", ".".into()), ("cwd", ".".into())];
+        ctx.declare_var("path", hcl::Value::from_iter(path.map(|(k, v)| (k, hcl::Value::from(v)))));
+        ctx.declare_var("terraform", hcl::Value::from_iter([("workspace", hcl::Value::from("default"))]));
+        ctx
+    }
+}
+
+fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
+    let dir = repo.module_dir(&address.module_path())?.clone();
+    let mut vars = Map::new();
+    // Defaults first.
+    let mut declared = Vec::new();
+    for (file, body) in repo.parsed_tf_in(&dir) {
+        let text = &repo.files[file];
+        for block in body.blocks().filter(|b| b.ident.as_str() == "variable") {
+            let Some(name) = block.labels.first().map(edit::label_str) else { continue };
+            declared.push(name.to_string());
+            let default = block
+                .body
+                .get_attribute("default")
+                .and_then(|a| eval_expr(text, &a.value, &hcl::eval::Context::new()))
+                .unwrap_or(Value::Null);
+            vars.insert(name.to_string(), default);
+        }
+    }
+    if address.module.is_empty() {
+        // terraform.tfvars, then *.auto.tfvars in name order.
+        let mut tfvars: Vec<&PathBuf> = repo
+            .files
+            .keys()
+            .filter(|p| p.parent().unwrap_or(Path::new("")) == dir)
+            .filter(|p| {
+                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                n == "terraform.tfvars" || n.ends_with(".auto.tfvars")
+            })
+            .collect();
+        tfvars.sort_by_key(|p| (p.file_name().and_then(|n| n.to_str()) != Some("terraform.tfvars"), (*p).clone()));
+        for file in tfvars {
+            let text = &repo.files[file];
+            let Ok(body) = edit::parse(text) else { continue };
+            for attr in body.attributes() {
+                if let Some(v) = eval_expr(text, &attr.value, &hcl::eval::Context::new()) {
+                    vars.insert(attr.key.as_str().to_string(), v);
+                }
+            }
+        }
+    } else if depth < 16 {
+        // Inputs from the module call, evaluated in the parent's scope.
+        let parent = Address { module: address.module[..address.module.len() - 1].to_vec(), ..address.clone() };
+        let parent_scope = module_scope(repo, &parent, depth + 1)?;
+        let mut ctx = parent_scope.context();
+        let call = address.module.last()?;
+        let parent_dir = parent_scope.module_dir.clone();
+        if let Some(key) = &call.key {
+            match key {
+                InstanceKey::Int(i) => ctx.declare_var("count", hcl::Value::from_iter([("index", hcl::Value::from(*i))])),
+                InstanceKey::Str(k) => ctx.declare_var("each", hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", hcl::Value::from(k.clone()))])),
+            }
+        }
+        for (file, body) in repo.parsed_tf_in(&parent_dir) {
+            let text = &repo.files[file];
+            let sel = edit::BlockSel::new("module", &[&call.name]);
+            if let Some(block) = edit::find_block(&body, &sel) {
+                if let (Some(InstanceKey::Str(k)), Some(fe)) = (&call.key, block.body.get_attribute("for_each")) {
+                    if let Some(Value::Object(m)) = eval_expr(text, &fe.value, &ctx) {
+                        if let Some(v) = m.get(k) {
+                            ctx.declare_var("each", hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(v))]));
+                        }
+                    }
+                }
+                for attr in block.body.attributes() {
+                    let name = attr.key.as_str();
+                    if declared.iter().any(|d| d == name) {
+                        if let Some(v) = eval_expr(text, &attr.value, &ctx) {
+                            vars.insert(name.to_string(), v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut scope = Scope { vars, locals: Map::new(), module_dir: dir.clone() };
+    // Locals may refer to each other: evaluate in passes until nothing new resolves.
+    let mut pending: Vec<(PathBuf, String)> = Vec::new();
+    for (file, body) in repo.parsed_tf_in(&dir) {
+        for block in body.blocks().filter(|b| b.ident.as_str() == "locals") {
+            for attr in block.body.attributes() {
+                pending.push((file.clone(), attr.key.as_str().to_string()));
+            }
+        }
+    }
+    for _ in 0..8 {
+        let ctx = scope.context();
+        let mut progressed = false;
+        pending.retain(|(file, name)| {
+            let text = &repo.files[file];
+            let Ok(body) = edit::parse(text) else { return false };
+            let value = body
+                .blocks()
+                .filter(|b| b.ident.as_str() == "locals")
+                .find_map(|b| b.body.get_attribute(name).map(|a| eval_strict(text, &a.value, &ctx)));
+            match value {
+                Some(Some(v)) => {
+                    scope.locals.insert(name.clone(), v);
+                    progressed = true;
+                    false
+                }
+                _ => true,
+            }
+        });
+        if !progressed || pending.is_empty() {
+            break;
+        }
+    }
+    // What never resolved stays symbolic.
+    for (file, name) in pending {
+        let text = &repo.files[&file];
+        if let Ok(body) = edit::parse(text) {
+            if let Some(v) = body.blocks().filter(|b| b.ident.as_str() == "locals").find_map(|b| b.body.get_attribute(&name).map(|a| symbolic(text, &a.value))) {
+                scope.locals.insert(name, v);
+            }
+        }
+    }
+    Some(scope)
+}
+
+fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
+    let mut out = Map::new();
+    for attr in body.attributes() {
+        let key = attr.key.as_str();
+        if matches!(key, "count" | "for_each" | "depends_on" | "provider") {
+            continue;
+        }
+        out.insert(key.to_string(), eval_expr(text, &attr.value, ctx).unwrap_or_else(|| symbolic(text, &attr.value)));
+    }
+    let mut blocks: Map<String, Value> = Map::new();
+    for block in body.blocks() {
+        let name = block.ident.as_str();
+        if name == "lifecycle" || name == "dynamic" || name == "provisioner" || name == "connection" {
+            if name == "lifecycle" {
+                out.insert("lifecycle".into(), body_value(text, &block.body, ctx));
+            }
+            continue;
+        }
+        let value = block_value(text, block, ctx);
+        match blocks.get_mut(name) {
+            Some(Value::Array(items)) => items.push(value),
+            _ => {
+                blocks.insert(name.to_string(), Value::Array(vec![value]));
+            }
+        }
+    }
+    out.extend(blocks);
+    Value::Object(out)
+}
+
+fn block_value(text: &str, block: &Block, ctx: &hcl::eval::Context<'_>) -> Value {
+    body_value(text, &block.body, ctx)
+}
+
+fn eval_strict(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {
+    let source = edit::expr_text(text, expr);
+    let parsed: hcl::Expression = source.parse().ok()?;
+    let value = eval_try(&parsed, ctx).ok()?;
+    serde_json::to_value(value).ok()
+}
+
+fn eval_expr(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {
+    eval_strict(text, expr, ctx)
+}
+
+fn symbolic(text: &str, expr: &hcl_edit::expr::Expression) -> Value {
+    let source = expr.span().map(|s| text[s].to_string()).unwrap_or_default();
+    Value::String(format!("${{{}}}", source.trim()))
+}
+
+fn to_hcl(value: &Value) -> hcl::Value {
+    hcl::to_value(value).unwrap_or(hcl::Value::Null)
+}
+
+/// The value at an expectation path (`versioning.enabled`, `ingress[1].from_port`, `tags.Team`):
+/// a block type that occurs once is entered without an index.
+pub fn value_at_path(config: &Value, path: &crate::path::AttrPath) -> Option<Value> {
+    use crate::path::Seg;
+    let mut current = config.clone();
+    for seg in &path.0 {
+        current = match (seg, current) {
+            (Seg::Name(n) | Seg::Key(n), Value::Object(map)) => map.get(n)?.clone(),
+            (Seg::Name(n) | Seg::Key(n), Value::Array(items)) if items.len() == 1 => items[0].get(n)?.clone(),
+            (Seg::Index(i), Value::Array(items)) => items.get(*i)?.clone(),
+            (Seg::Index(0), v @ Value::Object(_)) => v,
+            _ => return None,
+        };
+    }
+    match current {
+        Value::Null => None,
+        v => Some(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::path::AttrPath;
+    use serde_json::json;
+
+    fn repo(files: &[(&str, &str)]) -> Repo {
+        Repo::from_files(files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect())
+    }
+
+    #[test]
+    fn variables_tfvars_locals_modules_and_instances_resolve() {
+        let r = repo(&[
+            ("variables.tf", "variable \"type\" {\n  default = \"t3.small\"\n}\nvariable \"env\" {\n  default = \"dev\"\n}\nvariable \"fleet\" {\n  default = {\n    api = { size = \"t3.micro\" }\n    web = { size = \"t3.large\" }\n  }\n}\n"),
+            ("terraform.tfvars", "type = \"t3.medium\"\n"),
+            ("prod.auto.tfvars", "env = \"prod\"\n"),
+            ("main.tf", "locals {\n  name = \"app-${var.env}\"\n  tags = merge({ Env = var.env }, { Name = local.name })\n}\nresource \"aws_instance\" \"web\" {\n  instance_type = var.type\n  subnet_id     = aws_subnet.a.id\n  tags          = local.tags\n  root_block_device {\n    volume_size = 20\n  }\n}\nresource \"aws_instance\" \"fleet\" {\n  for_each      = var.fleet\n  instance_type = each.value.size\n  tags          = { Name = each.key }\n}\nresource \"aws_instance\" \"n\" {\n  count = 2\n  tags  = { Name = \"n-${count.index}\" }\n}\nmodule \"db\" {\n  source = \"./modules/db\"\n  class  = upper(var.env)\n}\n"),
+            ("modules/db/main.tf", "variable \"class\" {}\nvariable \"size\" {\n  default = 10\n}\nresource \"aws_db_instance\" \"this\" {\n  instance_class    = var.class\n  allocated_storage = var.size\n}\n"),
+        ]);
+        let web = effective_config(&r, &Address::parse("aws_instance.web").unwrap()).unwrap();
+        assert_eq!(web["instance_type"], json!("t3.medium"));
+        assert_eq!(web["subnet_id"], json!("${aws_subnet.a.id}"));
+        assert_eq!(web["tags"], json!({"Env": "prod", "Name": "app-prod"}));
+        assert_eq!(value_at_path(&web, &AttrPath::parse("root_block_device.volume_size").unwrap()), Some(json!(20)));
+        let api = effective_config(&r, &Address::parse("aws_instance.fleet[\"api\"]").unwrap()).unwrap();
+        assert_eq!(api["instance_type"], json!("t3.micro"));
+        assert_eq!(api["tags"]["Name"], json!("api"));
+        let n1 = effective_config(&r, &Address::parse("aws_instance.n[1]").unwrap()).unwrap();
+        assert_eq!(n1["tags"]["Name"], json!("n-1"));
+        let db = effective_config(&r, &Address::parse("module.db.aws_db_instance.this").unwrap()).unwrap();
+        assert_eq!(db["instance_class"], json!("PROD"));
+        assert_eq!(db["allocated_storage"], json!(10));
+        assert!(effective_config(&r, &Address::parse("aws_instance.gone").unwrap()).is_none());
+    }
+}
