@@ -1,1 +1,66 @@
-fn main() {}
+//! `driftback`: keeps Terraform code true to the cloud.
+
+mod config;
+mod demo;
+mod eval;
+mod pipeline;
+mod reconcile;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Reads CloudTrail records, finds changes made outside Terraform, and writes them back into the
+/// Terraform code as one git branch per change set, or says why not.
+#[derive(Debug, Parser)]
+#[command(name = "driftback", version, about, long_about = None)]
+struct Cli {
+    /// Configuration file (TOML). Every key can also be set as DRIFTBACK_<SECTION>__<KEY>.
+    #[arg(long, global = true, env = "DRIFTBACK_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Reconcile the drift in a CloudTrail file into branches of a Terraform repository.
+    ///
+    /// Each change set (events on one resource by one actor session) becomes its own branch from
+    /// the checked-out commit; the checked-out branch and the working tree are left as they were.
+    /// Events already seen in an earlier run are skipped.
+    Reconcile(reconcile::Args),
+    /// Run the pipeline on a bundled example project and CloudTrail file, in a scratch directory.
+    ///
+    /// No cloud account, server or LLM key is needed. Prints each branch's diff and the directory.
+    Demo(demo::Args),
+    /// Run a drift-scenario corpus and judge each scenario against its expectations.
+    ///
+    /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
+    /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
+    Eval(eval::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DRIFTBACK_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let result = (|| -> anyhow::Result<ExitCode> {
+        let config = config::Config::load(cli.config.as_deref())?;
+        match cli.command {
+            Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
+            Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
+            Command::Eval(args) => eval::run(&args),
+        }
+    })();
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -156,6 +156,18 @@ impl GitRepo {
     }
 }
 
+/// Create a repository in `dir` and commit every file in it (for the demo and tests).
+pub fn init_repository(dir: &Path, message: &str, author: &Author) -> Result<(), PublishError> {
+    let repo = Repository::init(dir)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let signature = Signature::now(&author.name, &author.email)?;
+    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[])?;
+    Ok(())
+}
+
 /// A branch name from a resource address and change set id: `driftback/aws_instance.web-cs-1a2b3c4d`.
 pub fn branch_name(prefix: &str, address: &str, change_set_id: &str) -> String {
     let slug: String = address

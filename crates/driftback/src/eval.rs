@@ -1,0 +1,310 @@
+//! `driftback eval CORPUS`: run drift scenarios and judge them against their expectations.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use driftback_events::{Disposition, FilterConfig, GroupConfig, classify, group, read_file};
+use driftback_recipes::Catalog;
+use driftback_terraform::eval::{effective_config, value_at_path};
+use driftback_terraform::patch::values_equal;
+use driftback_terraform::{Address, AttrPath, Repo, State};
+
+use crate::pipeline::{self, Status};
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The corpus folder: projects/<name>/ and scenarios/<id>/.
+    pub corpus: PathBuf,
+    /// Write per-scenario results (pass, reason, edits, tokens, milliseconds) to this JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Run only scenarios whose id contains this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Scenario {
+    project: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    category: String,
+    #[serde(default)]
+    expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Expect {
+    #[serde(default)]
+    no_patch: bool,
+    #[serde(default = "yes")]
+    unchanged_others: bool,
+    #[serde(default)]
+    decision: Option<String>,
+    #[serde(default)]
+    attr: Vec<ExpectAttr>,
+    #[serde(default)]
+    absent: Vec<ExpectAbsent>,
+    #[serde(default)]
+    import: Vec<ExpectImport>,
+}
+
+impl Default for Expect {
+    fn default() -> Self {
+        Expect { no_patch: false, unchanged_others: true, decision: None, attr: vec![], absent: vec![], import: vec![] }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectAttr {
+    address: String,
+    path: String,
+    #[serde(default)]
+    equals: Option<toml::Value>,
+    #[serde(default)]
+    absent: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectAbsent {
+    address: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExpectImport {
+    #[serde(rename = "type")]
+    rtype: String,
+    id: String,
+    #[serde(default)]
+    address: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ScenarioResult {
+    id: String,
+    category: String,
+    pass: bool,
+    reason: String,
+    edits: usize,
+    tokens: u64,
+    milliseconds: u128,
+    decisions: Vec<String>,
+}
+
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let scenarios_dir = args.corpus.join("scenarios");
+    let mut ids: Vec<PathBuf> = std::fs::read_dir(&scenarios_dir)
+        .with_context(|| format!("{} has no scenarios/ folder; expected CORPUS/projects and CORPUS/scenarios", args.corpus.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("scenario.toml").is_file())
+        .collect();
+    ids.sort();
+    let catalog = Catalog::builtin();
+    let mut results = Vec::new();
+    for dir in ids {
+        let id = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        if args.filter.as_ref().is_some_and(|f| !id.contains(f.as_str())) {
+            continue;
+        }
+        let started = Instant::now();
+        let mut result = match run_scenario(&args.corpus, &dir, &catalog) {
+            Ok(r) => r,
+            Err(e) => ScenarioResult {
+                id: id.clone(),
+                category: String::new(),
+                pass: false,
+                reason: format!("{e:#}"),
+                edits: 0,
+                tokens: 0,
+                milliseconds: 0,
+                decisions: vec![],
+            },
+        };
+        result.id = id;
+        result.milliseconds = started.elapsed().as_millis();
+        let verdict = if result.pass { "PASS" } else { "FAIL" };
+        if result.pass {
+            println!("{verdict} {} ({} ms)", result.id, result.milliseconds);
+        } else {
+            println!("{verdict} {}: {}", result.id, result.reason);
+        }
+        results.push(result);
+    }
+    let passed = results.iter().filter(|r| r.pass).count();
+    let failed = results.len() - passed;
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&results)?).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<ScenarioResult> {
+    let toml_path = dir.join("scenario.toml");
+    let scenario: Scenario = toml::from_str(&std::fs::read_to_string(&toml_path)?).with_context(|| format!("{}", toml_path.display()))?;
+    let project = corpus.join("projects").join(&scenario.project);
+    anyhow::ensure!(project.is_dir(), "project {:?} not found under {}", scenario.project, corpus.join("projects").display());
+    let state_path = project.join("terraform.tfstate");
+    let mut state = State::parse(&std::fs::read_to_string(&state_path).with_context(|| state_path.display().to_string())?, &state_path.display().to_string())?;
+    // The scratch copy: the project held in memory; the corpus on disk is never written.
+    let before = Repo::load(&project)?;
+    let mut repo = before.clone();
+    let batch = read_file(&dir.join("events.json"))?;
+    let kept: Vec<_> = batch
+        .events
+        .into_iter()
+        .map(|(e, _)| e)
+        .filter(|e| classify(e, &FilterConfig::default()) == Disposition::Keep)
+        .collect();
+    let mut edits = 0;
+    let mut decisions = Vec::new();
+    let mut escalations = Vec::new();
+    for change_set in group(kept, &GroupConfig::default()) {
+        let outcome = pipeline::process(catalog, &state, &repo, &change_set);
+        if let Some(d) = &outcome.decision {
+            decisions.push(d.kind.as_str().to_string());
+        }
+        match &outcome.status {
+            Status::Escalated(reason) => escalations.push(reason.clone()),
+            Status::Reconciled => {
+                edits += outcome.edits;
+                for (file, text) in &outcome.files {
+                    repo.files.insert(file.clone(), text.clone());
+                }
+                repo.reindex();
+                pipeline::remember_created(&mut state, &outcome);
+            }
+            _ => {}
+        }
+    }
+    let reason = judge(&scenario.expect, &before, &repo, &state, &decisions, &escalations);
+    Ok(ScenarioResult {
+        id: String::new(),
+        category: scenario.category.clone(),
+        pass: reason.is_none(),
+        reason: reason.unwrap_or_else(|| scenario.description.clone()),
+        edits,
+        tokens: 0,
+        milliseconds: 0,
+        decisions,
+    })
+}
+
+/// `None` when every expectation holds, else the first that does not.
+fn judge(expect: &Expect, before: &Repo, after: &Repo, state: &State, decisions: &[String], escalations: &[String]) -> Option<String> {
+    let why_not = || if escalations.is_empty() { String::new() } else { format!(" (escalated: {})", escalations.join("; ")) };
+    if let Some(d) = after.diagnostics.iter().find(|d| !before.diagnostics.iter().any(|b| b.file == d.file)) {
+        return Some(format!("the patched project does not parse: {d}"));
+    }
+    if let Some((file, _)) = after.files.iter().find(|(_, t)| t.contains("HIDDEN_DUE_TO_SECURITY_REASONS")) {
+        return Some(format!("{} contains a redacted value", file.display()));
+    }
+    let changed: Vec<&PathBuf> = after.files.iter().filter(|(p, t)| before.files.get(*p) != Some(t)).map(|(p, _)| p).collect();
+    if expect.no_patch && !changed.is_empty() {
+        return Some(format!("expected no patch, but changed {}", changed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(want) = &expect.decision {
+        if !decisions.iter().any(|d| d == want) {
+            return Some(format!("expected decision {want}, got [{}]{}", decisions.join(", "), why_not()));
+        }
+    }
+    let mut named: Vec<String> = Vec::new();
+    for a in &expect.attr {
+        let address = match Address::parse(&a.address) {
+            Ok(x) => x,
+            Err(e) => return Some(e),
+        };
+        named.push(address.to_string());
+        let path = match AttrPath::parse(&a.path) {
+            Ok(p) => p,
+            Err(e) => return Some(e),
+        };
+        let Some(config) = effective_config(after, &address) else {
+            return Some(format!("{} is not in the configuration{}", a.address, why_not()));
+        };
+        let got = value_at_path(&config, &path);
+        if a.absent {
+            if let Some(v) = got {
+                return Some(format!("{}.{} should be absent, is {v}{}", a.address, a.path, why_not()));
+            }
+            continue;
+        }
+        let Some(want) = a.equals.as_ref().and_then(|v| serde_json::to_value(v).ok()) else {
+            return Some(format!("expectation on {}.{} has neither equals nor absent", a.address, a.path));
+        };
+        match got {
+            Some(v) if values_equal(&v, &want) => {}
+            Some(v) => return Some(format!("{}.{} is {v}, expected {want}{}", a.address, a.path, why_not())),
+            None => return Some(format!("{}.{} is not set, expected {want}{}", a.address, a.path, why_not())),
+        }
+    }
+    for a in &expect.absent {
+        let Ok(address) = Address::parse(&a.address) else { return Some(format!("bad address {}", a.address)) };
+        named.push(address.to_string());
+        if after.find_resource(&address).is_some() {
+            return Some(format!("{} is still in the configuration{}", a.address, why_not()));
+        }
+    }
+    for i in &expect.import {
+        let found = imports(after).into_iter().find(|(to, id)| {
+            id == &i.id && to.split('.').next_back().is_some() && Address::parse(to).is_ok_and(|a| a.rtype == i.rtype)
+                && i.address.as_ref().is_none_or(|want| want == to)
+        });
+        match found {
+            Some((to, _)) => named.push(to),
+            None => return Some(format!("no import block of a {} with id {:?}{}", i.rtype, i.id, why_not())),
+        }
+    }
+    if expect.unchanged_others {
+        for instance in &state.instances {
+            let address = instance.address.to_string();
+            if named.contains(&address) || instance.address.data {
+                continue;
+            }
+            let was = effective_config(before, &instance.address);
+            if was.is_none() {
+                continue;
+            }
+            let now = effective_config(after, &instance.address);
+            if was != now {
+                return Some(format!("{address} changed too, but only the drifted resource should"));
+            }
+        }
+    }
+    None
+}
+
+/// `(to, id)` of every import block in the repository.
+fn imports(repo: &Repo) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (path, text) in &repo.files {
+        if path.extension().is_none_or(|e| e != "tf") {
+            continue;
+        }
+        let Ok(body) = driftback_terraform::edit::parse(text) else { continue };
+        for block in body.blocks().filter(|b| b.ident.as_str() == "import") {
+            let to = block.body.get_attribute("to").map(|a| driftback_terraform::edit::expr_text(text, &a.value).trim().to_string());
+            let id = block.body.get_attribute("id").and_then(|a| driftback_terraform::patch::literal_value(text, &a.value));
+            if let (Some(to), Some(Value::String(id))) = (to, id) {
+                out.push((to, id));
+            }
+        }
+    }
+    out
+}

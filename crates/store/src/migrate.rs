@@ -1,0 +1,159 @@
+//! The schema migrations compiled into the binary, and the small runner that applies them at open.
+//!
+//! Applied versions are recorded in `driftback_schema (version, name, applied_at)`. Each migration
+//! runs in its own `BEGIN IMMEDIATE` transaction together with its bookkeeping row, so a failed
+//! migration leaves the database at the previous version, and two processes opening the same file
+//! at once apply each migration exactly once. A database that records a version this binary does
+//! not know was written by a newer driftback, and opening it fails with
+//! [`StoreError::SchemaTooNew`](crate::StoreError::SchemaTooNew).
+
+use sqlx::{Connection, SqliteConnection};
+
+use crate::StoreError;
+
+/// One schema migration: a version, a name and the SQL script that applies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// Strictly increasing, starting at 1.
+    pub version: i64,
+    /// Short description, recorded in `driftback_schema.name`.
+    pub name: &'static str,
+    /// The SQL script (one or more statements).
+    pub sql: &'static str,
+}
+
+/// Every migration this binary knows, in the order they are applied.
+pub const MIGRATIONS: &[Migration] =
+    &[Migration { version: 1, name: "init", sql: include_str!("../../../migrations/sqlite/0001_init.sql") }];
+
+/// The schema version a database has once this binary has opened it.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+const SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS driftback_schema (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)";
+
+/// Applies every migration the database lacks; fails if the database is newer than this binary.
+pub(crate) async fn apply(conn: &mut SqliteConnection) -> Result<(), StoreError> {
+    apply_these(conn, MIGRATIONS).await
+}
+
+async fn apply_these(conn: &mut SqliteConnection, migrations: &[Migration]) -> Result<(), StoreError> {
+    sqlx::query(SCHEMA_TABLE).execute(&mut *conn).await?;
+    let applied: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM driftback_schema ORDER BY version").fetch_all(&mut *conn).await?;
+    check_known(migrations, &applied)?;
+    for m in migrations {
+        if applied.contains(&m.version) {
+            continue;
+        }
+        apply_one(conn, m).await.map_err(|source| StoreError::Migration { version: m.version, source })?;
+    }
+    Ok(())
+}
+
+/// Rejects a database that records versions this binary does not know.
+fn check_known(migrations: &[Migration], applied: &[i64]) -> Result<(), StoreError> {
+    let binary = migrations.iter().map(|m| m.version).max().unwrap_or(0);
+    let Some(&database) = applied.iter().max() else { return Ok(()) };
+    if database > binary {
+        return Err(StoreError::SchemaTooNew { database, binary });
+    }
+    if let Some(unknown) = applied.iter().find(|v| !migrations.iter().any(|m| m.version == **v)) {
+        return Err(StoreError::Data(format!(
+            "driftback_schema records version {unknown}, which this driftback does not know; \
+             the database was not written by a released driftback"
+        )));
+    }
+    Ok(())
+}
+
+async fn apply_one(conn: &mut SqliteConnection, m: &Migration) -> Result<(), sqlx::Error> {
+    // IMMEDIATE takes the write lock now, so the check below cannot race another process.
+    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    let done: Option<i64> = sqlx::query_scalar("SELECT version FROM driftback_schema WHERE version = ?")
+        .bind(m.version)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if done.is_some() {
+        return tx.rollback().await;
+    }
+    sqlx::raw_sql(m.sql).execute(&mut *tx).await?;
+    sqlx::query("INSERT INTO driftback_schema (version, name, applied_at) VALUES (?, ?, ?)")
+        .bind(m.version)
+        .bind(m.name)
+        .bind(crate::time::now_text())
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_strictly_increase_from_one() {
+        assert_eq!(MIGRATIONS[0].version, 1);
+        for w in MIGRATIONS.windows(2) {
+            assert!(w[0].version < w[1].version, "{} before {}", w[0].version, w[1].version);
+        }
+        assert_eq!(latest_version(), MIGRATIONS.last().unwrap().version);
+    }
+
+    #[test]
+    fn newer_database_is_rejected() {
+        let future = latest_version() + 1;
+        match check_known(MIGRATIONS, &[1, future]) {
+            Err(StoreError::SchemaTooNew { database, binary }) => {
+                assert_eq!((database, binary), (future, latest_version()))
+            }
+            other => panic!("expected SchemaTooNew, got {other:?}"),
+        }
+        assert!(check_known(MIGRATIONS, &[]).is_ok());
+        assert!(check_known(MIGRATIONS, &[1]).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_failed_migration_is_rolled_back_and_the_earlier_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let options =
+            sqlx::sqlite::SqliteConnectOptions::new().filename(dir.path().join("m.sqlite")).create_if_missing(true);
+        let mut conn = SqliteConnection::connect_with(&options).await.unwrap();
+        let list = [
+            Migration { version: 1, name: "one", sql: "CREATE TABLE one (x INTEGER);" },
+            Migration { version: 2, name: "two", sql: "CREATE TABLE two (x INTEGER); INSERT INTO nowhere VALUES (1);" },
+        ];
+        match apply_these(&mut conn, &list).await {
+            Err(StoreError::Migration { version: 2, .. }) => {}
+            other => panic!("expected migration 2 to fail, got {other:?}"),
+        }
+        let versions: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM driftback_schema").fetch_all(&mut conn).await.unwrap();
+        assert_eq!(versions, [1]);
+        let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE name IN ('one', 'two')")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(tables, ["one"], "migration 2's table is rolled back with it");
+
+        // Fixed, it applies on the next open; the applied one is not run again.
+        let fixed = [list[0], Migration { version: 2, name: "two", sql: "CREATE TABLE two (x INTEGER);" }];
+        apply_these(&mut conn, &fixed).await.unwrap();
+        apply_these(&mut conn, &fixed).await.unwrap();
+        let versions: Vec<i64> = sqlx::query_scalar("SELECT version FROM driftback_schema ORDER BY version")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(versions, [1, 2]);
+        // An older binary that only knows version 1 refuses the file.
+        assert!(matches!(
+            apply_these(&mut conn, &list[..1]).await,
+            Err(StoreError::SchemaTooNew { database: 2, binary: 1 })
+        ));
+    }
+}

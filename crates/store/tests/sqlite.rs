@@ -1,0 +1,322 @@
+//! The SQLite store against real database files, each test on a fresh temporary directory.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, TimeZone, Utc};
+use driftback_store::{ChangeSetRecord, Disposition, EventRecord, Stats, Store, StoreError, migrate};
+use serde_json::json;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{Connection, SqliteConnection};
+
+fn db_path(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("state").join("nested").join("driftback.sqlite")
+}
+
+/// A plain connection to the file, as `sqlite3` would have, for checks and hand edits.
+async fn raw(path: &Path) -> SqliteConnection {
+    SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(path)).await.unwrap()
+}
+
+fn at(secs: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap() + chrono::Duration::seconds(secs)
+}
+
+fn event(id: &str, disposition: Disposition, reason: Option<&str>) -> EventRecord {
+    EventRecord {
+        event_id: id.to_owned(),
+        event_time: at(0),
+        source: "ec2.amazonaws.com".into(),
+        name: "ModifyInstanceAttribute".into(),
+        actor: "arn:aws:iam::123456789012:user/alice".into(),
+        disposition,
+        drop_reason: reason.map(str::to_owned),
+        raw: json!({"eventID": id, "eventName": "ModifyInstanceAttribute", "requestParameters": {"instanceId": "i-1"}}),
+    }
+}
+
+fn change_set(id: &str, status: &str) -> ChangeSetRecord {
+    ChangeSetRecord {
+        id: id.to_owned(),
+        resource_id: Some("i-0abc".into()),
+        address: Some("aws_instance.web".into()),
+        actor: "arn:aws:iam::123456789012:user/alice".into(),
+        via: "console".into(),
+        first_event_time: at(0),
+        last_event_time: at(42) + chrono::Duration::microseconds(123_456),
+        event_ids: vec!["e1".into(), "e2".into()],
+        status: status.to_owned(),
+        decision: None,
+        rule: None,
+        rationale: None,
+        branch: None,
+        commit_id: None,
+        diff: None,
+        notes: vec![],
+    }
+}
+
+#[tokio::test]
+async fn migrations_apply_and_reopen_is_a_no_op() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let store = Store::open_sqlite(&path).await.unwrap();
+    assert!(path.is_file(), "parent directories and the file are created");
+    store.close().await;
+
+    let mut conn = raw(&path).await;
+    let applied: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT version, name, applied_at FROM driftback_schema ORDER BY version")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    let expected: Vec<(i64, String)> = migrate::MIGRATIONS.iter().map(|m| (m.version, m.name.to_owned())).collect();
+    assert_eq!(applied.iter().map(|(v, n, _)| (*v, n.clone())).collect::<Vec<_>>(), expected);
+    let journal: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(journal, "wal");
+    let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+    for t in ["audit_log", "bad_records", "change_sets", "driftback_schema", "events"] {
+        assert!(tables.iter().any(|n| n == t), "table {t} missing from {tables:?}");
+    }
+    conn.close().await.unwrap();
+
+    let store = Store::open_sqlite(&path).await.unwrap();
+    assert_eq!(store.stats().await.unwrap(), Stats::default());
+    store.close().await;
+    let mut conn = raw(&path).await;
+    let again: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT version, name, applied_at FROM driftback_schema ORDER BY version")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(again, applied, "re-opening applies nothing");
+}
+
+#[tokio::test]
+async fn recording_events_twice_stores_them_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
+    let batch = vec![
+        event("e1", Disposition::Kept, None),
+        event("e2", Disposition::Dropped, Some("read-only")),
+        event("e3", Disposition::Bad, Some("no requestParameters")),
+    ];
+    assert_eq!(store.record_events(&batch).await.unwrap(), 3);
+    assert_eq!(store.record_events(&batch).await.unwrap(), 0);
+    // Overlapping batch with a duplicate inside it: only e4 is new.
+    let overlap = vec![
+        event("e3", Disposition::Kept, None),
+        event("e4", Disposition::Kept, None),
+        event("e4", Disposition::Kept, None),
+    ];
+    assert_eq!(store.record_events(&overlap).await.unwrap(), 1);
+    assert_eq!(store.record_events(&[]).await.unwrap(), 0);
+    assert_eq!(store.stats().await.unwrap().events, 4);
+
+    let asked: Vec<String> = ["e1", "e2", "e4", "nope", "e1"].iter().map(|s| s.to_string()).collect();
+    let seen = store.seen_event_ids(&asked).await.unwrap();
+    let mut seen: Vec<_> = seen.into_iter().collect();
+    seen.sort();
+    assert_eq!(seen, ["e1", "e2", "e4"]);
+    assert!(store.seen_event_ids(&[]).await.unwrap().is_empty());
+
+    // The first recording wins: e3 stays 'bad'.
+    store.close().await;
+    let mut conn = raw(&db_path(&dir)).await;
+    let (disposition, raw_json): (String, String) =
+        sqlx::query_as("SELECT disposition, raw FROM events WHERE event_id = 'e3'").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(disposition, "bad");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&raw_json).unwrap(), batch[2].raw);
+}
+
+#[tokio::test]
+async fn seen_event_ids_handles_more_ids_than_one_statement_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
+    let events: Vec<EventRecord> = (0..1_200).map(|i| event(&format!("ev-{i:05}"), Disposition::Kept, None)).collect();
+    assert_eq!(store.record_events(&events).await.unwrap(), 1_200);
+    let asked: Vec<String> = (0..40_000).map(|i| format!("ev-{i:05}")).collect();
+    let seen = store.seen_event_ids(&asked).await.unwrap();
+    assert_eq!(seen.len(), 1_200);
+    assert!(seen.contains("ev-00000") && seen.contains("ev-01199") && !seen.contains("ev-01200"));
+}
+
+#[tokio::test]
+async fn empty_event_id_is_rejected_as_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
+    let err = store.record_events(&[event("ok", Disposition::Kept, None), event("", Disposition::Kept, None)]).await;
+    assert!(matches!(err, Err(StoreError::Data(_))), "{err:?}");
+    assert_eq!(store.stats().await.unwrap().events, 0, "nothing of a rejected batch is stored");
+}
+
+#[tokio::test]
+async fn change_set_upsert_is_idempotent_and_updates_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let store = Store::open_sqlite(&path).await.unwrap();
+    assert_eq!(store.change_set("cs-1").await.unwrap(), None);
+
+    let first = change_set("cs-1", "dry-run");
+    store.record_change_set(&first).await.unwrap();
+    assert_eq!(store.change_set("cs-1").await.unwrap().as_ref(), Some(&first));
+    let stamps = |path: PathBuf| async move {
+        let mut conn = raw(&path).await;
+        let s: (String, String, i64) = sqlx::query_as(
+            "SELECT recorded_at, updated_at, (SELECT COUNT(*) FROM audit_log) FROM change_sets WHERE id = 'cs-1'",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+        conn.close().await.unwrap();
+        s
+    };
+    let before = stamps(path.clone()).await;
+    assert_eq!(before.2, 0, "no decision, no audit row");
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    store.record_change_set(&first).await.unwrap();
+    assert_eq!(stamps(path.clone()).await, before, "recording the same change set again changes nothing");
+
+    let mut decided = first.clone();
+    decided.status = "reconciled".into();
+    decided.decision = Some("reconcile".into());
+    decided.rule = Some("default-reconcile".into());
+    decided.rationale = Some("console change by a team member within bounds".into());
+    decided.branch = Some("driftback/cs-1".into());
+    decided.commit_id = Some("0123abcd".into());
+    decided.diff = Some("-  instance_type = \"t3.medium\"\n+  instance_type = \"t3.large\"\n".into());
+    decided.notes = vec!["value changed at var.instance_type".into()];
+    store.record_change_set(&decided).await.unwrap();
+    assert_eq!(store.change_set("cs-1").await.unwrap().as_ref(), Some(&decided));
+    let after = stamps(path.clone()).await;
+    assert_eq!(after.0, before.0, "recorded_at is kept");
+    assert!(after.1 > before.1, "updated_at moves on");
+    assert_eq!(after.2, 1, "one audit row for the decision");
+
+    store.record_change_set(&decided).await.unwrap();
+    assert_eq!(stamps(path.clone()).await.2, 2, "one audit row per call with a decision");
+
+    let mut conn = raw(&path).await;
+    let audit: Vec<(String, String, Option<String>, Option<String>)> =
+        sqlx::query_as("SELECT change_set_id, decision, rule, rationale FROM audit_log ORDER BY id")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(audit[0], ("cs-1".into(), "reconcile".into(), decided.rule.clone(), decided.rationale.clone()));
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM change_sets").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn unknown_change_set_status_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
+    let err = store.record_change_set(&change_set("cs-x", "merged")).await;
+    match err {
+        Err(StoreError::Data(msg)) => assert!(msg.contains("merged") && msg.contains("reconciled"), "{msg}"),
+        other => panic!("expected Data, got {other:?}"),
+    }
+    assert!(!err_is_transient(&store.record_change_set(&change_set("", "ignored")).await));
+}
+
+fn err_is_transient(r: &Result<(), StoreError>) -> bool {
+    match r {
+        Err(e) => e.is_transient(),
+        Ok(()) => panic!("expected an error"),
+    }
+}
+
+#[tokio::test]
+async fn a_database_from_a_newer_driftback_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    Store::open_sqlite(&path).await.unwrap().close().await;
+    let future = migrate::latest_version() + 7;
+    let mut conn = raw(&path).await;
+    sqlx::query("INSERT INTO driftback_schema (version, name, applied_at) VALUES (?, 'from-the-future', '2030-01-01T00:00:00.000000Z')")
+        .bind(future)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+
+    match Store::open_sqlite(&path).await {
+        Err(e @ StoreError::SchemaTooNew { .. }) => {
+            let StoreError::SchemaTooNew { database, binary } = e else { unreachable!() };
+            assert_eq!((database, binary), (future, migrate::latest_version()));
+            let msg = e.to_string();
+            assert!(msg.contains("upgrade driftback"), "{msg}");
+            assert!(msg.contains(&future.to_string()), "{msg}");
+        }
+        other => panic!("expected SchemaTooNew, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn stats_count_by_reason_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
+    store
+        .record_events(&[
+            event("k1", Disposition::Kept, None),
+            event("d1", Disposition::Dropped, Some("read-only")),
+            event("d2", Disposition::Dropped, Some("read-only")),
+            event("d3", Disposition::Dropped, Some("iac-principal")),
+            event("d4", Disposition::Dropped, None),
+            event("b1", Disposition::Bad, Some("missing resource id")),
+        ])
+        .await
+        .unwrap();
+    store.record_bad_record("events.json:3", "not JSON", "{\"Records\": [").await.unwrap();
+    store.record_bad_record("sqs:msg-9", "record without eventID", "{}").await.unwrap();
+    for (id, status) in [("a", "reconciled"), ("b", "escalated"), ("c", "escalated"), ("d", "no-change")] {
+        store.record_change_set(&change_set(id, status)).await.unwrap();
+    }
+    // Re-recording with a new status moves the change set, it does not add one.
+    store.record_change_set(&change_set("d", "escalated")).await.unwrap();
+
+    let stats = store.stats().await.unwrap();
+    assert_eq!(
+        stats,
+        Stats {
+            events: 6,
+            events_dropped_by_reason: vec![("read-only".into(), 2), ("(none)".into(), 1), ("iac-principal".into(), 1)],
+            bad_records: 2,
+            change_sets_by_status: vec![("escalated".into(), 3), ("reconciled".into(), 1)],
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_fails_to_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(
+        &path,
+        "this is not a SQLite database, just some text that is long enough to have a header\n".repeat(20),
+    )
+    .unwrap();
+    match Store::open_sqlite(&path).await {
+        Err(StoreError::Open { path: p, .. }) => assert_eq!(p, path),
+        other => panic!("expected Open, got {other:?}"),
+    }
+    let blocked = dir.path().join("notes.txt").join("kb.sqlite");
+    assert!(matches!(Store::open_sqlite(&blocked).await, Err(StoreError::Open { .. })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_opening_a_new_file_at_once_apply_each_migration_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let (a, b) = tokio::join!(Store::open_sqlite(&path), Store::open_sqlite(&path));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    a.record_events(&[event("e1", Disposition::Kept, None)]).await.unwrap();
+    assert_eq!(b.seen_event_ids(&["e1".to_owned()]).await.unwrap().len(), 1);
+    a.close().await;
+    b.close().await;
+    let mut conn = raw(&path).await;
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM driftback_schema").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(n, migrate::MIGRATIONS.len() as i64);
+}
