@@ -44,7 +44,11 @@ pub struct PublishConfig {
 
 impl Default for PublishConfig {
     fn default() -> Self {
-        PublishConfig { branch_prefix: "driftback".into(), author_name: "driftback".into(), author_email: "driftback@localhost".into() }
+        PublishConfig {
+            branch_prefix: "driftback".into(),
+            author_name: "driftback".into(),
+            author_email: "driftback@localhost".into(),
+        }
     }
 }
 
@@ -64,7 +68,11 @@ impl Config {
             builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml));
         }
         builder = builder.add_source(
-            config::Environment::with_prefix("DRIFTBACK").prefix_separator("_").separator("__").try_parsing(true).list_separator(","),
+            config::Environment::with_prefix("DRIFTBACK")
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true)
+                .list_separator(","),
         );
         let raw = builder.build().context("reading the configuration")?;
         let origin = path.map(|p| p.display().to_string()).unwrap_or_else(|| "the environment".into());

@@ -64,6 +64,10 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
             true
         })?;
     }
-    println!("\nThe branches are in {}: `git -C {} branch --list 'driftback/*'`", repo_dir.display(), repo_dir.display());
+    println!(
+        "\nThe branches are in {}: `git -C {} branch --list 'driftback/*'`",
+        repo_dir.display(),
+        repo_dir.display()
+    );
     Ok(())
 }

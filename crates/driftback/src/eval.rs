@@ -110,7 +110,9 @@ struct ScenarioResult {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let scenarios_dir = args.corpus.join("scenarios");
     let mut ids: Vec<PathBuf> = std::fs::read_dir(&scenarios_dir)
-        .with_context(|| format!("{} has no scenarios/ folder; expected CORPUS/projects and CORPUS/scenarios", args.corpus.display()))?
+        .with_context(|| {
+            format!("{} has no scenarios/ folder; expected CORPUS/projects and CORPUS/scenarios", args.corpus.display())
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("scenario.toml").is_file())
         .collect();
@@ -149,7 +151,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let passed = results.iter().filter(|r| r.pass).count();
     let failed = results.len() - passed;
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&results)?).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, serde_json::to_string_pretty(&results)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     println!("{passed} passed, {failed} failed");
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
@@ -157,11 +160,20 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<ScenarioResult> {
     let toml_path = dir.join("scenario.toml");
-    let scenario: Scenario = toml::from_str(&std::fs::read_to_string(&toml_path)?).with_context(|| format!("{}", toml_path.display()))?;
+    let scenario: Scenario =
+        toml::from_str(&std::fs::read_to_string(&toml_path)?).with_context(|| format!("{}", toml_path.display()))?;
     let project = corpus.join("projects").join(&scenario.project);
-    anyhow::ensure!(project.is_dir(), "project {:?} not found under {}", scenario.project, corpus.join("projects").display());
+    anyhow::ensure!(
+        project.is_dir(),
+        "project {:?} not found under {}",
+        scenario.project,
+        corpus.join("projects").display()
+    );
     let state_path = project.join("terraform.tfstate");
-    let mut state = State::parse(&std::fs::read_to_string(&state_path).with_context(|| state_path.display().to_string())?, &state_path.display().to_string())?;
+    let mut state = State::parse(
+        &std::fs::read_to_string(&state_path).with_context(|| state_path.display().to_string())?,
+        &state_path.display().to_string(),
+    )?;
     // The scratch copy: the project held in memory; the corpus on disk is never written.
     let before = Repo::load(&project)?;
     let mut repo = before.clone();
@@ -207,17 +219,29 @@ fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<
 }
 
 /// `None` when every expectation holds, else the first that does not.
-fn judge(expect: &Expect, before: &Repo, after: &Repo, state: &State, decisions: &[String], escalations: &[String]) -> Option<String> {
-    let why_not = || if escalations.is_empty() { String::new() } else { format!(" (escalated: {})", escalations.join("; ")) };
+fn judge(
+    expect: &Expect,
+    before: &Repo,
+    after: &Repo,
+    state: &State,
+    decisions: &[String],
+    escalations: &[String],
+) -> Option<String> {
+    let why_not =
+        || if escalations.is_empty() { String::new() } else { format!(" (escalated: {})", escalations.join("; ")) };
     if let Some(d) = after.diagnostics.iter().find(|d| !before.diagnostics.iter().any(|b| b.file == d.file)) {
         return Some(format!("the patched project does not parse: {d}"));
     }
     if let Some((file, _)) = after.files.iter().find(|(_, t)| t.contains("HIDDEN_DUE_TO_SECURITY_REASONS")) {
         return Some(format!("{} contains a redacted value", file.display()));
     }
-    let changed: Vec<&PathBuf> = after.files.iter().filter(|(p, t)| before.files.get(*p) != Some(t)).map(|(p, _)| p).collect();
+    let changed: Vec<&PathBuf> =
+        after.files.iter().filter(|(p, t)| before.files.get(*p) != Some(t)).map(|(p, _)| p).collect();
     if expect.no_patch && !changed.is_empty() {
-        return Some(format!("expected no patch, but changed {}", changed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+        return Some(format!(
+            "expected no patch, but changed {}",
+            changed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ));
     }
     if let Some(want) = &expect.decision {
         if !decisions.iter().any(|d| d == want) {
@@ -263,7 +287,9 @@ fn judge(expect: &Expect, before: &Repo, after: &Repo, state: &State, decisions:
     }
     for i in &expect.import {
         let found = imports(after).into_iter().find(|(to, id)| {
-            id == &i.id && to.split('.').next_back().is_some() && Address::parse(to).is_ok_and(|a| a.rtype == i.rtype)
+            id == &i.id
+                && to.split('.').next_back().is_some()
+                && Address::parse(to).is_ok_and(|a| a.rtype == i.rtype)
                 && i.address.as_ref().is_none_or(|want| want == to)
         });
         match found {
@@ -277,11 +303,20 @@ fn judge(expect: &Expect, before: &Repo, after: &Repo, state: &State, decisions:
             if named.contains(&address) || instance.address.data {
                 continue;
             }
-            let was = effective_config(before, &instance.address);
+            // `lifecycle` is Terraform's bookkeeping, not the resource's configuration.
+            let without_lifecycle = |v: Option<Value>| {
+                v.map(|mut v| {
+                    if let Some(map) = v.as_object_mut() {
+                        map.remove("lifecycle");
+                    }
+                    v
+                })
+            };
+            let was = without_lifecycle(effective_config(before, &instance.address));
             if was.is_none() {
                 continue;
             }
-            let now = effective_config(after, &instance.address);
+            let now = without_lifecycle(effective_config(after, &instance.address));
             if was != now {
                 return Some(format!("{address} changed too, but only the drifted resource should"));
             }
@@ -299,8 +334,12 @@ fn imports(repo: &Repo) -> Vec<(String, String)> {
         }
         let Ok(body) = driftback_terraform::edit::parse(text) else { continue };
         for block in body.blocks().filter(|b| b.ident.as_str() == "import") {
-            let to = block.body.get_attribute("to").map(|a| driftback_terraform::edit::expr_text(text, &a.value).trim().to_string());
-            let id = block.body.get_attribute("id").and_then(|a| driftback_terraform::patch::literal_value(text, &a.value));
+            let to = block
+                .body
+                .get_attribute("to")
+                .map(|a| driftback_terraform::edit::expr_text(text, &a.value).trim().to_string());
+            let id =
+                block.body.get_attribute("id").and_then(|a| driftback_terraform::patch::literal_value(text, &a.value));
             if let (Some(to), Some(Value::String(id))) = (to, id) {
                 out.push((to, id));
             }

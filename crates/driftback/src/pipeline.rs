@@ -54,12 +54,35 @@ const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 
 /// Plan, decide and patch one change set against `repo` (which is not modified).
 pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &ChangeSet) -> Outcome {
-    let mut outcome =
-        Outcome { status: Status::NoChange, addresses: vec![], decision: None, files: vec![], notes: vec![], recipes: vec![], edits: 0, created: vec![] };
+    let mut outcome = Outcome {
+        status: Status::NoChange,
+        addresses: vec![],
+        decision: None,
+        files: vec![],
+        notes: vec![],
+        recipes: vec![],
+        edits: 0,
+        created: vec![],
+    };
     let plan = match driftback_recipes::plan(catalog, change_set, state, repo) {
         Ok(plan) => plan,
         Err(e) => {
-            outcome.status = Status::Escalated(e.to_string());
+            // A security-weakening change is escalated as such, whether or not a recipe knows it.
+            let (decision, _) = driftback_policy::decide(change_set, &Plan::default());
+            let reason = match decision.kind {
+                DecisionKind::Escalate => decision.rationale.clone(),
+                _ => e.to_string(),
+            };
+            outcome.decision =
+                Some(Decision { kind: DecisionKind::Escalate, rule: decision.rule, rationale: reason.clone() });
+            if decision.kind != DecisionKind::Escalate {
+                outcome.decision = Some(Decision {
+                    kind: DecisionKind::Escalate,
+                    rule: "no recipe or resource".into(),
+                    rationale: reason.clone(),
+                });
+            }
+            outcome.status = Status::Escalated(reason);
             return outcome;
         }
     };
@@ -70,6 +93,7 @@ pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &Chang
     outcome.decision = Some(decision.clone());
     match decision.kind {
         DecisionKind::Escalate => {
+            outcome.files.clear();
             outcome.status = Status::Escalated(decision.rationale.clone());
             return outcome;
         }
@@ -129,7 +153,8 @@ fn patch(repo: &Repo, plan: &Plan) -> Result<(Vec<(PathBuf, String)>, Vec<String
     let mut edits = 0;
     for change in &plan.changes {
         for op in &change.ops {
-            let applied = driftback_terraform::patch::apply(&mut work, &change.address, op).map_err(|e| e.to_string())?;
+            let applied =
+                driftback_terraform::patch::apply(&mut work, &change.address, op).map_err(|e| e.to_string())?;
             notes.extend(applied.notes);
             for file in applied.files {
                 if !touched.contains(&file) {
@@ -148,7 +173,8 @@ fn patch(repo: &Repo, plan: &Plan) -> Result<(Vec<(PathBuf, String)>, Vec<String
         })
         .collect();
     for (file, text) in &files {
-        driftback_terraform::edit::parse(text).map_err(|e| format!("{} would not parse after the edit: {e}", file.display()))?;
+        driftback_terraform::edit::parse(text)
+            .map_err(|e| format!("{} would not parse after the edit: {e}", file.display()))?;
     }
     Ok((files, notes, edits))
 }

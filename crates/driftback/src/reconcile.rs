@@ -46,18 +46,18 @@ pub struct Summary {
 }
 
 pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
-    let git = if args.dry_run {
-        None
-    } else {
-        Some(GitRepo::open_clean(&args.repo)?)
-    };
+    let git = if args.dry_run { None } else { Some(GitRepo::open_clean(&args.repo)?) };
     let state_path = args.state.clone().unwrap_or_else(|| args.repo.join("terraform.tfstate"));
     let state_text = std::fs::read_to_string(&state_path)
         .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", state_path.display()))?;
     let state = State::parse(&state_text, &state_path.display().to_string())?;
     let repo = Repo::load(&args.repo)?;
     if let Some(d) = repo.diagnostics.first() {
-        bail!("{}: does not parse as HCL ({}); fix the file and run again", args.repo.join(&d.file).display(), d.message);
+        bail!(
+            "{}: does not parse as HCL ({}); fix the file and run again",
+            args.repo.join(&d.file).display(),
+            d.message
+        );
     }
     let batch = read_file(&args.events)?;
     let catalog = load_catalog(config, &args.repo)?;
@@ -67,10 +67,18 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         None
     } else {
         let path = resolve(&args.repo, &config.store.sqlite_path);
-        Some(runtime.block_on(Store::open_sqlite(&path)).with_context(|| format!("opening the knowledge base {}", path.display()))?)
+        Some(
+            runtime
+                .block_on(Store::open_sqlite(&path))
+                .with_context(|| format!("opening the knowledge base {}", path.display()))?,
+        )
     };
 
-    let mut summary = Summary { events_read: batch.events.len() + batch.bad.len(), bad_records: batch.bad.len(), ..Summary::default() };
+    let mut summary = Summary {
+        events_read: batch.events.len() + batch.bad.len(),
+        bad_records: batch.bad.len(),
+        ..Summary::default()
+    };
     for bad in &batch.bad {
         eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
         if let Some(store) = &store {
@@ -118,12 +126,18 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
     for change_set in &change_sets {
         let outcome = pipeline::process(&catalog, &state, &repo, change_set);
-        let label = outcome.addresses.first().cloned().or_else(|| change_set.resource_id.clone()).unwrap_or_else(|| change_set.id.clone());
+        let label = outcome
+            .addresses
+            .first()
+            .cloned()
+            .or_else(|| change_set.resource_id.clone())
+            .unwrap_or_else(|| change_set.id.clone());
         let mut record = change_set_record(change_set, &outcome);
         match &outcome.status {
             Status::Reconciled => match (&git, base) {
                 (Some(git), Some(base)) => {
-                    let changes: Vec<(PathBuf, Option<String>)> = outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                    let changes: Vec<(PathBuf, Option<String>)> =
+                        outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
                     let branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
                     let message = commit_message(change_set, &outcome, &label);
                     let (branch, commit) = git.commit_on_branch(base, &branch, &changes, &message, &author)?;
@@ -161,7 +175,8 @@ pub fn load_catalog(config: &Config, repo: &Path) -> anyhow::Result<Catalog> {
     let mut catalog = Catalog::builtin();
     for path in config.recipes.catalogs.iter().rev() {
         let path = resolve(repo, path);
-        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read recipe catalog {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read recipe catalog {}", path.display()))?;
         catalog.extend_front(Catalog::from_toml(&text, &path.display().to_string())?);
     }
     Ok(catalog)
@@ -204,7 +219,8 @@ fn commit_message(change_set: &ChangeSet, outcome: &Outcome, label: &str) -> Str
         }
     }
     let actor = &change_set.actor;
-    let mut message = format!("drift: {label} {} ({}, {})\n\n", unique_calls.join(", "), actor.via.as_str(), actor.display_name);
+    let mut message =
+        format!("drift: {label} {} ({}, {})\n\n", unique_calls.join(", "), actor.via.as_str(), actor.display_name);
     if let Some(d) = &outcome.decision {
         message.push_str(&format!("Decision: {} ({})\n{}\n", d.kind.as_str(), d.rule, d.rationale));
     }

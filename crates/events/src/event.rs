@@ -66,10 +66,7 @@ pub struct Actor {
 impl Actor {
     /// The key that identifies one actor session: calls with the same key belong together.
     pub fn session_key(&self) -> String {
-        self.principal_arn
-            .clone()
-            .or_else(|| self.invoked_by.clone())
-            .unwrap_or_else(|| self.display_name.clone())
+        self.principal_arn.clone().or_else(|| self.invoked_by.clone()).unwrap_or_else(|| self.display_name.clone())
     }
 }
 

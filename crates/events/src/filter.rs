@@ -88,10 +88,7 @@ fn is_iac_principal(event: &ApiEvent, config: &FilterConfig) -> bool {
         assumed_role,
         actor.source_identity.as_deref(),
     ];
-    config
-        .iac_principals
-        .iter()
-        .any(|pattern| candidates.iter().flatten().any(|c| glob_match(pattern, c)))
+    config.iac_principals.iter().any(|pattern| candidates.iter().flatten().any(|c| glob_match(pattern, c)))
 }
 
 /// `*` matches any run of characters; everything else matches itself.
@@ -144,8 +141,14 @@ mod tests {
             (json!({"readOnly": true}), Disposition::Drop(DropReason::ReadOnly)),
             (json!({"managementEvent": false}), Disposition::Drop(DropReason::DataEvent)),
             (json!({"eventType": "AwsConsoleSignIn"}), Disposition::Drop(DropReason::NotApiCall)),
-            (json!({"userIdentity": tf_role.clone(), "userAgent": "Boto3/1.34"}), Disposition::Drop(DropReason::IacPrincipal)),
-            (json!({"userAgent": "APN/1.0 HashiCorp/1.0 Terraform/1.7.5"}), Disposition::Drop(DropReason::IacUserAgent)),
+            (
+                json!({"userIdentity": tf_role.clone(), "userAgent": "Boto3/1.34"}),
+                Disposition::Drop(DropReason::IacPrincipal),
+            ),
+            (
+                json!({"userAgent": "APN/1.0 HashiCorp/1.0 Terraform/1.7.5"}),
+                Disposition::Drop(DropReason::IacUserAgent),
+            ),
         ];
         for (patch, want) in cases {
             assert_eq!(classify(&event(patch.clone()), &config), want, "{patch}");

@@ -50,11 +50,12 @@ pub fn group(mut events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> 
     let mut open: std::collections::HashMap<(Option<String>, String), usize> = std::collections::HashMap::new();
     for event in events {
         let ids = resource_ids(&event);
-        let targets: Vec<Option<String>> = if ids.is_empty() { vec![None] } else { ids.into_iter().map(Some).collect() };
+        let targets: Vec<Option<String>> =
+            if ids.is_empty() { vec![None] } else { ids.into_iter().map(Some).collect() };
         for resource_id in targets {
             let key = (resource_id.clone(), event.actor.session_key());
-            let joinable = resource_id.is_some()
-                && open.get(&key).is_some_and(|&i| event.time - sets[i].last_time() <= window);
+            let joinable =
+                resource_id.is_some() && open.get(&key).is_some_and(|&i| event.time - sets[i].last_time() <= window);
             if joinable {
                 sets[open[&key]].events.push(event.clone());
             } else {
@@ -113,12 +114,7 @@ mod tests {
         let sets = group(events, &GroupConfig::default());
         assert_eq!(
             shape(&sets),
-            [
-                (Some("i-1"), vec!["1", "3"]),
-                (Some("i-1"), vec!["2"]),
-                (Some("i-1"), vec!["4"]),
-                (None, vec!["5"]),
-            ]
+            [(Some("i-1"), vec!["1", "3"]), (Some("i-1"), vec!["2"]), (Some("i-1"), vec!["4"]), (None, vec!["5"]),]
         );
         let again = group(sets.iter().flat_map(|s| s.events.clone()).collect(), &GroupConfig::default());
         assert_eq!(sets.iter().map(|s| &s.id).collect::<Vec<_>>(), again.iter().map(|s| &s.id).collect::<Vec<_>>());
@@ -127,7 +123,8 @@ mod tests {
     #[test]
     fn one_event_on_two_resources_joins_both() {
         let request = json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "i-2"}]}});
-        let sets = group(vec![ev("1", "2024-03-01T10:00:00Z", "alice", "CreateTags", request)], &GroupConfig::default());
+        let sets =
+            group(vec![ev("1", "2024-03-01T10:00:00Z", "alice", "CreateTags", request)], &GroupConfig::default());
         assert_eq!(shape(&sets), [(Some("i-1"), vec!["1"]), (Some("i-2"), vec!["1"])]);
         assert_ne!(sets[0].id, sets[1].id);
     }

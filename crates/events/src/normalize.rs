@@ -19,9 +19,7 @@ pub enum NormalizeError {
 /// Normalise one CloudTrail record.
 pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
     let obj = record.as_object().ok_or(NormalizeError::NotAnObject)?;
-    let text = |key: &'static str| -> Option<&str> {
-        obj.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-    };
+    let text = |key: &'static str| -> Option<&str> { obj.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) };
     let required = |key: &'static str| text(key).ok_or(NormalizeError::MissingField(key));
 
     let id = required("eventID")?.to_string();
@@ -31,10 +29,8 @@ pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
         .map_err(|_| NormalizeError::BadTime(raw_time.to_string()))?;
     let source = required("eventSource")?.to_string();
     let raw_name = required("eventName")?.to_string();
-    let identity = obj
-        .get("userIdentity")
-        .filter(|v| v.is_object())
-        .ok_or(NormalizeError::MissingField("userIdentity"))?;
+    let identity =
+        obj.get("userIdentity").filter(|v| v.is_object()).ok_or(NormalizeError::MissingField("userIdentity"))?;
     let user_agent = text("userAgent").unwrap_or_default().to_string();
     let from_console = matches!(obj.get("sessionCredentialFromConsole"), Some(v) if v == "true" || v == true);
     let actor = actor(identity, &user_agent, text("sourceIPAddress"), from_console);
@@ -90,17 +86,11 @@ pub fn normalize_api_name(name: &str) -> &str {
         end = start - 1;
     }
     let start = digits_from(end);
-    if end - start == 8 && start > 0 && bytes[start - 1].is_ascii_alphabetic() {
-        &name[..start]
-    } else {
-        name
-    }
+    if end - start == 8 && start > 0 && bytes[start - 1].is_ascii_alphabetic() { &name[..start] } else { name }
 }
 
 fn looks_read_only(name: &str) -> bool {
-    ["Describe", "Get", "List", "Head", "Lookup", "Search", "Check"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    ["Describe", "Get", "List", "Head", "Lookup", "Search", "Check"].iter().any(|p| name.starts_with(p))
 }
 
 fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>, console_flag: bool) -> Actor {
@@ -115,10 +105,9 @@ fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>, console_fl
     let issuer = context.get("sessionIssuer").unwrap_or(&Value::Null);
     let session_issuer = s(issuer, "arn");
     let session_name = match identity_type {
-        IdentityType::AssumedRole => principal_arn
-            .as_deref()
-            .and_then(|arn| arn.rsplit('/').next())
-            .map(str::to_string),
+        IdentityType::AssumedRole => {
+            principal_arn.as_deref().and_then(|arn| arn.rsplit('/').next()).map(str::to_string)
+        }
         _ => None,
     };
     let source_identity = s(context, "sourceIdentity").or_else(|| s(identity, "sourceIdentity"));
@@ -128,9 +117,9 @@ fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>, console_fl
     });
     let from_console = console_flag
         || context
-        .get("attributes")
-        .and_then(|a| a.get("sessionCredentialFromConsole"))
-        .is_some_and(|v| v == "true" || v == true);
+            .get("attributes")
+            .and_then(|a| a.get("sessionCredentialFromConsole"))
+            .is_some_and(|v| v == "true" || v == true);
     let via = call_via(identity_type, user_agent, invoked_by.as_deref(), from_console);
     let display_name = s(identity, "userName")
         .filter(|_| identity_type == IdentityType::IamUser)
@@ -144,16 +133,7 @@ fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>, console_fl
         .or_else(|| invoked_by.clone())
         .or_else(|| principal_arn.clone())
         .unwrap_or_else(|| "unknown".to_string());
-    Actor {
-        identity_type,
-        principal_arn,
-        session_issuer,
-        session_name,
-        source_identity,
-        invoked_by,
-        via,
-        display_name,
-    }
+    Actor { identity_type, principal_arn, session_issuer, session_name, source_identity, invoked_by, via, display_name }
 }
 
 fn call_via(identity_type: IdentityType, user_agent: &str, invoked_by: Option<&str>, from_console: bool) -> CallVia {
@@ -230,30 +210,46 @@ mod tests {
             (
                 json!({"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice", "accountId": "123456789012"}),
                 "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5 md/command#ec2.modify-instance-attribute",
-                IdentityType::IamUser, CallVia::Cli, "alice",
+                IdentityType::IamUser,
+                CallVia::Cli,
+                "alice",
             ),
             (
                 json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Admin_0123/carol@example.com",
                        "sessionContext": {"sessionIssuer": {"type": "Role", "arn": "arn:aws:iam::123456789012:role/aws-reserved/sso.amazonaws.com/AWSReservedSSO_Admin_0123"},
                                           "attributes": {"sessionCredentialFromConsole": "true"}}}),
-                "AWS Internal", IdentityType::AssumedRole, CallVia::Console, "carol@example.com",
+                "AWS Internal",
+                IdentityType::AssumedRole,
+                CallVia::Console,
+                "carol@example.com",
             ),
             (
                 json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/terraform-ci/run-42"}),
                 "APN/1.0 HashiCorp/1.0 Terraform/1.7.5 (+https://www.terraform.io) terraform-provider-aws/5.40.0",
-                IdentityType::AssumedRole, CallVia::Iac(IacTool::Terraform), "run-42",
+                IdentityType::AssumedRole,
+                CallVia::Iac(IacTool::Terraform),
+                "run-42",
             ),
             (
                 json!({"type": "AWSService", "invokedBy": "autoscaling.amazonaws.com"}),
-                "autoscaling.amazonaws.com", IdentityType::AwsService, CallVia::AwsService, "autoscaling.amazonaws.com",
+                "autoscaling.amazonaws.com",
+                IdentityType::AwsService,
+                CallVia::AwsService,
+                "autoscaling.amazonaws.com",
             ),
             (
                 json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/ops/bot", "sessionContext": {"sourceIdentity": "dave"}}),
-                "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0", IdentityType::AssumedRole, CallVia::Sdk, "dave",
+                "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0",
+                IdentityType::AssumedRole,
+                CallVia::Sdk,
+                "dave",
             ),
             (
                 json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/tofu/x"}),
-                "OpenTofu/1.6.2 terraform-provider-aws/5.40.0", IdentityType::AssumedRole, CallVia::Iac(IacTool::OpenTofu), "x",
+                "OpenTofu/1.6.2 terraform-provider-aws/5.40.0",
+                IdentityType::AssumedRole,
+                CallVia::Iac(IacTool::OpenTofu),
+                "x",
             ),
         ];
         for (identity, ua, ty, via, name) in cases {

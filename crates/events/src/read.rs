@@ -108,7 +108,10 @@ fn from_single_document(value: Value, origin: &str) -> Result<RecordBatch, ReadE
     if let Some(records) = value.get("Records") {
         return match records.as_array() {
             Some(list) => Ok(from_list(list, origin)),
-            None => Err(ReadError::NotCloudTrail { origin: origin.to_string(), found: "object whose Records is not a list" }),
+            None => Err(ReadError::NotCloudTrail {
+                origin: origin.to_string(),
+                found: "object whose Records is not a list",
+            }),
         };
     }
     if value.get("eventID").is_some() || value.get("detail-type").is_some() {
@@ -215,7 +218,11 @@ mod tests {
         assert_eq!(batch.bad[0].location, "trail.json: record 2");
         assert!(batch.bad[0].reason.contains("eventID"), "{}", batch.bad[0].reason);
 
-        let lines = format!("{}\n{{not json\n{{\"detail-type\":\"Scheduled Event\",\"detail\":{{}}}}\n{}\n", rec("a"), rec("c"));
+        let lines = format!(
+            "{}\n{{not json\n{{\"detail-type\":\"Scheduled Event\",\"detail\":{{}}}}\n{}\n",
+            rec("a"),
+            rec("c")
+        );
         let batch = decode(lines.as_bytes(), "f.jsonl").unwrap();
         assert_eq!(ids(&batch), ["a", "c"]);
         let locations: Vec<_> = batch.bad.iter().map(|b| b.location.as_str()).collect();

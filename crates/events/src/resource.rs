@@ -55,9 +55,8 @@ const MAX_DEPTH: usize = 4;
 
 /// The identifiers of the resources an event changes, in order, without duplicates.
 pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
-    let creation = ["Create", "Run", "Allocate", "Register", "Import", "Copy"]
-        .iter()
-        .any(|p| event.name.starts_with(p));
+    let creation =
+        ["Create", "Run", "Allocate", "Register", "Import", "Copy"].iter().any(|p| event.name.starts_with(p));
     let sources: &[&Value] = if creation { &[&event.response, &event.request] } else { &[&event.request] };
     for source in sources {
         for key in ID_KEYS {
@@ -121,19 +120,61 @@ mod tests {
 
     #[test]
     fn identifiers_by_api_shape() {
-        assert_eq!(ids("ModifyInstanceAttribute", json!({"instanceId": "i-1", "instanceType": {"value": "t3.large"}}), json!({"_return": true})), ["i-1"]);
         assert_eq!(
-            ids("CreateTags", json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "sg-2"}, {"resourceId": "i-1"}]},
-                                     "tagSet": {"items": [{"key": "a", "value": "b"}]}}), json!({"_return": true})),
+            ids(
+                "ModifyInstanceAttribute",
+                json!({"instanceId": "i-1", "instanceType": {"value": "t3.large"}}),
+                json!({"_return": true})
+            ),
+            ["i-1"]
+        );
+        assert_eq!(
+            ids(
+                "CreateTags",
+                json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "sg-2"}, {"resourceId": "i-1"}]},
+                                     "tagSet": {"items": [{"key": "a", "value": "b"}]}}),
+                json!({"_return": true})
+            ),
             ["i-1", "sg-2"]
         );
-        assert_eq!(ids("CreateSecurityGroup", json!({"groupName": "web", "vpcId": "vpc-1"}), json!({"_return": true, "groupId": "sg-9"})), ["sg-9"]);
-        assert_eq!(ids("CreateQueue", json!({"queueName": "jobs"}), json!({"queueUrl": "https://sqs/1/jobs"})), ["https://sqs/1/jobs"]);
+        assert_eq!(
+            ids(
+                "CreateSecurityGroup",
+                json!({"groupName": "web", "vpcId": "vpc-1"}),
+                json!({"_return": true, "groupId": "sg-9"})
+            ),
+            ["sg-9"]
+        );
+        assert_eq!(
+            ids("CreateQueue", json!({"queueName": "jobs"}), json!({"queueUrl": "https://sqs/1/jobs"})),
+            ["https://sqs/1/jobs"]
+        );
         assert_eq!(ids("CreateBucket", json!({"bucketName": "b", "Host": "b.s3.amazonaws.com"}), Value::Null), ["b"]);
-        assert_eq!(ids("CreateRole", json!({"roleName": "r", "assumeRolePolicyDocument": "{}"}), json!({"role": {"roleName": "r", "arn": "arn:r"}})), ["r"]);
+        assert_eq!(
+            ids(
+                "CreateRole",
+                json!({"roleName": "r", "assumeRolePolicyDocument": "{}"}),
+                json!({"role": {"roleName": "r", "arn": "arn:r"}})
+            ),
+            ["r"]
+        );
         assert_eq!(ids("AttachRolePolicy", json!({"roleName": "r", "policyArn": "arn:p"}), Value::Null), ["r"]);
-        assert_eq!(ids("CreateTable", json!({"tableName": "t"}), json!({"tableDescription": {"tableName": "t", "tableArn": "arn:t"}})), ["t"]);
-        assert_eq!(ids("TerminateInstances", json!({"instancesSet": {"items": [{"instanceId": "i-1"}, {"instanceId": "i-2"}]}}), Value::Null), ["i-1", "i-2"]);
+        assert_eq!(
+            ids(
+                "CreateTable",
+                json!({"tableName": "t"}),
+                json!({"tableDescription": {"tableName": "t", "tableArn": "arn:t"}})
+            ),
+            ["t"]
+        );
+        assert_eq!(
+            ids(
+                "TerminateInstances",
+                json!({"instancesSet": {"items": [{"instanceId": "i-1"}, {"instanceId": "i-2"}]}}),
+                Value::Null
+            ),
+            ["i-1", "i-2"]
+        );
         assert_eq!(ids("DeleteAlarms", json!({"alarmNames": ["a", "b"]}), Value::Null), ["a", "b"]);
         assert!(ids("DoSomething", json!({"flag": true}), Value::Null).is_empty());
     }

@@ -75,7 +75,9 @@ pub fn decide(change_set: &ChangeSet, plan: &Plan) -> (Decision, Plan) {
             let mut ops = Vec::new();
             for op in &change.ops {
                 match op {
-                    Op::Set { path, .. } if path.0.len() == 1 && matches!(&path.0[0], Seg::Name(n) if fields.contains(&n.as_str())) => {
+                    Op::Set { path, .. }
+                        if path.0.len() == 1 && matches!(&path.0[0], Seg::Name(n) if fields.contains(&n.as_str())) =>
+                    {
                         let attr = path.to_string();
                         owned.push(format!("{}.{attr}", change.address));
                         ops.push(Op::IgnoreChanges { attr });
@@ -99,7 +101,10 @@ pub fn decide(change_set: &ChangeSet, plan: &Plan) -> (Decision, Plan) {
     let decision = Decision {
         kind: DecisionKind::Reconcile,
         rule: "default: reconcile ordinary changes".into(),
-        rationale: format!("{} changed the resource outside Terraform; the code is updated to match the cloud", describe_actor(change_set)),
+        rationale: format!(
+            "{} changed the resource outside Terraform; the code is updated to match the cloud",
+            describe_actor(change_set)
+        ),
     };
     (decision, plan.clone())
 }
@@ -116,7 +121,9 @@ fn owning_service(change_set: &ChangeSet) -> Option<&'static str> {
         .flatten()
         .collect::<Vec<_>>()
         .join(" ");
-    let by_service = actor.identity_type == IdentityType::AwsService || actor.via == CallVia::AwsService || text.contains("AWSServiceRoleFor");
+    let by_service = actor.identity_type == IdentityType::AwsService
+        || actor.via == CallVia::AwsService
+        || text.contains("AWSServiceRoleFor");
     if !by_service {
         return None;
     }
@@ -139,22 +146,29 @@ fn security_weakening(event: &ApiEvent) -> Option<String> {
     match (event.service(), name) {
         ("ec2", "AuthorizeSecurityGroupIngress") | ("ec2", "ModifySecurityGroupRules") => {
             let cidrs = strings_under(r, &["cidrIp", "cidrIpv6", "CidrIpv4", "CidrIpv6", "cidrIpv4"]);
-            cidrs.iter().find(|c| OPEN_CIDRS.contains(&c.as_str())).and_then(|c| says(&format!("opens ingress from {c} (the whole internet)")))
+            cidrs
+                .iter()
+                .find(|c| OPEN_CIDRS.contains(&c.as_str()))
+                .and_then(|c| says(&format!("opens ingress from {c} (the whole internet)")))
         }
         ("s3", "PutPublicAccessBlock") | ("s3", "PutAccountPublicAccessBlock") => {
-            let flags = bools_under(r, &["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]);
+            let flags =
+                bools_under(r, &["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]);
             flags.contains(&false).then(|| format!("{} turns public access protection off", event.raw_name))
         }
         ("s3", "DeletePublicAccessBlock") => says("removes public access protection"),
         ("s3", "DeleteBucketEncryption") => says("turns default encryption off"),
         ("s3", "PutBucketAcl") => {
             let text = r.to_string();
-            (text.contains("AllUsers") || text.contains("public-read")).then(|| format!("{} makes the bucket public", event.raw_name))
+            (text.contains("AllUsers") || text.contains("public-read"))
+                .then(|| format!("{} makes the bucket public", event.raw_name))
         }
         ("s3", "PutBucketPolicy") => {
             let text = r.to_string().replace(' ', "");
-            (text.contains("\\\"Principal\\\":\\\"*\\\"") || text.contains("\"Principal\":\"*\"") || text.contains("\\\"AWS\\\":\\\"*\\\""))
-                .then(|| format!("{} grants access to everyone", event.raw_name))
+            (text.contains("\\\"Principal\\\":\\\"*\\\"")
+                || text.contains("\"Principal\":\"*\"")
+                || text.contains("\\\"AWS\\\":\\\"*\\\""))
+            .then(|| format!("{} grants access to everyone", event.raw_name))
         }
         ("s3", "DeleteBucketLogging") => says("turns access logging off"),
         ("s3", "PutBucketLogging") => {
@@ -163,14 +177,21 @@ fn security_weakening(event: &ApiEvent) -> Option<String> {
         }
         ("cloudtrail", "StopLogging") | ("cloudtrail", "DeleteTrail") => says("turns audit logging off"),
         ("ec2", "DeleteFlowLogs") => says("turns VPC flow logs off"),
-        ("kms", "DisableKeyRotation") | ("kms", "ScheduleKeyDeletion") | ("kms", "DisableKey") => says("weakens encryption keys"),
-        ("iam", "PutRolePolicy") | ("iam", "PutUserPolicy") | ("iam", "PutGroupPolicy") | ("iam", "CreatePolicy") | ("iam", "CreatePolicyVersion") => {
+        ("kms", "DisableKeyRotation") | ("kms", "ScheduleKeyDeletion") | ("kms", "DisableKey") => {
+            says("weakens encryption keys")
+        }
+        ("iam", "PutRolePolicy")
+        | ("iam", "PutUserPolicy")
+        | ("iam", "PutGroupPolicy")
+        | ("iam", "CreatePolicy")
+        | ("iam", "CreatePolicyVersion") => {
             let doc = strings_under(r, &["policyDocument"]).join(" ");
             has_wildcard_action(&doc).then(|| format!("{} grants wildcard IAM permissions", event.raw_name))
         }
         ("iam", "AttachRolePolicy") | ("iam", "AttachUserPolicy") | ("iam", "AttachGroupPolicy") => {
             let arn = strings_under(r, &["policyArn"]).join(" ");
-            (arn.ends_with("/AdministratorAccess") || arn.ends_with("/IAMFullAccess")).then(|| format!("{} grants administrator access", event.raw_name))
+            (arn.ends_with("/AdministratorAccess") || arn.ends_with("/IAMFullAccess"))
+                .then(|| format!("{} grants administrator access", event.raw_name))
         }
         ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
             let public = bools_under(r, &["publiclyAccessible"]).contains(&true);
@@ -280,16 +301,70 @@ mod tests {
         let ingress = |cidr: &str| json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipProtocol": "tcp", "fromPort": 22, "toPort": 22, "ipRanges": {"items": [{"cidrIp": cidr}]}}]}});
         let plain = plan_setting("aws_instance", "instance_type", json!("t3.large"));
         let cases = [
-            (alice.clone(), "ec2.amazonaws.com", "ModifyInstanceAttribute", json!({"instanceId": "i-1"}), plain.clone(), DecisionKind::Reconcile),
-            (alice.clone(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("0.0.0.0/0"), plain.clone(), DecisionKind::Escalate),
-            (alice.clone(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("10.0.0.0/8"), plain.clone(), DecisionKind::Reconcile),
-            (alice.clone(), "s3.amazonaws.com", "PutPublicAccessBlock", json!({"PublicAccessBlockConfiguration": {"BlockPublicAcls": false}}), plain.clone(), DecisionKind::Escalate),
-            (alice.clone(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"*\",\"Resource\":\"*\"}]}"}), plain.clone(), DecisionKind::Escalate),
-            (alice.clone(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}]}"}), plain.clone(), DecisionKind::Reconcile),
-            (asg_service.clone(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}),
-             plan_setting("aws_autoscaling_group", "desired_capacity", json!(4)), DecisionKind::IgnoreChanges),
-            (asg_service, "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}),
-             plan_setting("aws_autoscaling_group", "max_size", json!(9)), DecisionKind::Reconcile),
+            (
+                alice.clone(),
+                "ec2.amazonaws.com",
+                "ModifyInstanceAttribute",
+                json!({"instanceId": "i-1"}),
+                plain.clone(),
+                DecisionKind::Reconcile,
+            ),
+            (
+                alice.clone(),
+                "ec2.amazonaws.com",
+                "AuthorizeSecurityGroupIngress",
+                ingress("0.0.0.0/0"),
+                plain.clone(),
+                DecisionKind::Escalate,
+            ),
+            (
+                alice.clone(),
+                "ec2.amazonaws.com",
+                "AuthorizeSecurityGroupIngress",
+                ingress("10.0.0.0/8"),
+                plain.clone(),
+                DecisionKind::Reconcile,
+            ),
+            (
+                alice.clone(),
+                "s3.amazonaws.com",
+                "PutPublicAccessBlock",
+                json!({"PublicAccessBlockConfiguration": {"BlockPublicAcls": false}}),
+                plain.clone(),
+                DecisionKind::Escalate,
+            ),
+            (
+                alice.clone(),
+                "iam.amazonaws.com",
+                "PutRolePolicy",
+                json!({"policyDocument": "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"*\",\"Resource\":\"*\"}]}"}),
+                plain.clone(),
+                DecisionKind::Escalate,
+            ),
+            (
+                alice.clone(),
+                "iam.amazonaws.com",
+                "PutRolePolicy",
+                json!({"policyDocument": "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}]}"}),
+                plain.clone(),
+                DecisionKind::Reconcile,
+            ),
+            (
+                asg_service.clone(),
+                "autoscaling.amazonaws.com",
+                "UpdateAutoScalingGroup",
+                json!({"autoScalingGroupName": "web"}),
+                plan_setting("aws_autoscaling_group", "desired_capacity", json!(4)),
+                DecisionKind::IgnoreChanges,
+            ),
+            (
+                asg_service,
+                "autoscaling.amazonaws.com",
+                "UpdateAutoScalingGroup",
+                json!({"autoScalingGroupName": "web"}),
+                plan_setting("aws_autoscaling_group", "max_size", json!(9)),
+                DecisionKind::Reconcile,
+            ),
         ];
         for (identity, source, name, request, plan, want) in cases {
             let (decision, out) = decide(&change_set(identity, source, name, request.clone()), &plan);

@@ -11,7 +11,9 @@ use git2::{BranchType, IndexEntry, IndexTime, Oid, Repository, Signature, Status
 pub enum PublishError {
     #[error("{path} is not a git repository ({message}); run `git init` there or point --repo at the repository")]
     NotARepository { path: String, message: String },
-    #[error("{path} has uncommitted changes ({files}); commit or stash them first so driftback's branches start from a known base")]
+    #[error(
+        "{path} has uncommitted changes ({files}); commit or stash them first so driftback's branches start from a known base"
+    )]
     Dirty { path: String, files: String },
     #[error("{path} has no commits yet; commit the Terraform code first")]
     NoCommits { path: String },
@@ -55,7 +57,10 @@ impl GitRepo {
             message: e.message().to_string(),
         })?;
         if repo.is_bare() {
-            return Err(PublishError::NotARepository { path: path.display().to_string(), message: "it is bare".into() });
+            return Err(PublishError::NotARepository {
+                path: path.display().to_string(),
+                message: "it is bare".into(),
+            });
         }
         if repo.head().is_err() {
             return Err(PublishError::NoCommits { path: path.display().to_string() });
@@ -208,18 +213,26 @@ mod tests {
         let repo = GitRepo::open_clean(dir.path()).unwrap();
         let base = repo.head_commit().unwrap();
         let changes = vec![
-            (PathBuf::from("main.tf"), Some("resource \"aws_instance\" \"web\" {\n  instance_type = \"t3.large\"\n}\n".to_string())),
+            (
+                PathBuf::from("main.tf"),
+                Some("resource \"aws_instance\" \"web\" {\n  instance_type = \"t3.large\"\n}\n".to_string()),
+            ),
             (PathBuf::from("modules/x/new.tf"), Some("# new\n".to_string())),
         ];
-        let (branch, commit) = repo.commit_on_branch(base, "driftback/web", &changes, "drift: web", &Author::default()).unwrap();
+        let (branch, commit) =
+            repo.commit_on_branch(base, "driftback/web", &changes, "drift: web", &Author::default()).unwrap();
         assert_eq!(branch, "driftback/web");
         assert_eq!(repo.head_commit().unwrap(), base, "HEAD does not move");
-        assert_eq!(std::fs::read_to_string(dir.path().join("main.tf")).unwrap(), "resource \"aws_instance\" \"web\" {}\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("main.tf")).unwrap(),
+            "resource \"aws_instance\" \"web\" {}\n"
+        );
         assert!(raw.statuses(None).unwrap().iter().all(|s| s.path().ok() != Some("main.tf")));
         let diff = repo.diff_of(commit).unwrap();
         assert!(diff.contains("+  instance_type = \"t3.large\""), "{diff}");
         assert!(diff.contains("modules/x/new.tf"), "{diff}");
-        let (again, _) = repo.commit_on_branch(base, "driftback/web", &changes[..1], "drift: web", &Author::default()).unwrap();
+        let (again, _) =
+            repo.commit_on_branch(base, "driftback/web", &changes[..1], "drift: web", &Author::default()).unwrap();
         assert_eq!(again, "driftback/web-2");
     }
 
@@ -239,7 +252,13 @@ mod tests {
 
     #[test]
     fn branch_names_are_safe() {
-        assert_eq!(branch_name("driftback", "aws_instance.web", "cs-0123456789abcdef"), "driftback/aws_instance.web-01234567");
-        assert_eq!(branch_name("driftback", "module.a[\"x y\"].aws_s3_bucket.b", "cs-ff"), "driftback/module.a-x-y.aws_s3_bucket.b-ff");
+        assert_eq!(
+            branch_name("driftback", "aws_instance.web", "cs-0123456789abcdef"),
+            "driftback/aws_instance.web-01234567"
+        );
+        assert_eq!(
+            branch_name("driftback", "module.a[\"x y\"].aws_s3_bucket.b", "cs-ff"),
+            "driftback/module.a-x-y.aws_s3_bucket.b-ff"
+        );
     }
 }

@@ -61,6 +61,9 @@ pub struct Recipe {
     pub block_remove: Vec<BlockRule>,
     #[serde(default)]
     pub delete: bool,
+    /// A run-time operation with no configuration counterpart (stop, start, reboot, purge): no drift.
+    #[serde(default)]
+    pub no_op: bool,
     #[serde(default)]
     pub create: Option<CreateRule>,
     /// Add a companion resource (an attachment) with an import block.
@@ -215,8 +218,8 @@ impl Catalog {
     }
 
     pub fn from_toml(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
-        let catalog: Catalog =
-            toml::from_str(text).map_err(|e| CatalogError::Syntax { origin: origin.to_string(), message: e.to_string() })?;
+        let catalog: Catalog = toml::from_str(text)
+            .map_err(|e| CatalogError::Syntax { origin: origin.to_string(), message: e.to_string() })?;
         catalog.check(origin)?;
         Ok(catalog)
     }
@@ -235,7 +238,8 @@ impl Catalog {
     fn check(&self, origin: &str) -> Result<(), CatalogError> {
         let mut seen = std::collections::BTreeSet::new();
         for r in &self.recipes {
-            let invalid = |message: String| CatalogError::Invalid { origin: origin.to_string(), id: r.id.clone(), message };
+            let invalid =
+                |message: String| CatalogError::Invalid { origin: origin.to_string(), id: r.id.clone(), message };
             if r.id.is_empty() {
                 return Err(invalid("`id` is empty".into()));
             }
@@ -243,7 +247,10 @@ impl Catalog {
                 return Err(invalid("duplicate id".into()));
             }
             if !r.source.ends_with(".amazonaws.com") {
-                return Err(invalid(format!("`source` {:?} is not an AWS event source like `ec2.amazonaws.com`", r.source)));
+                return Err(invalid(format!(
+                    "`source` {:?} is not an AWS event source like `ec2.amazonaws.com`",
+                    r.source
+                )));
             }
             if r.events.is_empty() || r.types.is_empty() {
                 return Err(invalid("`events` and `types` must not be empty".into()));
@@ -257,14 +264,18 @@ impl Catalog {
                 + !r.block_add.is_empty() as usize
                 + !r.block_remove.is_empty() as usize
                 + r.delete as usize
+                + r.no_op as usize
                 + r.create.is_some() as usize
                 + r.attach.is_some() as usize
                 + r.rules.is_some() as usize
                 + r.rules_remove.is_some() as usize;
             if actions == 0 {
-                return Err(invalid("says nothing to do (no set, map_*, block_*, delete, create, attach or rules)".into()));
+                return Err(invalid(
+                    "says nothing to do (no set, map_*, block_*, delete, create, attach or rules)".into(),
+                ));
             }
-            for rule in r.set.iter().map(|s| &s.path).chain(r.remove.iter()).chain(r.map_merge.iter().map(|m| &m.path)) {
+            for rule in r.set.iter().map(|s| &s.path).chain(r.remove.iter()).chain(r.map_merge.iter().map(|m| &m.path))
+            {
                 driftback_terraform::AttrPath::parse(rule).map_err(invalid)?;
             }
             for m in r.map_merge.iter().chain(&r.map_replace) {
@@ -307,9 +318,17 @@ mod tests {
 
     #[test]
     fn bad_catalogs_are_refused_with_the_recipe_named() {
-        let err = Catalog::from_toml("[[recipe]]\nid = \"x\"\nsource = \"ec2\"\nevents = [\"A\"]\ntypes = [\"*\"]\nremove = [\"tags\"]\n", "c.toml").unwrap_err();
+        let err = Catalog::from_toml(
+            "[[recipe]]\nid = \"x\"\nsource = \"ec2\"\nevents = [\"A\"]\ntypes = [\"*\"]\nremove = [\"tags\"]\n",
+            "c.toml",
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("recipe \"x\""), "{err}");
-        let err = Catalog::from_toml("[[recipe]]\nid = \"x\"\nsource = \"ec2.amazonaws.com\"\nevents = [\"A\"]\ntypes = [\"*\"]\n", "c.toml").unwrap_err();
+        let err = Catalog::from_toml(
+            "[[recipe]]\nid = \"x\"\nsource = \"ec2.amazonaws.com\"\nevents = [\"A\"]\ntypes = [\"*\"]\n",
+            "c.toml",
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("nothing to do"), "{err}");
         let err = Catalog::from_toml("[[recipe]]\nid = \"x\"\nsorce = 1\n", "c.toml").unwrap_err();
         assert!(err.to_string().contains("sorce"), "{err}");

@@ -83,7 +83,10 @@ mod tests {
             "Tagging": {"TagSet": {"Tag": {"Key": "a", "Value": "b"}}}
         });
         assert_eq!(value_at(&v, "instanceType.value"), Some(json!("t3.large")));
-        assert_eq!(value_at(&v, "ipPermissions.items[0].ipRanges.items[*].cidrIp"), Some(json!(["10.0.0.0/8", "10.1.0.0/16"])));
+        assert_eq!(
+            value_at(&v, "ipPermissions.items[0].ipRanges.items[*].cidrIp"),
+            Some(json!(["10.0.0.0/8", "10.1.0.0/16"]))
+        );
         assert_eq!(value_at(&v, "ipPermissions.items[0].ipv6Ranges.items[*].cidrIpv6"), None);
         assert_eq!(value_at(&v, "Tagging.TagSet.Tag[*].Key"), Some(json!(["a"])));
         assert_eq!(value_at(&v, "nope.x"), None);

@@ -51,7 +51,9 @@ pub enum PlanError {
     NoResource { name: String },
     #[error("{name} on {id:?} matches several resources in the state ({addresses}); a person must choose")]
     Ambiguous { id: String, name: String, addresses: String },
-    #[error("the new value of `{path}` is hidden by CloudTrail ({REDACTED}) or is a secret; it will not be written into code")]
+    #[error(
+        "the new value of `{path}` is hidden by CloudTrail ({REDACTED}) or is a secret; it will not be written into code"
+    )]
     Secret { path: String },
     #[error("recipe {recipe}: {message}")]
     Recipe { recipe: String, message: String },
@@ -61,7 +63,18 @@ pub enum PlanError {
 pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Repo) -> Result<Plan, PlanError> {
     let mut planner = Planner { catalog, state, repo, plan: Plan::default(), created: BTreeMap::new() };
     for event in &change_set.events {
-        planner.event(event, change_set.resource_id.as_deref())?;
+        match planner.event(event, change_set.resource_id.as_deref()) {
+            Ok(()) => {}
+            // A resource adopted by import shows any remaining difference in `terraform plan`;
+            // calls after its creation that no recipe knows are noted, not fatal.
+            Err(PlanError::NoRecipe { service, name }) if !planner.created.is_empty() => {
+                planner
+                    .plan
+                    .notes
+                    .push(format!("{service} {name} is not codified; review `terraform plan` after the import"));
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(planner.plan)
 }
@@ -86,6 +99,10 @@ impl Planner<'_> {
         if recipes.is_empty() {
             return Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() });
         }
+        if recipes.iter().all(|r| r.no_op) {
+            self.plan.notes.push(format!("{} changes no configuration", event.raw_name));
+            return Ok(());
+        }
         let mut last_missing = None;
         for recipe in &recipes {
             let id = match &recipe.key {
@@ -102,7 +119,11 @@ impl Planner<'_> {
                 },
             };
             if let Some(cond) = &recipe.if_state_has {
-                let has = self.state.instances.iter().any(|i| i.address.rtype == cond.rtype && i.attr_str(&cond.attr) == Some(&id));
+                let has = self
+                    .state
+                    .instances
+                    .iter()
+                    .any(|i| i.address.rtype == cond.rtype && i.attr_str(&cond.attr) == Some(&id));
                 if !has {
                     continue;
                 }
@@ -180,7 +201,9 @@ impl Planner<'_> {
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
         }
         if let Some(rule) = &recipe.set_named {
-            if let (Some(Value::String(name)), Some(value)) = (event_value(event, &rule.name), event_value(event, &rule.value)) {
+            if let (Some(Value::String(name)), Some(value)) =
+                (event_value(event, &rule.name), event_value(event, &rule.value))
+            {
                 if let Some(path) = rule.paths.get(&name) {
                     let path = parse_path(path)?;
                     check_secret(&path, &value)?;
@@ -209,7 +232,13 @@ impl Planner<'_> {
         for rule in &recipe.map_remove {
             let keys: Vec<String> = match (&rule.items, &rule.key) {
                 (Some(items), Some(key)) => event_value(event, items)
-                    .map(|v| as_list(&v).iter().filter_map(|i| value_at(i, key)).filter_map(|k| k.as_str().map(str::to_string)).collect())
+                    .map(|v| {
+                        as_list(&v)
+                            .iter()
+                            .filter_map(|i| value_at(i, key))
+                            .filter_map(|k| k.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 (Some(items), None) => event_value(event, items)
                     .map(|v| as_list(&v).iter().filter_map(|k| k.as_str().map(str::to_string)).collect())
@@ -234,12 +263,19 @@ impl Planner<'_> {
             }
             let path = parse_path(&rule.path)?;
             check_secret(&path, &Value::Object(entries.clone()))?;
-            ops.push(if entries.is_empty() { Op::Remove { path } } else { Op::Set { path, value: AttrValue::Literal(Value::Object(entries)) } });
+            ops.push(if entries.is_empty() {
+                Op::Remove { path }
+            } else {
+                Op::Set { path, value: AttrValue::Literal(Value::Object(entries)) }
+            });
         }
         for rule in &recipe.block_add {
             for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
                 let attrs = item_attrs(&item, &rule.attrs);
-                let spec = BlockSpec { attrs: attrs.into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect(), blocks: vec![] };
+                let spec = BlockSpec {
+                    attrs: attrs.into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect(),
+                    blocks: vec![],
+                };
                 ops.push(Op::AddBlock { block_type: rule.block.clone(), spec });
             }
         }
@@ -259,7 +295,8 @@ impl Planner<'_> {
                 spec.attrs.push((attr.clone(), self.reference_or_literal(value, address)));
             }
             let import_id = fill_template(&rule.import_id, event);
-            let policy = event_value(event, "policyArn").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let policy =
+                event_value(event, "policyArn").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
             let policy_name = policy.rsplit('/').next().unwrap_or("policy");
             let name = self.unique_name(&rule.rtype, &format!("{}_{}", address.name, policy_name));
             let new = Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
@@ -270,14 +307,25 @@ impl Planner<'_> {
                 let Some(Value::String(rule_id)) = value_at(&item, &rule.id) else { continue };
                 let mut spec = BlockSpec::default();
                 for (attr, value) in item_attrs(&item, &rule.attrs) {
-                    let v = if attr == "security_group_id" { self.reference_or_literal(value, address) } else { AttrValue::Literal(value) };
+                    let v = if attr == "security_group_id" {
+                        self.reference_or_literal(value, address)
+                    } else {
+                        AttrValue::Literal(value)
+                    };
                     spec.attrs.push((attr, v));
                 }
                 let port = value_at(&item, "fromPort").map(|p| p.to_string()).unwrap_or_default();
-                let proto = value_at(&item, "ipProtocol").and_then(|p| p.as_str().map(str::to_string)).unwrap_or_default();
-                let base = format!("{}_{}_{}", address.name, if proto == "-1" { "all" } else { &proto }, port.trim_matches('-'));
+                let proto =
+                    value_at(&item, "ipProtocol").and_then(|p| p.as_str().map(str::to_string)).unwrap_or_default();
+                let base = format!(
+                    "{}_{}_{}",
+                    address.name,
+                    if proto == "-1" { "all" } else { &proto },
+                    port.trim_matches('-')
+                );
                 let name = self.unique_name(&rule.rtype, &base);
-                let new = Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
+                let new =
+                    Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
                 self.push(new, vec![Op::CreateResource { spec, import_id: rule_id }], &recipe.id, true);
             }
         }
@@ -286,8 +334,13 @@ impl Planner<'_> {
             let ids: Vec<String> = event_value(event, &rule.ids)
                 .map(|v| as_list(&v).iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
                 .unwrap_or_default();
-            let group_id = event_value(event, "groupId").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            let mut targets: Vec<Address> = ids.iter().flat_map(|id| self.state.find(id, &[&rule.rtype], &["id"])).map(|i| i.address.clone()).collect();
+            let group_id =
+                event_value(event, "groupId").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let mut targets: Vec<Address> = ids
+                .iter()
+                .flat_map(|id| self.state.find(id, &[&rule.rtype], &["id"]))
+                .map(|i| i.address.clone())
+                .collect();
             if targets.is_empty() {
                 for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
                     let want = item_attrs(&item, &rule.matching);
@@ -295,10 +348,14 @@ impl Planner<'_> {
                         self.state
                             .instances
                             .iter()
-                            .filter(|i| i.address.rtype == rule.rtype && i.attr_str("security_group_id") == Some(&group_id))
+                            .filter(|i| {
+                                i.address.rtype == rule.rtype && i.attr_str("security_group_id") == Some(&group_id)
+                            })
                             .filter(|i| {
                                 want.iter().all(|(k, v)| {
-                                    i.attributes.get(k).is_some_and(|have| driftback_terraform::patch::values_equal(have, v))
+                                    i.attributes
+                                        .get(k)
+                                        .is_some_and(|have| driftback_terraform::patch::values_equal(have, v))
                                 })
                             })
                             .map(|i| i.address.clone()),
@@ -340,14 +397,19 @@ impl Planner<'_> {
         }
         for (attr, pick) in &rule.keys {
             let items = event_value(event, &pick.items).map(|v| as_list(&v)).unwrap_or_default();
-            let chosen = items.iter().find(|i| pick.when.iter().all(|(k, v)| value_at(i, k).as_ref().and_then(Value::as_str) == Some(v)));
+            let chosen = items
+                .iter()
+                .find(|i| pick.when.iter().all(|(k, v)| value_at(i, k).as_ref().and_then(Value::as_str) == Some(v)));
             if let Some(value) = chosen.and_then(|i| value_at(i, &pick.value)) {
                 spec.attrs.push((attr.clone(), AttrValue::Literal(value)));
             }
         }
         for (block_type, items_block) in &rule.blocks {
             for item in event_value(event, &items_block.items).map(|v| as_list(&v)).unwrap_or_default() {
-                let attrs = item_attrs(&item, &items_block.attrs).into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect();
+                let attrs = item_attrs(&item, &items_block.attrs)
+                    .into_iter()
+                    .map(|(k, v)| (k, AttrValue::Literal(v)))
+                    .collect();
                 spec.blocks.push((block_type.clone(), BlockSpec { attrs, blocks: vec![] }));
             }
         }
@@ -394,7 +456,11 @@ impl Planner<'_> {
         let taken = |name: &str| {
             self.state.instances.iter().any(|i| i.address.rtype == rtype && i.address.name == name)
                 || self.plan.changes.iter().any(|c| c.address.rtype == rtype && c.address.name == name)
-                || self.repo.modules.values().any(|dir| self.repo.resources_of_type(dir, rtype).iter().any(|(_, n)| n == name))
+                || self
+                    .repo
+                    .modules
+                    .values()
+                    .any(|dir| self.repo.resources_of_type(dir, rtype).iter().any(|(_, n)| n == name))
         };
         let mut name = base.clone();
         let mut n = 2;
@@ -456,9 +522,12 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
 
 fn convert(value: Value, convert: Option<Convert>) -> Value {
     match (convert, &value) {
-        (Some(Convert::Number), Value::String(s)) => {
-            s.trim().parse::<i64>().map(Value::from).or_else(|_| s.trim().parse::<f64>().map(Value::from)).unwrap_or(value)
-        }
+        (Some(Convert::Number), Value::String(s)) => s
+            .trim()
+            .parse::<i64>()
+            .map(Value::from)
+            .or_else(|_| s.trim().parse::<f64>().map(Value::from))
+            .unwrap_or(value),
         (Some(Convert::Bool), Value::String(s)) => match s.to_ascii_lowercase().as_str() {
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
@@ -514,21 +583,7 @@ fn fill_template(template: &str, event: &ApiEvent) -> String {
     out
 }
 
-/// The provider's `default_tags` (literal values only), from the root module.
+/// The provider's `default_tags`, evaluated in the root module.
 pub fn default_tags(repo: &Repo) -> Map<String, Value> {
-    let mut out = Map::new();
-    let Some(root) = repo.module_dir("") else { return out };
-    for (file, body) in repo.parsed_tf_in(root) {
-        let text = &repo.files[file];
-        for provider in body.blocks().filter(|b| b.ident.as_str() == "provider") {
-            for dt in provider.body.get_blocks("default_tags") {
-                if let Some(attr) = dt.body.get_attribute("tags") {
-                    if let Some(Value::Object(map)) = driftback_terraform::patch::literal_value(text, &attr.value) {
-                        out.extend(map);
-                    }
-                }
-            }
-        }
-    }
-    out
+    driftback_terraform::eval::provider_default_tags(repo)
 }

@@ -126,7 +126,8 @@ pub fn add_nested_block(text: &str, sel: &BlockSel, block_type: &str, spec: &Blo
 
 /// Append a top-level block at the end of the file, separated by one blank line.
 pub fn append_block(text: &str, ident: &str, labels: &[&str], spec: &BlockSpec) -> Result<String, EditError> {
-    let header: Vec<String> = std::iter::once(ident.to_string()).chain(labels.iter().map(|l| format!("{l:?}"))).collect();
+    let header: Vec<String> =
+        std::iter::once(ident.to_string()).chain(labels.iter().map(|l| format!("{l:?}"))).collect();
     let rendered = format!("{} {{\n{}}}\n", header.join(" "), render_block_body(spec, "  ").map_err(EditError::Value)?);
     let mut out = text.to_string();
     if !out.is_empty() {
@@ -204,11 +205,19 @@ pub fn add_ignore_changes(text: &str, sel: &BlockSel, attr: &str) -> Result<Stri
             apply(text, (span, replacement))
         }
         Some(Expression::Variable(v)) if v.as_str() == "all" => Ok(text.to_string()),
-        Some(other) => Err(EditError::NotLiteral { path: "lifecycle.ignore_changes".into(), expr: expr_text(text, other) }),
+        Some(other) => {
+            Err(EditError::NotLiteral { path: "lifecycle.ignore_changes".into(), expr: expr_text(text, other) })
+        }
     }
 }
 
-fn add_nested_block_raw(text: &str, sel: &BlockSel, name: &str, _spec: &BlockSpec, attr: &str) -> Result<String, EditError> {
+fn add_nested_block_raw(
+    text: &str,
+    sel: &BlockSel,
+    name: &str,
+    _spec: &BlockSpec,
+    attr: &str,
+) -> Result<String, EditError> {
     let body = parse(text)?;
     let block = find_block(&body, sel).ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
     let span = block.span().ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
@@ -236,8 +245,14 @@ pub fn expr_text(text: &str, expr: &Expression) -> String {
 
 enum Node<'a> {
     /// A body and the span of what contains it (the block; the whole file for top level).
-    Body { body: &'a Body, span: Range<usize> },
-    Object { object: &'a Object, span: Range<usize> },
+    Body {
+        body: &'a Body,
+        span: Range<usize>,
+    },
+    Object {
+        object: &'a Object,
+        span: Range<usize>,
+    },
 }
 
 fn container<'a>(body: &'a Body, text: &str, sel: Option<&BlockSel>) -> Result<(Range<usize>, &'a Body), EditError> {
@@ -340,15 +355,20 @@ fn locate_value(text: &str, node: &Node<'_>, segs: &[Seg], full: &AttrPath) -> R
                     return Ok(attr.value.span());
                 }
                 return match (&attr.value, attr.value.span()) {
-                    (Expression::Object(o), Some(span)) => locate_value(text, &Node::Object { object: o, span }, rest, full),
+                    (Expression::Object(o), Some(span)) => {
+                        locate_value(text, &Node::Object { object: o, span }, rest, full)
+                    }
                     _ => Err(EditError::NotLiteral { path: full.to_string(), expr: expr_text(text, &attr.value) }),
                 };
             }
             match pick_block(body, name, rest, full)? {
                 Some((block, [])) => Ok(block.span()),
-                Some((block, rest)) => {
-                    locate_value(text, &Node::Body { body: &block.body, span: block.span().unwrap_or_default() }, rest, full)
-                }
+                Some((block, rest)) => locate_value(
+                    text,
+                    &Node::Body { body: &block.body, span: block.span().unwrap_or_default() },
+                    rest,
+                    full,
+                ),
                 None => Ok(None),
             }
         }
@@ -405,7 +425,9 @@ fn plan_set_with(
                     return Ok((vspan, render(&indent)?));
                 }
                 return match &attr.value {
-                    Expression::Object(o) => plan_set_with(text, &Node::Object { object: o, span: vspan }, rest, full, render),
+                    Expression::Object(o) => {
+                        plan_set_with(text, &Node::Object { object: o, span: vspan }, rest, full, render)
+                    }
                     other => Err(EditError::NotLiteral { path: full.to_string(), expr: expr_text(text, other) }),
                 };
             }
@@ -431,7 +453,9 @@ fn plan_set_with(
                     return Ok((vspan, render(&indent)?));
                 }
                 match value {
-                    Expression::Object(o) => plan_set_with(text, &Node::Object { object: o, span: vspan }, rest, full, render),
+                    Expression::Object(o) => {
+                        plan_set_with(text, &Node::Object { object: o, span: vspan }, rest, full, render)
+                    }
                     other => Err(EditError::NotLiteral { path: full.to_string(), expr: expr_text(text, other) }),
                 }
             }
@@ -499,7 +523,12 @@ fn render_missing_item(
     render_missing_item_segs(&segs, indent, render, full)
 }
 
-fn render_missing_item_segs(segs: &[Seg], indent: &str, render: &Renderer<'_>, full: &AttrPath) -> Result<String, EditError> {
+fn render_missing_item_segs(
+    segs: &[Seg],
+    indent: &str,
+    render: &Renderer<'_>,
+    full: &AttrPath,
+) -> Result<String, EditError> {
     let Some((seg, rest)) = segs.split_first() else { return Err(EditError::PathNotFound { path: full.to_string() }) };
     let Some(name) = seg_name(seg) else { return Err(EditError::PathNotFound { path: full.to_string() }) };
     let key = render_key(name);
@@ -513,7 +542,13 @@ fn render_missing_item_segs(segs: &[Seg], indent: &str, render: &Renderer<'_>, f
 
 /// Where a new attribute goes in a body: after the last attribute, else before the first block,
 /// else before the closing brace (or at the end of a file).
-fn insert_into_body(text: &str, body: &Body, container: &Range<usize>, indent: &str, new_text: &str) -> (Range<usize>, String) {
+fn insert_into_body(
+    text: &str,
+    body: &Body,
+    container: &Range<usize>,
+    indent: &str,
+    new_text: &str,
+) -> (Range<usize>, String) {
     let is_block = new_text.lines().next().is_some_and(|l| l.trim_end().ends_with('{') && !l.contains('='));
     // After the last one-line attribute (keeps `=` alignment groups), else after the last attribute.
     let spans: Vec<Range<usize>> = body.attributes().filter_map(|a| a.span()).collect();
@@ -524,7 +559,8 @@ fn insert_into_body(text: &str, body: &Body, container: &Range<usize>, indent: &
         let width = eq_width(text, last.start, indent);
         return (at..at, format!("{indent}{}\n", pad_key(new_text, width)));
     }
-    let top_level = container.start == 0 && container.end == text.len() && !text[container.clone()].trim_end().ends_with('}');
+    let top_level =
+        container.start == 0 && container.end == text.len() && !text[container.clone()].trim_end().ends_with('}');
     if top_level || (container.start == 0 && container.end == text.len()) {
         let mut prefix = String::new();
         if !text.is_empty() && !text.ends_with('\n') {

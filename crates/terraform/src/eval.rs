@@ -36,13 +36,34 @@ pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
                         _ => None,
                     })
                     .unwrap_or(Value::String(k.clone()));
-                let each = hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(&each_value))]);
+                let each =
+                    hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(&each_value))]);
                 ctx.declare_var("each", each);
             }
         }
     }
     let _ = dir;
     Some(body_value(text, &block.body, &ctx))
+}
+
+/// The AWS provider's `default_tags` in the root module, evaluated (all aliases merged).
+pub fn provider_default_tags(repo: &Repo) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(scope) = module_scope(repo, &Address::resource("x", "x"), 0) else { return out };
+    let ctx = scope.context();
+    for (file, body) in repo.parsed_tf_in(&scope.module_dir) {
+        let text = &repo.files[file];
+        for provider in body.blocks().filter(|b| b.ident.as_str() == "provider") {
+            for dt in provider.body.get_blocks("default_tags") {
+                if let Some(Value::Object(map)) =
+                    dt.body.get_attribute("tags").and_then(|a| eval_expr(text, &a.value, &ctx))
+                {
+                    out.extend(map);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Variables and locals of one module instance.
@@ -59,7 +80,11 @@ impl Scope {
         ctx.declare_var("var", to_hcl(&Value::Object(self.vars.clone())));
         ctx.declare_var("local", to_hcl(&Value::Object(self.locals.clone())));
         let module = self.module_dir.display().to_string();
-        let path = [("module", if module.is_empty() { ".".to_string() } else { module }), ("root", ".".into()), ("cwd", ".".into())];
+        let path = [
+            ("module", if module.is_empty() { ".".to_string() } else { module }),
+            ("root", ".".into()),
+            ("cwd", ".".into()),
+        ];
         ctx.declare_var("path", hcl::Value::from_iter(path.map(|(k, v)| (k, hcl::Value::from(v)))));
         ctx.declare_var("terraform", hcl::Value::from_iter([("workspace", hcl::Value::from("default"))]));
         ctx
@@ -114,8 +139,16 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
         let parent_dir = parent_scope.module_dir.clone();
         if let Some(key) = &call.key {
             match key {
-                InstanceKey::Int(i) => ctx.declare_var("count", hcl::Value::from_iter([("index", hcl::Value::from(*i))])),
-                InstanceKey::Str(k) => ctx.declare_var("each", hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", hcl::Value::from(k.clone()))])),
+                InstanceKey::Int(i) => {
+                    ctx.declare_var("count", hcl::Value::from_iter([("index", hcl::Value::from(*i))]))
+                }
+                InstanceKey::Str(k) => ctx.declare_var(
+                    "each",
+                    hcl::Value::from_iter([
+                        ("key", hcl::Value::from(k.clone())),
+                        ("value", hcl::Value::from(k.clone())),
+                    ]),
+                ),
             }
         }
         for (file, body) in repo.parsed_tf_in(&parent_dir) {
@@ -125,7 +158,10 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
                 if let (Some(InstanceKey::Str(k)), Some(fe)) = (&call.key, block.body.get_attribute("for_each")) {
                     if let Some(Value::Object(m)) = eval_expr(text, &fe.value, &ctx) {
                         if let Some(v) = m.get(k) {
-                            ctx.declare_var("each", hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(v))]));
+                            ctx.declare_var(
+                                "each",
+                                hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(v))]),
+                            );
                         }
                     }
                 }
@@ -177,7 +213,11 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
     for (file, name) in pending {
         let text = &repo.files[&file];
         if let Ok(body) = edit::parse(text) {
-            if let Some(v) = body.blocks().filter(|b| b.ident.as_str() == "locals").find_map(|b| b.body.get_attribute(&name).map(|a| symbolic(text, &a.value))) {
+            if let Some(v) = body
+                .blocks()
+                .filter(|b| b.ident.as_str() == "locals")
+                .find_map(|b| b.body.get_attribute(&name).map(|a| symbolic(text, &a.value)))
+            {
                 scope.locals.insert(name, v);
             }
         }
@@ -272,11 +312,20 @@ mod tests {
     #[test]
     fn variables_tfvars_locals_modules_and_instances_resolve() {
         let r = repo(&[
-            ("variables.tf", "variable \"type\" {\n  default = \"t3.small\"\n}\nvariable \"env\" {\n  default = \"dev\"\n}\nvariable \"fleet\" {\n  default = {\n    api = { size = \"t3.micro\" }\n    web = { size = \"t3.large\" }\n  }\n}\n"),
+            (
+                "variables.tf",
+                "variable \"type\" {\n  default = \"t3.small\"\n}\nvariable \"env\" {\n  default = \"dev\"\n}\nvariable \"fleet\" {\n  default = {\n    api = { size = \"t3.micro\" }\n    web = { size = \"t3.large\" }\n  }\n}\n",
+            ),
             ("terraform.tfvars", "type = \"t3.medium\"\n"),
             ("prod.auto.tfvars", "env = \"prod\"\n"),
-            ("main.tf", "locals {\n  name = \"app-${var.env}\"\n  tags = merge({ Env = var.env }, { Name = local.name })\n}\nresource \"aws_instance\" \"web\" {\n  instance_type = var.type\n  subnet_id     = aws_subnet.a.id\n  tags          = local.tags\n  root_block_device {\n    volume_size = 20\n  }\n}\nresource \"aws_instance\" \"fleet\" {\n  for_each      = var.fleet\n  instance_type = each.value.size\n  tags          = { Name = each.key }\n}\nresource \"aws_instance\" \"n\" {\n  count = 2\n  tags  = { Name = \"n-${count.index}\" }\n}\nmodule \"db\" {\n  source = \"./modules/db\"\n  class  = upper(var.env)\n}\n"),
-            ("modules/db/main.tf", "variable \"class\" {}\nvariable \"size\" {\n  default = 10\n}\nresource \"aws_db_instance\" \"this\" {\n  instance_class    = var.class\n  allocated_storage = var.size\n}\n"),
+            (
+                "main.tf",
+                "locals {\n  name = \"app-${var.env}\"\n  tags = merge({ Env = var.env }, { Name = local.name })\n}\nresource \"aws_instance\" \"web\" {\n  instance_type = var.type\n  subnet_id     = aws_subnet.a.id\n  tags          = local.tags\n  root_block_device {\n    volume_size = 20\n  }\n}\nresource \"aws_instance\" \"fleet\" {\n  for_each      = var.fleet\n  instance_type = each.value.size\n  tags          = { Name = each.key }\n}\nresource \"aws_instance\" \"n\" {\n  count = 2\n  tags  = { Name = \"n-${count.index}\" }\n}\nmodule \"db\" {\n  source = \"./modules/db\"\n  class  = upper(var.env)\n}\n",
+            ),
+            (
+                "modules/db/main.tf",
+                "variable \"class\" {}\nvariable \"size\" {\n  default = 10\n}\nresource \"aws_db_instance\" \"this\" {\n  instance_class    = var.class\n  allocated_storage = var.size\n}\n",
+            ),
         ]);
         let web = effective_config(&r, &Address::parse("aws_instance.web").unwrap()).unwrap();
         assert_eq!(web["instance_type"], json!("t3.medium"));

@@ -75,12 +75,8 @@ use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use hcl::eval::{Context, Error, ErrorKind, Evaluate, FuncArgs, FuncDef, ParamType};
-use hcl::expr::{
-    ForExpr, FuncCall, FuncName, Operation, TemplateExpr, Traversal, TraversalOperator,
-};
-use hcl::template::{
-    Directive, Element, ForDirective, IfDirective, Interpolation, Strip, Template,
-};
+use hcl::expr::{ForExpr, FuncCall, FuncName, Operation, TemplateExpr, Traversal, TraversalOperator};
+use hcl::template::{Directive, Element, ForDirective, IfDirective, Interpolation, Strip, Template};
 use hcl::{Expression, Map, Number, ObjectKey, Value};
 
 /// Result type of the function implementations.
@@ -95,10 +91,7 @@ pub fn declare_terraform_functions(ctx: &mut Context<'_>) {
         FuncDef::new(func, std::iter::repeat_n(ParamType::Any, arity))
     }
     fn variadic(func: hcl::eval::Func, arity: usize) -> FuncDef {
-        FuncDef::builder()
-            .params(std::iter::repeat_n(ParamType::Any, arity))
-            .variadic_param(ParamType::Any)
-            .build(func)
+        FuncDef::builder().params(std::iter::repeat_n(ParamType::Any, arity)).variadic_param(ParamType::Any).build(func)
     }
 
     let defs: [(&str, FuncDef); 55] = [
@@ -192,8 +185,7 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 fn arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a Value, String> {
-    args.get(i)
-        .ok_or_else(|| format!("missing required argument \"{name}\""))
+    args.get(i).ok_or_else(|| format!("missing required argument \"{name}\""))
 }
 
 fn f64_of(n: &Number) -> f64 {
@@ -208,9 +200,7 @@ fn num_value(f: f64) -> FnResult {
     if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
         return Ok(Value::from(f as i64));
     }
-    Number::from_f64(f)
-        .map(Value::Number)
-        .ok_or_else(|| "result is not a finite number".to_owned())
+    Number::from_f64(f).map(Value::Number).ok_or_else(|| "result is not a finite number".to_owned())
 }
 
 /// Terraform's canonical number-to-string conversion (no exponent, shortest representation).
@@ -230,11 +220,7 @@ fn number_to_string(n: &Number) -> String {
 
 /// Parses a string into a number the way Terraform's `tonumber` does.
 fn parse_number(s: &str) -> Option<Number> {
-    if s.is_empty()
-        || !s
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
-    {
+    if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')) {
         return None;
     }
     if let Ok(i) = s.parse::<i64>() {
@@ -257,9 +243,7 @@ fn value_to_string(v: &Value) -> Result<String, String> {
 fn value_to_number(v: &Value) -> Result<Number, String> {
     match v {
         Value::Number(n) => Ok(*n),
-        Value::String(s) => {
-            parse_number(s).ok_or_else(|| format!("cannot convert {s:?} to number"))
-        }
+        Value::String(s) => parse_number(s).ok_or_else(|| format!("cannot convert {s:?} to number")),
         Value::Null => Err("argument must not be null".to_owned()),
         other => Err(format!("number required, got {}", type_name(other))),
     }
@@ -299,10 +283,7 @@ fn list_arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a [Value], 
     match arg(args, i, name)? {
         Value::Array(items) => Ok(items),
         Value::Null => Err(arg_err(name, "argument must not be null")),
-        other => Err(arg_err(
-            name,
-            format!("list, tuple or set required, got {}", type_name(other)),
-        )),
+        other => Err(arg_err(name, format!("list, tuple or set required, got {}", type_name(other)))),
     }
 }
 
@@ -310,10 +291,7 @@ fn map_arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a Map<String
     match arg(args, i, name)? {
         Value::Object(map) => Ok(map),
         Value::Null => Err(arg_err(name, "argument must not be null")),
-        other => Err(arg_err(
-            name,
-            format!("map or object required, got {}", type_name(other)),
-        )),
+        other => Err(arg_err(name, format!("map or object required, got {}", type_name(other)))),
     }
 }
 
@@ -383,10 +361,7 @@ fn fn_merge(args: FuncArgs) -> FnResult {
                 }
             }
             other => {
-                return Err(format!(
-                    "arguments must be maps or objects, got {} at position {i}",
-                    type_name(other)
-                ));
+                return Err(format!("arguments must be maps or objects, got {} at position {i}", type_name(other)));
             }
         }
     }
@@ -395,10 +370,7 @@ fn fn_merge(args: FuncArgs) -> FnResult {
 
 fn fn_lookup(args: FuncArgs) -> FnResult {
     if args.len() > 3 {
-        return Err(format!(
-            "expected 2 or 3 arguments (map, key, default), got {}",
-            args.len()
-        ));
+        return Err(format!("expected 2 or 3 arguments (map, key, default), got {}", args.len()));
     }
     let map = map_arg(&args, 0, "inputMap")?;
     let key = str_arg(&args, 1, "key")?;
@@ -418,10 +390,7 @@ fn fn_concat(args: FuncArgs) -> FnResult {
         match v {
             Value::Array(items) => out.extend(items.iter().cloned()),
             other => {
-                return Err(format!(
-                    "all arguments must be lists or tuples; got {} at position {i}",
-                    type_name(other)
-                ));
+                return Err(format!("all arguments must be lists or tuples; got {} at position {i}", type_name(other)));
             }
         }
     }
@@ -514,22 +483,12 @@ fn sorted_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
 
 fn fn_keys(args: FuncArgs) -> FnResult {
     let map = map_arg(&args, 0, "inputMap")?;
-    Ok(Value::Array(
-        sorted_entries(map)
-            .into_iter()
-            .map(|(k, _)| Value::String(k.clone()))
-            .collect(),
-    ))
+    Ok(Value::Array(sorted_entries(map).into_iter().map(|(k, _)| Value::String(k.clone())).collect()))
 }
 
 fn fn_values(args: FuncArgs) -> FnResult {
     let map = map_arg(&args, 0, "mapping")?;
-    Ok(Value::Array(
-        sorted_entries(map)
-            .into_iter()
-            .map(|(_, v)| v.clone())
-            .collect(),
-    ))
+    Ok(Value::Array(sorted_entries(map).into_iter().map(|(_, v)| v.clone()).collect()))
 }
 
 fn fn_length(args: FuncArgs) -> FnResult {
@@ -540,10 +499,7 @@ fn fn_length(args: FuncArgs) -> FnResult {
         Value::Null => Err(arg_err("value", "argument must not be null")),
         other => Err(arg_err(
             "value",
-            format!(
-                "argument must be a string, a collection type, or a structural type, got {}",
-                type_name(other)
-            ),
+            format!("argument must be a string, a collection type, or a structural type, got {}", type_name(other)),
         )),
     }
 }
@@ -554,18 +510,14 @@ fn fn_element(args: FuncArgs) -> FnResult {
     if list.is_empty() {
         return Err("cannot use element function with an empty list".to_owned());
     }
-    let index =
-        usize::try_from(index).map_err(|_| "cannot use element function with a negative index")?;
+    let index = usize::try_from(index).map_err(|_| "cannot use element function with a negative index")?;
     Ok(list[index % list.len()].clone())
 }
 
 fn fn_index(args: FuncArgs) -> FnResult {
     let list = list_arg(&args, 0, "list")?;
     let value = arg(&args, 1, "value")?;
-    list.iter()
-        .position(|v| loose_eq(v, value))
-        .map(Value::from)
-        .ok_or_else(|| "item not found".to_owned())
+    list.iter().position(|v| loose_eq(v, value)).map(Value::from).ok_or_else(|| "item not found".to_owned())
 }
 
 fn fn_contains(args: FuncArgs) -> FnResult {
@@ -593,11 +545,7 @@ fn fn_range(args: FuncArgs) -> FnResult {
     let nums = args
         .iter()
         .enumerate()
-        .map(|(i, v)| {
-            value_to_number(v)
-                .map(|n| f64_of(&n))
-                .map_err(|e| arg_err(&format!("arg{i}"), e))
-        })
+        .map(|(i, v)| value_to_number(v).map(|n| f64_of(&n)).map_err(|e| arg_err(&format!("arg{i}"), e)))
         .collect::<Result<Vec<f64>, String>>()?;
     let (start, limit, step) = match nums.as_slice() {
         [limit] => (0.0, *limit, 1.0),
@@ -619,11 +567,9 @@ fn fn_range(args: FuncArgs) -> FnResult {
             break;
         }
         if out.len() >= 1024 {
-            return Err(
-                "more than 1024 values were generated; either decrease the difference \
+            return Err("more than 1024 values were generated; either decrease the difference \
                         between start and end or use a smaller step"
-                    .to_owned(),
-            );
+                .to_owned());
         }
         out.push(num_value(v)?);
         i += 1.0;
@@ -635,11 +581,7 @@ fn fn_zipmap(args: FuncArgs) -> FnResult {
     let keys = list_arg(&args, 0, "keys")?;
     let values = list_arg(&args, 1, "values")?;
     if keys.len() != values.len() {
-        return Err(format!(
-            "number of keys ({}) does not match number of values ({})",
-            keys.len(),
-            values.len()
-        ));
+        return Err(format!("number of keys ({}) does not match number of values ({})", keys.len(), values.len()));
     }
     let mut out = Map::new();
     for (k, v) in keys.iter().zip(values) {
@@ -664,11 +606,7 @@ fn fn_upper(args: FuncArgs) -> FnResult {
 fn fn_title(args: FuncArgs) -> FnResult {
     // Go's strings.Title: upper-case the first letter of every word.
     fn is_separator(c: char) -> bool {
-        if c.is_ascii() {
-            !(c.is_ascii_alphanumeric() || c == '_')
-        } else {
-            !c.is_alphanumeric() && c.is_whitespace()
-        }
+        if c.is_ascii() { !(c.is_ascii_alphanumeric() || c == '_') } else { !c.is_alphanumeric() && c.is_whitespace() }
     }
     let s = str_arg(&args, 0, "str")?;
     let mut out = String::with_capacity(s.len());
@@ -694,33 +632,25 @@ fn fn_chomp(args: FuncArgs) -> FnResult {
 }
 
 fn fn_strrev(args: FuncArgs) -> FnResult {
-    Ok(Value::String(
-        str_arg(&args, 0, "str")?.chars().rev().collect(),
-    ))
+    Ok(Value::String(str_arg(&args, 0, "str")?.chars().rev().collect()))
 }
 
 fn fn_trim(args: FuncArgs) -> FnResult {
     let s = str_arg(&args, 0, "str")?;
     let cutset = str_arg(&args, 1, "cutset")?;
-    Ok(Value::String(
-        s.trim_matches(|c| cutset.contains(c)).to_owned(),
-    ))
+    Ok(Value::String(s.trim_matches(|c| cutset.contains(c)).to_owned()))
 }
 
 fn fn_trimprefix(args: FuncArgs) -> FnResult {
     let s = str_arg(&args, 0, "str")?;
     let prefix = str_arg(&args, 1, "prefix")?;
-    Ok(Value::String(
-        s.strip_prefix(prefix.as_str()).unwrap_or(&s).to_owned(),
-    ))
+    Ok(Value::String(s.strip_prefix(prefix.as_str()).unwrap_or(&s).to_owned()))
 }
 
 fn fn_trimsuffix(args: FuncArgs) -> FnResult {
     let s = str_arg(&args, 0, "str")?;
     let suffix = str_arg(&args, 1, "suffix")?;
-    Ok(Value::String(
-        s.strip_suffix(suffix.as_str()).unwrap_or(&s).to_owned(),
-    ))
+    Ok(Value::String(s.strip_suffix(suffix.as_str()).unwrap_or(&s).to_owned()))
 }
 
 fn fn_startswith(args: FuncArgs) -> FnResult {
@@ -744,10 +674,7 @@ fn fn_join(args: FuncArgs) -> FnResult {
     for i in 1..args.len() {
         for (j, v) in list_arg(&args, i, "lists")?.iter().enumerate() {
             if v.is_null() {
-                return Err(format!(
-                    "element {j} of list {} is null; cannot concatenate null values",
-                    i - 1
-                ));
+                return Err(format!("element {j} of list {} is null; cannot concatenate null values", i - 1));
             }
             parts.push(value_to_string(v).map_err(|e| arg_err("lists", e))?);
         }
@@ -761,9 +688,7 @@ fn fn_split(args: FuncArgs) -> FnResult {
     let parts: Vec<Value> = if sep.is_empty() {
         s.chars().map(|c| Value::String(c.to_string())).collect()
     } else {
-        s.split(sep.as_str())
-            .map(|p| Value::String(p.to_owned()))
-            .collect()
+        s.split(sep.as_str()).map(|p| Value::String(p.to_owned())).collect()
     };
     Ok(Value::Array(parts))
 }
@@ -774,11 +699,9 @@ fn fn_replace(args: FuncArgs) -> FnResult {
     let replacement = str_arg(&args, 2, "replace")?;
     if substr.len() > 1 && substr.starts_with('/') && substr.ends_with('/') {
         let pattern = &substr[1..substr.len() - 1];
-        let re = regex::Regex::new(pattern)
-            .map_err(|e| format!("invalid regular expression pattern {pattern:?}: {e}"))?;
-        return Ok(Value::String(
-            re.replace_all(&s, replacement.as_str()).into_owned(),
-        ));
+        let re =
+            regex::Regex::new(pattern).map_err(|e| format!("invalid regular expression pattern {pattern:?}: {e}"))?;
+        return Ok(Value::String(re.replace_all(&s, replacement.as_str()).into_owned()));
     }
     Ok(Value::String(s.replace(substr.as_str(), &replacement)))
 }
@@ -789,19 +712,11 @@ fn fn_substr(args: FuncArgs) -> FnResult {
     let length = int_arg(&args, 2, "length")?;
     let chars: Vec<char> = s.chars().collect();
     let len = i64::try_from(chars.len()).map_err(|_| "string is too long")?;
-    let start = if offset < 0 {
-        (offset + len).max(0)
-    } else {
-        offset
-    };
+    let start = if offset < 0 { (offset + len).max(0) } else { offset };
     if start >= len {
         return Ok(Value::String(String::new()));
     }
-    let end = if length < 0 {
-        len
-    } else {
-        start.saturating_add(length).min(len)
-    };
+    let end = if length < 0 { len } else { start.saturating_add(length).min(len) };
     // Both bounds are within 0..=len here, so the conversions cannot fail.
     let start = usize::try_from(start).unwrap_or(0);
     let end = usize::try_from(end).unwrap_or(0);
@@ -927,9 +842,7 @@ fn format_values(spec: &str, args: &[Value]) -> Result<String, String> {
             i += 1;
             precision = Some(parse_digits(&chars, &mut i).unwrap_or(0));
         }
-        let verb = *chars
-            .get(i)
-            .ok_or_else(|| format!("unterminated format verb at offset {start}"))?;
+        let verb = *chars.get(i).ok_or_else(|| format!("unterminated format verb at offset {start}"))?;
         i += 1;
         let verb_src: String = chars[start..i].iter().collect();
         let arg = args.get(next_arg).ok_or_else(|| {
@@ -966,8 +879,7 @@ fn pad(body: String, width: Option<usize>, flags: &Flags, numeric: bool) -> Stri
         return body + &" ".repeat(fill);
     }
     if flags.zero {
-        if numeric && let Some(sign) = body.chars().next().filter(|c| matches!(c, '+' | '-' | ' '))
-        {
+        if numeric && let Some(sign) = body.chars().next().filter(|c| matches!(c, '+' | '-' | ' ')) {
             return format!("{sign}{}{}", "0".repeat(fill), &body[1..]);
         }
         return "0".repeat(fill) + &body;
@@ -988,12 +900,7 @@ fn sign_prefix(negative: bool, flags: &Flags) -> &'static str {
 }
 
 /// Formats one argument; returns the text and whether it is numeric (for zero padding).
-fn format_one(
-    verb: char,
-    flags: &Flags,
-    precision: Option<usize>,
-    arg: &Value,
-) -> Result<(String, bool), String> {
+fn format_one(verb: char, flags: &Flags, precision: Option<usize>, arg: &Value) -> Result<(String, bool), String> {
     if arg.is_null() {
         return if verb == 'v' {
             Ok(("null".to_owned(), false))
@@ -1114,10 +1021,7 @@ fn exponent_suffix(exp: i32, upper: bool) -> String {
 fn fmt_e(a: f64, precision: usize, upper: bool) -> String {
     let s = format!("{a:.precision$e}");
     let (mantissa, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
-    format!(
-        "{mantissa}{}",
-        exponent_suffix(exp.parse().unwrap_or(0), upper)
-    )
+    format!("{mantissa}{}", exponent_suffix(exp.parse().unwrap_or(0), upper))
 }
 
 fn fmt_g(a: f64, precision: Option<usize>, upper: bool) -> String {
@@ -1194,52 +1098,37 @@ fn fn_tomap(args: FuncArgs) -> FnResult {
         Value::Null => Ok(Value::Null),
         Value::Object(map) => {
             let keys: Vec<String> = map.keys().cloned().collect();
-            let values = unify(map.values().cloned().collect(), "object to map")
-                .map_err(|e| arg_err("v", e))?;
+            let values = unify(map.values().cloned().collect(), "object to map").map_err(|e| arg_err("v", e))?;
             Ok(Value::Object(keys.into_iter().zip(values).collect()))
         }
-        other => Err(arg_err(
-            "v",
-            format!("cannot convert {} to map", type_name(other)),
-        )),
+        other => Err(arg_err("v", format!("cannot convert {} to map", type_name(other)))),
     }
 }
 
 fn fn_tolist(args: FuncArgs) -> FnResult {
     match arg(&args, 0, "v")? {
         Value::Null => Ok(Value::Null),
-        Value::Array(items) => unify(items.clone(), "tuple to list")
-            .map(Value::Array)
-            .map_err(|e| arg_err("v", e)),
-        other => Err(arg_err(
-            "v",
-            format!("cannot convert {} to list", type_name(other)),
-        )),
+        Value::Array(items) => unify(items.clone(), "tuple to list").map(Value::Array).map_err(|e| arg_err("v", e)),
+        other => Err(arg_err("v", format!("cannot convert {} to list", type_name(other)))),
     }
 }
 
 fn fn_toset(args: FuncArgs) -> FnResult {
     match arg(&args, 0, "v")? {
         Value::Null => Ok(Value::Null),
-        Value::Array(items) => unify(items.clone(), "tuple to set")
-            .map(|items| Value::Array(dedup(items)))
-            .map_err(|e| arg_err("v", e)),
-        other => Err(arg_err(
-            "v",
-            format!("cannot convert {} to set", type_name(other)),
-        )),
+        Value::Array(items) => {
+            unify(items.clone(), "tuple to set").map(|items| Value::Array(dedup(items))).map_err(|e| arg_err("v", e))
+        }
+        other => Err(arg_err("v", format!("cannot convert {} to set", type_name(other)))),
     }
 }
 
 fn fn_tostring(args: FuncArgs) -> FnResult {
     match arg(&args, 0, "v")? {
         Value::Null => Ok(Value::Null),
-        other => value_to_string(other).map(Value::String).map_err(|_| {
-            arg_err(
-                "v",
-                format!("cannot convert {} to string", type_name(other)),
-            )
-        }),
+        other => value_to_string(other)
+            .map(Value::String)
+            .map_err(|_| arg_err("v", format!("cannot convert {} to string", type_name(other)))),
     }
 }
 
@@ -1247,13 +1136,10 @@ fn fn_tonumber(args: FuncArgs) -> FnResult {
     match arg(&args, 0, "v")? {
         Value::Null => Ok(Value::Null),
         Value::Number(n) => Ok(Value::Number(*n)),
-        Value::String(s) => parse_number(s)
-            .map(Value::Number)
-            .ok_or_else(|| arg_err("v", format!("cannot convert {s:?} to number"))),
-        other => Err(arg_err(
-            "v",
-            format!("cannot convert {} to number", type_name(other)),
-        )),
+        Value::String(s) => {
+            parse_number(s).map(Value::Number).ok_or_else(|| arg_err("v", format!("cannot convert {s:?} to number")))
+        }
+        other => Err(arg_err("v", format!("cannot convert {} to number", type_name(other)))),
     }
 }
 
@@ -1264,10 +1150,7 @@ fn fn_tobool(args: FuncArgs) -> FnResult {
         Value::String(s) if s == "true" => Ok(Value::Bool(true)),
         Value::String(s) if s == "false" => Ok(Value::Bool(false)),
         Value::String(s) => Err(arg_err("v", format!("cannot convert {s:?} to bool"))),
-        other => Err(arg_err(
-            "v",
-            format!("cannot convert {} to bool", type_name(other)),
-        )),
+        other => Err(arg_err("v", format!("cannot convert {} to bool", type_name(other)))),
     }
 }
 
@@ -1280,14 +1163,11 @@ fn extremum(args: &[Value], want_greater: bool) -> FnResult {
     for (i, v) in args.iter().enumerate() {
         let n = value_to_number(v).map_err(|e| arg_err(&format!("numbers[{i}]"), e))?;
         best = match best {
-            Some(b) if (f64_of(&n) > f64_of(&b)) != want_greater || f64_of(&n) == f64_of(&b) => {
-                Some(b)
-            }
+            Some(b) if (f64_of(&n) > f64_of(&b)) != want_greater || f64_of(&n) == f64_of(&b) => Some(b),
             _ => Some(n),
         };
     }
-    best.map(Value::Number)
-        .ok_or_else(|| "must pass at least one number".to_owned())
+    best.map(Value::Number).ok_or_else(|| "must pass at least one number".to_owned())
 }
 
 fn fn_min(args: FuncArgs) -> FnResult {
@@ -1414,16 +1294,12 @@ fn from_json(v: serde_json::Value) -> Value {
             } else if let Some(u) = n.as_u64() {
                 Value::from(u)
             } else {
-                n.as_f64()
-                    .and_then(Number::from_f64)
-                    .map_or(Value::Null, Value::Number)
+                n.as_f64().and_then(Number::from_f64).map_or(Value::Null, Value::Number)
             }
         }
         serde_json::Value::String(s) => Value::String(s),
         serde_json::Value::Array(items) => Value::Array(items.into_iter().map(from_json).collect()),
-        serde_json::Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (k, from_json(v))).collect())
-        }
+        serde_json::Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, from_json(v))).collect()),
     }
 }
 
@@ -1434,23 +1310,16 @@ fn fn_jsondecode(args: FuncArgs) -> FnResult {
         .map_err(|e| arg_err("str", format!("invalid JSON: {e}")))
 }
 
-const BASE64_ALPHABET: &[u8; 64] =
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const BASE64_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for k in 0..4 {
             if k <= chunk.len() {
-                out.push(char::from(
-                    BASE64_ALPHABET[((n >> (18 - 6 * k)) & 63) as usize],
-                ));
+                out.push(char::from(BASE64_ALPHABET[((n >> (18 - 6 * k)) & 63) as usize]));
             } else {
                 out.push('=');
             }
@@ -1472,9 +1341,7 @@ fn base64_value(c: u8) -> Option<u8> {
 
 fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
     let clean: Vec<u8> = s.bytes().filter(|b| !matches!(b, b'\r' | b'\n')).collect();
-    let err = |pos: usize| {
-        format!("failed to decode base64 data: illegal base64 data at input byte {pos}")
-    };
+    let err = |pos: usize| format!("failed to decode base64 data: illegal base64 data at input byte {pos}");
     if !clean.len().is_multiple_of(4) {
         return Err(err(clean.len()));
     }
@@ -1509,9 +1376,7 @@ fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
 }
 
 fn fn_base64encode(args: FuncArgs) -> FnResult {
-    Ok(Value::String(base64_encode(
-        str_arg(&args, 0, "str")?.as_bytes(),
-    )))
+    Ok(Value::String(base64_encode(str_arg(&args, 0, "str")?.as_bytes())))
 }
 
 fn fn_base64decode(args: FuncArgs) -> FnResult {
@@ -1551,19 +1416,11 @@ fn parse_ipv4(s: &str) -> Option<u32> {
 
 fn host_mask(prefix: u32, bits: u32) -> u128 {
     let host_bits = bits - prefix;
-    if host_bits >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << host_bits) - 1
-    }
+    if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 }
 }
 
 fn net_mask(prefix: u32, bits: u32) -> u128 {
-    let all = if bits >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << bits) - 1
-    };
+    let all = if bits >= 128 { u128::MAX } else { (1u128 << bits) - 1 };
     all & !host_mask(prefix, bits)
 }
 
@@ -1584,11 +1441,7 @@ fn parse_cidr(s: &str) -> Result<Cidr, String> {
     if prefix > bits {
         return Err(invalid());
     }
-    Ok(Cidr {
-        addr: addr & net_mask(prefix, bits),
-        prefix,
-        bits,
-    })
+    Ok(Cidr { addr: addr & net_mask(prefix, bits), prefix, bits })
 }
 
 fn format_addr(addr: u128, bits: u32) -> String {
@@ -1603,39 +1456,25 @@ fn fn_cidrsubnet(args: FuncArgs) -> FnResult {
     let cidr = parse_cidr(&str_arg(&args, 0, "prefix")?)?;
     let newbits = int_arg(&args, 1, "newbits")?;
     let netnum = int_arg(&args, 2, "netnum")?;
-    let newbits_u =
-        u32::try_from(newbits).map_err(|_| arg_err("newbits", "must not be negative"))?;
+    let newbits_u = u32::try_from(newbits).map_err(|_| arg_err("newbits", "must not be negative"))?;
     let new_prefix = cidr.prefix.saturating_add(newbits_u);
     if new_prefix > cidr.bits {
-        return Err(format!(
-            "insufficient address space to extend prefix of {} by {newbits}",
-            cidr.prefix
-        ));
+        return Err(format!("insufficient address space to extend prefix of {} by {newbits}", cidr.prefix));
     }
     let fits = netnum >= 0 && (newbits_u >= 63 || netnum < (1i64 << newbits_u));
     if !fits {
-        return Err(format!(
-            "prefix extension of {newbits} does not accommodate a subnet numbered {netnum}"
-        ));
+        return Err(format!("prefix extension of {newbits} does not accommodate a subnet numbered {netnum}"));
     }
     let netnum = u128::from(netnum.unsigned_abs());
     let shifted = netnum.checked_shl(cidr.bits - new_prefix).unwrap_or(0);
-    Ok(Value::String(format!(
-        "{}/{new_prefix}",
-        format_addr(cidr.addr | shifted, cidr.bits)
-    )))
+    Ok(Value::String(format!("{}/{new_prefix}", format_addr(cidr.addr | shifted, cidr.bits))))
 }
 
 fn fn_cidrhost(args: FuncArgs) -> FnResult {
     let cidr = parse_cidr(&str_arg(&args, 0, "prefix")?)?;
     let hostnum = int_arg(&args, 1, "hostnum")?;
     let max = host_mask(cidr.prefix, cidr.bits);
-    let err = || {
-        format!(
-            "prefix of {} does not accommodate a host numbered {hostnum}",
-            cidr.prefix
-        )
-    };
+    let err = || format!("prefix of {} does not accommodate a host numbered {hostnum}", cidr.prefix);
     let offset = if hostnum >= 0 {
         let h = u128::from(hostnum.unsigned_abs());
         if h > max {
@@ -1668,9 +1507,7 @@ fn fn_cidrnetmask(args: FuncArgs) -> FnResult {
 
 /// Plain-evaluation fallback: all arguments already evaluated successfully, so the first wins.
 fn fn_try_fallback(args: FuncArgs) -> FnResult {
-    args.first()
-        .cloned()
-        .ok_or_else(|| "at least one argument is required".to_owned())
+    args.first().cloned().ok_or_else(|| "at least one argument is required".to_owned())
 }
 
 /// Plain-evaluation fallback: the argument evaluated successfully.
@@ -1686,32 +1523,23 @@ fn is_try_or_can(name: &FuncName) -> bool {
 /// string templates), i.e. if it needs [`eval_try`] to get Terraform's semantics.
 pub fn contains_try_or_can(expr: &Expression) -> bool {
     match expr {
-        Expression::FuncCall(call) => {
-            is_try_or_can(&call.name) || call.args.iter().any(contains_try_or_can)
-        }
+        Expression::FuncCall(call) => is_try_or_can(&call.name) || call.args.iter().any(contains_try_or_can),
         Expression::Array(items) => items.iter().any(contains_try_or_can),
-        Expression::Object(object) => object.iter().any(|(k, v)| {
-            matches!(k, ObjectKey::Expression(e) if contains_try_or_can(e))
-                || contains_try_or_can(v)
-        }),
+        Expression::Object(object) => object
+            .iter()
+            .any(|(k, v)| matches!(k, ObjectKey::Expression(e) if contains_try_or_can(e)) || contains_try_or_can(v)),
         Expression::TemplateExpr(t) => template_expr_contains(t),
         Expression::Traversal(t) => {
             contains_try_or_can(&t.expr)
-                || t.operators
-                    .iter()
-                    .any(|op| matches!(op, TraversalOperator::Index(e) if contains_try_or_can(e)))
+                || t.operators.iter().any(|op| matches!(op, TraversalOperator::Index(e) if contains_try_or_can(e)))
         }
         Expression::Parenthesis(inner) => contains_try_or_can(inner),
         Expression::Conditional(c) => {
-            contains_try_or_can(&c.cond_expr)
-                || contains_try_or_can(&c.true_expr)
-                || contains_try_or_can(&c.false_expr)
+            contains_try_or_can(&c.cond_expr) || contains_try_or_can(&c.true_expr) || contains_try_or_can(&c.false_expr)
         }
         Expression::Operation(op) => match &**op {
             Operation::Unary(u) => contains_try_or_can(&u.expr),
-            Operation::Binary(b) => {
-                contains_try_or_can(&b.lhs_expr) || contains_try_or_can(&b.rhs_expr)
-            }
+            Operation::Binary(b) => contains_try_or_can(&b.lhs_expr) || contains_try_or_can(&b.rhs_expr),
         },
         Expression::ForExpr(f) => {
             contains_try_or_can(&f.collection_expr)
@@ -1770,11 +1598,9 @@ pub fn eval_try(expr: &Expression, ctx: &Context<'_>) -> Result<Value, Error> {
     match expr {
         Expression::FuncCall(call) => eval_func_call(call, ctx),
         Expression::Parenthesis(inner) => eval_try(inner, ctx),
-        Expression::Array(items) => items
-            .iter()
-            .map(|e| eval_try(e, ctx))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
+        Expression::Array(items) => {
+            items.iter().map(|e| eval_try(e, ctx)).collect::<Result<Vec<_>, _>>().map(Value::Array)
+        }
         Expression::Object(object) => {
             let mut resolved = hcl::expr::Object::new();
             for (k, v) in object {
@@ -1828,10 +1654,7 @@ fn eval_func_call(call: &FuncCall, ctx: &Context<'_>) -> Result<Value, Error> {
         let func_err = |msg: String| Error::from(ErrorKind::FuncCall(call.name.clone(), msg));
         if call.name.name.as_str() == "can" {
             let [arg] = call.args.as_slice() else {
-                return Err(func_err(format!(
-                    "expected 1 positional argument, got {}",
-                    call.args.len()
-                )));
+                return Err(func_err(format!("expected 1 positional argument, got {}", call.args.len())));
             };
             return Ok(Value::Bool(eval_try(arg, ctx).is_ok()));
         }
@@ -1845,10 +1668,7 @@ fn eval_func_call(call: &FuncCall, ctx: &Context<'_>) -> Result<Value, Error> {
                 Err(e) => failures.push(format!("- {e}")),
             }
         }
-        return Err(func_err(format!(
-            "no expression succeeded:\n{}",
-            failures.join("\n")
-        )));
+        return Err(func_err(format!("no expression succeeded:\n{}", failures.join("\n"))));
     }
     let mut resolved = call.clone();
     for arg in &mut resolved.args {
@@ -1859,11 +1679,7 @@ fn eval_func_call(call: &FuncCall, ctx: &Context<'_>) -> Result<Value, Error> {
 
 fn collection_items(v: Value) -> Result<Vec<(Value, Value)>, Error> {
     match v {
-        Value::Array(items) => Ok(items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (Value::from(i), v))
-            .collect()),
+        Value::Array(items) => Ok(items.into_iter().enumerate().map(|(i, v)| (Value::from(i), v)).collect()),
         Value::Object(map) => Ok(map.into_iter().map(|(k, v)| (Value::from(k), v)).collect()),
         other => Err(ErrorKind::Unexpected(other, "an array or object").into()),
     }
@@ -1900,10 +1716,7 @@ fn eval_for_expr(f: &ForExpr, ctx: &Context<'_>) -> Result<Value, Error> {
         };
         let value = eval_try(&f.value_expr, &child)?;
         if f.grouping {
-            if let Value::Array(group) = object
-                .entry(key)
-                .or_insert_with(|| Value::Array(Vec::new()))
-            {
+            if let Value::Array(group) = object.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
                 group.push(value);
             }
         } else if object.contains_key(&key) {
@@ -1912,11 +1725,7 @@ fn eval_for_expr(f: &ForExpr, ctx: &Context<'_>) -> Result<Value, Error> {
             object.insert(key, value);
         }
     }
-    Ok(if f.key_expr.is_some() {
-        Value::Object(object)
-    } else {
-        Value::Array(array)
-    })
+    Ok(if f.key_expr.is_some() { Value::Object(object) } else { Value::Array(array) })
 }
 
 fn eval_template_expr(t: &TemplateExpr, ctx: &Context<'_>) -> Result<Value, Error> {
@@ -1925,9 +1734,7 @@ fn eval_template_expr(t: &TemplateExpr, ctx: &Context<'_>) -> Result<Value, Erro
     if let [Element::Interpolation(interp)] = template.elements() {
         return eval_try(&interp.expr, ctx);
     }
-    resolve_template(&template, ctx)?
-        .evaluate(ctx)
-        .map(Value::String)
+    resolve_template(&template, ctx)?.evaluate(ctx).map(Value::String)
 }
 
 /// Returns a copy of `t` in which every part containing `try`/`can` has been evaluated.
@@ -1938,9 +1745,7 @@ fn resolve_template(t: &Template, ctx: &Context<'_>) -> Result<Template, Error> 
             Element::Literal(_) => None,
             Element::Interpolation(interp) if contains_try_or_can(&interp.expr) => {
                 let value = eval_try(&interp.expr, ctx)?;
-                Some(Element::Interpolation(
-                    Interpolation::new(Expression::from(value)).with_strip(interp.strip),
-                ))
+                Some(Element::Interpolation(Interpolation::new(Expression::from(value)).with_strip(interp.strip)))
             }
             Element::Interpolation(_) => None,
             Element::Directive(dir) => match &**dir {
@@ -1963,11 +1768,8 @@ fn resolve_template(t: &Template, ctx: &Context<'_>) -> Result<Template, Error> 
                 }
                 Directive::For(d) if for_directive_contains(d) => {
                     let rendered = render_for_directive(d, ctx)?;
-                    let strip =
-                        Strip::from((d.for_strip.strip_start(), d.endfor_strip.strip_end()));
-                    Some(Element::Interpolation(
-                        Interpolation::new(Expression::String(rendered)).with_strip(strip),
-                    ))
+                    let strip = Strip::from((d.for_strip.strip_start(), d.endfor_strip.strip_end()));
+                    Some(Element::Interpolation(Interpolation::new(Expression::String(rendered)).with_strip(strip)))
                 }
                 _ => None,
             },
@@ -2008,20 +1810,14 @@ fn strip_template_edges(t: &Template, prev: Strip, next: Strip) -> Template {
         && let Some(Element::Literal(lit)) = elements.first_mut()
     {
         let s = lit.trim_start_matches(is_space);
-        let s = s
-            .strip_prefix("\r\n")
-            .or_else(|| s.strip_prefix('\n'))
-            .unwrap_or(s);
+        let s = s.strip_prefix("\r\n").or_else(|| s.strip_prefix('\n')).unwrap_or(s);
         *lit = s.to_owned();
     }
     if next.strip_start()
         && let Some(Element::Literal(lit)) = elements.get_mut(last)
     {
         let s = lit.trim_end_matches(is_space);
-        let s = s
-            .strip_suffix("\r\n")
-            .or_else(|| s.strip_suffix('\n'))
-            .unwrap_or(s);
+        let s = s.strip_suffix("\r\n").or_else(|| s.strip_suffix('\n')).unwrap_or(s);
         *lit = s.to_owned();
     }
     out
@@ -2039,17 +1835,13 @@ mod tests {
     fn context() -> Context<'static> {
         let mut ctx = Context::new();
         declare_terraform_functions(&mut ctx);
-        ctx.declare_var(
-            "m",
-            Value::from_iter([("a", Value::from(1)), ("b", Value::from("x"))]),
-        );
+        ctx.declare_var("m", Value::from_iter([("a", Value::from(1)), ("b", Value::from("x"))]));
         ctx.declare_var("l", Value::from_iter(["a", "b", "c"]));
         ctx
     }
 
     fn parse_expr(src: &str) -> Expression {
-        let body = hcl::parse(&format!("x = {src}\n"))
-            .unwrap_or_else(|e| panic!("cannot parse {src:?}: {e}"));
+        let body = hcl::parse(&format!("x = {src}\n")).unwrap_or_else(|e| panic!("cannot parse {src:?}: {e}"));
         body.attributes().next().expect("attribute x").expr.clone()
     }
 
@@ -2064,9 +1856,7 @@ mod tests {
                 Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => json!(f as i64),
                 _ => serde_json::Value::Number(n),
             },
-            serde_json::Value::Array(a) => {
-                serde_json::Value::Array(a.into_iter().map(normalize).collect())
-            }
+            serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().map(normalize).collect()),
             serde_json::Value::Object(o) => {
                 serde_json::Value::Object(o.into_iter().map(|(k, v)| (k, normalize(v))).collect())
             }
@@ -2083,10 +1873,7 @@ mod tests {
     fn check_err(src: &str, needle: &str) {
         match eval(src) {
             Ok(v) => panic!("{src}: expected an error containing {needle:?}, got {v}"),
-            Err(e) => assert!(
-                e.to_string().contains(needle),
-                "{src}: error {e:?} does not contain {needle:?}"
-            ),
+            Err(e) => assert!(e.to_string().contains(needle), "{src}: error {e:?} does not contain {needle:?}"),
         }
     }
 
@@ -2119,24 +1906,15 @@ mod tests {
     fn format() {
         check("format(\"Hello, %s!\", \"Ander\")", json!("Hello, Ander!"));
         check("format(\"%d items\", 3)", json!("3 items"));
-        check(
-            "format(\"%5d|%-5d|%05d\", 42, 42, -42)",
-            json!("   42|42   |-0042"),
-        );
+        check("format(\"%5d|%-5d|%05d\", 42, 42, -42)", json!("   42|42   |-0042"));
         check("format(\"%.2f\", 3.14159)", json!("3.14"));
         check("format(\"%8.3f\", 3.14159)", json!("   3.142"));
-        check(
-            "format(\"%v %v %v\", \"a\", 1.5, true)",
-            json!("a 1.5 true"),
-        );
+        check("format(\"%v %v %v\", \"a\", 1.5, true)", json!("a 1.5 true"));
         check("format(\"%v\", [1, \"a\"])", json!("[1,\"a\"]"));
         check("format(\"%#v\", {a=1})", json!("{\"a\":1}"));
         check("format(\"%q\", \"a\\\"b\")", json!("\"a\\\"b\""));
         check("format(\"100%%\")", json!("100%"));
-        check(
-            "format(\"%x %X %o %b\", 255, 255, 8, 5)",
-            json!("ff FF 10 101"),
-        );
+        check("format(\"%x %X %o %b\", 255, 255, 8, 5)", json!("ff FF 10 101"));
         check("format(\"%e\", 1234.5678)", json!("1.234568e+03"));
         check("format(\"%g %g\", 0.5, 1000000)", json!("0.5 1e+06"));
         check("format(\"%t\", true)", json!("true"));
@@ -2154,34 +1932,19 @@ mod tests {
 
     #[test]
     fn formatlist() {
-        check(
-            "formatlist(\"Hello, %s!\", [\"Valentina\", \"Ander\"])",
-            json!(["Hello, Valentina!", "Hello, Ander!"]),
-        );
-        check(
-            "formatlist(\"%s=%d\", [\"a\", \"b\"], [1, 2])",
-            json!(["a=1", "b=2"]),
-        );
-        check(
-            "formatlist(\"%s-%s\", \"x\", [\"a\", \"b\"])",
-            json!(["x-a", "x-b"]),
-        );
+        check("formatlist(\"Hello, %s!\", [\"Valentina\", \"Ander\"])", json!(["Hello, Valentina!", "Hello, Ander!"]));
+        check("formatlist(\"%s=%d\", [\"a\", \"b\"], [1, 2])", json!(["a=1", "b=2"]));
+        check("formatlist(\"%s-%s\", \"x\", [\"a\", \"b\"])", json!(["x-a", "x-b"]));
         check("formatlist(\"%s\", [])", json!([]));
         check("formatlist(\"%s\", \"a\")", json!(["a"]));
-        check_err(
-            "formatlist(\"%s%s\", [\"a\"], [\"b\", \"c\"])",
-            "inconsistent",
-        );
+        check_err("formatlist(\"%s%s\", [\"a\"], [\"b\", \"c\"])", "inconsistent");
     }
 
     #[test]
     fn case_functions() {
         check("lower(\"HELLO\")", json!("hello"));
         check("upper(\"hello\")", json!("HELLO"));
-        check(
-            "title(\"hello world-foo_bar\")",
-            json!("Hello World-Foo_bar"),
-        );
+        check("title(\"hello world-foo_bar\")", json!("Hello World-Foo_bar"));
         check("upper(5)", json!("5"));
         check_err("lower([1])", "string required");
         check_err("lower(null)", "must not be null");
@@ -2199,18 +1962,12 @@ mod tests {
 
     #[test]
     fn join_split() {
-        check(
-            "join(\", \", [\"foo\", \"bar\", \"baz\"])",
-            json!("foo, bar, baz"),
-        );
+        check("join(\", \", [\"foo\", \"bar\", \"baz\"])", json!("foo, bar, baz"));
         check("join(\"-\", [\"a\"], [1, true])", json!("a-1-true"));
         check("join(\",\", [])", json!(""));
         check_err("join(\",\")", "at least one list");
         check_err("join(\",\", [null])", "null");
-        check(
-            "split(\",\", \"foo,bar,baz\")",
-            json!(["foo", "bar", "baz"]),
-        );
+        check("split(\",\", \"foo,bar,baz\")", json!(["foo", "bar", "baz"]));
         check("split(\",\", \"\")", json!([""]));
         check("split(\"\", \"abc\")", json!(["a", "b", "c"]));
     }
@@ -2218,19 +1975,10 @@ mod tests {
     #[test]
     fn replace() {
         check("replace(\"1 + 2 + 3\", \"+\", \"-\")", json!("1 - 2 - 3"));
-        check(
-            "replace(\"hello world\", \"/w.*d/\", \"everybody\")",
-            json!("hello everybody"),
-        );
-        check(
-            "replace(\"a1b22\", \"/([a-z])(\\\\d+)/\", \"$2$1\")",
-            json!("1a22b"),
-        );
+        check("replace(\"hello world\", \"/w.*d/\", \"everybody\")", json!("hello everybody"));
+        check("replace(\"a1b22\", \"/([a-z])(\\\\d+)/\", \"$2$1\")", json!("1a22b"));
         check("replace(\"/\", \"/\", \"x\")", json!("x"));
-        check_err(
-            "replace(\"a\", \"/(/\", \"x\")",
-            "invalid regular expression",
-        );
+        check_err("replace(\"a\", \"/(/\", \"x\")", "invalid regular expression");
     }
 
     #[test]
@@ -2251,10 +1999,7 @@ mod tests {
         check("tolist([\"a\", 1, true])", json!(["a", "1", "true"]));
         check_err("tolist([1, true])", "cannot convert");
         check_err("tolist(\"a\")", "cannot convert string to list");
-        check(
-            "toset([\"b\", \"a\", \"b\", 1, \"1\"])",
-            json!(["b", "a", "1"]),
-        );
+        check("toset([\"b\", \"a\", \"b\", 1, \"1\"])", json!(["b", "a", "1"]));
         check("tostring(1.5)", json!("1.5"));
         check("tostring(true)", json!("true"));
         check("tostring(null)", json!(null));
@@ -2274,10 +2019,7 @@ mod tests {
         check("coalesce(\"\", null, \"b\", \"c\")", json!("b"));
         check("coalesce(null, 1, 2)", json!(1));
         check("coalesce(\"\", 1)", json!("1"));
-        check_err(
-            "coalesce(null, \"\")",
-            "no non-null, non-empty-string arguments",
-        );
+        check_err("coalesce(null, \"\")", "no non-null, non-empty-string arguments");
         check("coalescelist([], null, [\"a\"], [\"b\"])", json!(["a"]));
         check_err("coalescelist([], [])", "no non-null arguments");
         check_err("coalescelist(\"a\")", "lists or tuples");
@@ -2286,14 +2028,8 @@ mod tests {
     #[test]
     fn compact_distinct_flatten() {
         check("compact([\"a\", \"\", null, \"b\"])", json!(["a", "b"]));
-        check(
-            "distinct([\"a\", \"b\", \"a\", \"c\", \"b\"])",
-            json!(["a", "b", "c"]),
-        );
-        check(
-            "flatten([[\"a\", \"b\"], [], [\"c\", [\"d\"]], \"e\"])",
-            json!(["a", "b", "c", "d", "e"]),
-        );
+        check("distinct([\"a\", \"b\", \"a\", \"c\", \"b\"])", json!(["a", "b", "c"]));
+        check("flatten([[\"a\", \"b\"], [], [\"c\", [\"d\"]], \"e\"])", json!(["a", "b", "c", "d", "e"]));
         check_err("flatten(\"a\")", "list, tuple or set required");
     }
 
@@ -2326,10 +2062,7 @@ mod tests {
 
     #[test]
     fn slice_range_zipmap() {
-        check(
-            "slice([\"a\", \"b\", \"c\", \"d\"], 1, 3)",
-            json!(["b", "c"]),
-        );
+        check("slice([\"a\", \"b\", \"c\", \"d\"], 1, 3)", json!(["b", "c"]));
         check("slice([1], 1, 1)", json!([]));
         check_err("slice([1, 2], 1, 3)", "to index must be <= length");
         check_err("slice([1, 2], 2, 1)", "from index must be <= to index");
@@ -2344,10 +2077,7 @@ mod tests {
         check_err("range(2000)", "more than 1024 values");
         check_err("range()", "one, two, or three arguments");
         check("zipmap([\"a\", \"b\"], [1, 2])", json!({"a": 1, "b": 2}));
-        check_err(
-            "zipmap([\"a\"], [1, 2])",
-            "number of keys (1) does not match number of values (2)",
-        );
+        check_err("zipmap([\"a\"], [1, 2])", "number of keys (1) does not match number of values (2)");
     }
 
     #[test]
@@ -2378,10 +2108,7 @@ mod tests {
             json!("{\"a\":\"\\u003cx\\u003e\",\"b\":[1,2.5,true,null]}"),
         );
         check("jsonencode(\"a\\nb\")", json!("\"a\\nb\""));
-        check(
-            "jsondecode(\"{\\\"a\\\": [1, 2.5, \\\"x\\\", null]}\")",
-            json!({"a": [1, 2.5, "x", null]}),
-        );
+        check("jsondecode(\"{\\\"a\\\": [1, 2.5, \\\"x\\\", null]}\")", json!({"a": [1, 2.5, "x", null]}));
         check("jsondecode(\"true\")", json!(true));
         check_err("jsondecode(\"{\")", "invalid JSON");
     }
@@ -2393,10 +2120,7 @@ mod tests {
         check("base64encode(\"ab\")", json!("YWI="));
         check("base64decode(\"SGVsbG8gV29ybGQ=\")", json!("Hello World"));
         check("base64decode(\"YWI=\")", json!("ab"));
-        check(
-            "base64decode(base64encode(\"héllo wörld!?\"))",
-            json!("héllo wörld!?"),
-        );
+        check("base64decode(base64encode(\"héllo wörld!?\"))", json!("héllo wörld!?"));
         check_err("base64decode(\"SGVsbG8*\")", "failed to decode base64");
         check_err("base64decode(\"YWI\")", "failed to decode base64");
         check_err("base64decode(\"/w==\")", "not valid UTF-8");
@@ -2404,36 +2128,18 @@ mod tests {
 
     #[test]
     fn cidr_functions() {
-        check(
-            "cidrsubnet(\"172.16.0.0/12\", 4, 2)",
-            json!("172.18.0.0/16"),
-        );
+        check("cidrsubnet(\"172.16.0.0/12\", 4, 2)", json!("172.18.0.0/16"));
         check("cidrsubnet(\"10.1.2.0/24\", 4, 15)", json!("10.1.2.240/28"));
         check("cidrsubnet(\"10.1.2.5/24\", 0, 0)", json!("10.1.2.0/24"));
-        check(
-            "cidrsubnet(\"fd00:fd12:3456:7890::/56\", 16, 162)",
-            json!("fd00:fd12:3456:7800:a200::/72"),
-        );
-        check_err(
-            "cidrsubnet(\"10.0.0.0/30\", 4, 0)",
-            "insufficient address space to extend prefix of 30 by 4",
-        );
-        check_err(
-            "cidrsubnet(\"10.0.0.0/16\", 2, 4)",
-            "does not accommodate a subnet numbered 4",
-        );
+        check("cidrsubnet(\"fd00:fd12:3456:7890::/56\", 16, 162)", json!("fd00:fd12:3456:7800:a200::/72"));
+        check_err("cidrsubnet(\"10.0.0.0/30\", 4, 0)", "insufficient address space to extend prefix of 30 by 4");
+        check_err("cidrsubnet(\"10.0.0.0/16\", 2, 4)", "does not accommodate a subnet numbered 4");
         check_err("cidrsubnet(\"10.0.0/16\", 2, 1)", "invalid CIDR");
         check("cidrhost(\"10.12.112.0/20\", 16)", json!("10.12.112.16"));
         check("cidrhost(\"10.12.112.0/20\", 268)", json!("10.12.113.12"));
         check("cidrhost(\"10.0.0.0/24\", -1)", json!("10.0.0.255"));
-        check(
-            "cidrhost(\"fd00:fd12:3456:7890:00a2::/72\", 34)",
-            json!("fd00:fd12:3456:7890::22"),
-        );
-        check_err(
-            "cidrhost(\"10.0.0.0/24\", 256)",
-            "prefix of 24 does not accommodate a host numbered 256",
-        );
+        check("cidrhost(\"fd00:fd12:3456:7890:00a2::/72\", 34)", json!("fd00:fd12:3456:7890::22"));
+        check_err("cidrhost(\"10.0.0.0/24\", 256)", "prefix of 24 does not accommodate a host numbered 256");
         check("cidrnetmask(\"172.16.0.0/12\")", json!("255.240.0.0"));
         check("cidrnetmask(\"10.0.0.0/0\")", json!("0.0.0.0"));
         check("cidrnetmask(\"10.0.0.1/32\")", json!("255.255.255.255"));
@@ -2462,14 +2168,8 @@ mod tests {
         check_err("can(1, 2)", "expected 1 positional argument");
         // nested inside other expressions
         check("upper(try(m.missing, \"x\"))", json!("X"));
-        check(
-            "[for v in [\"1\", \"a\", \"3\"] : try(tonumber(v), -1)]",
-            json!([1, -1, 3]),
-        );
-        check(
-            "{for k, v in m : k => can(tonumber(v))}",
-            json!({"a": true, "b": false}),
-        );
+        check("[for v in [\"1\", \"a\", \"3\"] : try(tonumber(v), -1)]", json!([1, -1, 3]));
+        check("{for k, v in m : k => can(tonumber(v))}", json!({"a": true, "b": false}));
         check("[for v in [1, \"a\"] : v if can(tonumber(v))]", json!([1]));
         check("can(m.missing) ? \"yes\" : \"no\"", json!("no"));
         check("try(m.missing, 1) + 1", json!(2));
@@ -2478,10 +2178,7 @@ mod tests {
         check("\"${try(m.missing, \"d\")}\"", json!("d"));
         check("\"v=${try(m.missing, 5)}!\"", json!("v=5!"));
         check("\"%{ if can(m.a) }yes%{ else }no%{ endif }\"", json!("yes"));
-        check(
-            "\"%{ for v in l ~} ${try(tonumber(v), v)} %{~ endfor }\"",
-            json!("abc"),
-        );
+        check("\"%{ for v in l ~} ${try(tonumber(v), v)} %{~ endfor }\"", json!("abc"));
         // Without try/can, eval_try is plain evaluation.
         check("1 + 2", json!(3));
     }

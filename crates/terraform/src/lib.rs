@@ -9,8 +9,8 @@ pub mod eval;
 pub mod functions;
 pub mod patch;
 pub mod path;
-pub mod repo;
 pub mod render;
+pub mod repo;
 pub mod state;
 
 pub use address::{Address, InstanceKey, ModuleStep};

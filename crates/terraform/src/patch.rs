@@ -94,10 +94,14 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
             let mut removed = 0;
             loop {
                 let body = edit::parse(&current).map_err(|e| err(&file, e))?;
-                let block = edit::find_block(&body, &location.sel).ok_or_else(|| PatchError::NoBlock { address: address.to_string() })?;
+                let block = edit::find_block(&body, &location.sel)
+                    .ok_or_else(|| PatchError::NoBlock { address: address.to_string() })?;
                 let index = block.body.get_blocks(block_type).position(|b| {
                     matching.iter().all(|(k, want)| {
-                        b.body.get_attribute(k).and_then(|a| literal_value(&current, &a.value)).is_some_and(|v| values_equal(&v, want))
+                        b.body
+                            .get_attribute(k)
+                            .and_then(|a| literal_value(&current, &a.value))
+                            .is_some_and(|v| values_equal(&v, want))
                     })
                 });
                 let Some(index) = index else { break };
@@ -124,13 +128,18 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
                 let files: Vec<String> = referencing.iter().map(|p| p.display().to_string()).collect();
                 return Err(PatchError::Refused {
                     address: address.to_string(),
-                    reason: format!("other configuration refers to {} ({}); a person must remove those references first", address.block_name(), files.join(", ")),
+                    reason: format!(
+                        "other configuration refers to {} ({}); a person must remove those references first",
+                        address.block_name(),
+                        files.join(", ")
+                    ),
                 });
             }
             if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
                 return Err(PatchError::Refused {
                     address: address.to_string(),
-                    reason: "one instance of a count/for_each resource was deleted; shrink its list or map by hand".into(),
+                    reason: "one instance of a count/for_each resource was deleted; shrink its list or map by hand"
+                        .into(),
                 });
             }
             let new = edit::remove_block(&text, &location.sel).map_err(|e| err(&file, e))?;
@@ -199,7 +208,13 @@ fn remove_nth_block(text: &str, index: usize) -> Result<String, EditError> {
     Ok(out)
 }
 
-fn create_resource(repo: &mut Repo, address: &Address, spec: &BlockSpec, import_id: &str, applied: &mut Applied) -> Result<(), EditError> {
+fn create_resource(
+    repo: &mut Repo,
+    address: &Address,
+    spec: &BlockSpec,
+    import_id: &str,
+    applied: &mut Applied,
+) -> Result<(), EditError> {
     let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
     // Where resources of this type live; else a new file named for them.
     let existing = repo.resources_of_type(&dir, &address.rtype);
@@ -230,7 +245,9 @@ fn create_resource(repo: &mut Repo, address: &Address, spec: &BlockSpec, import_
 fn has_count_or_for_each(text: &str, sel: &BlockSel) -> bool {
     edit::parse(text)
         .ok()
-        .and_then(|body| edit::find_block(&body, sel).map(|b| b.body.has_attribute("count") || b.body.has_attribute("for_each")))
+        .and_then(|body| {
+            edit::find_block(&body, sel).map(|b| b.body.has_attribute("count") || b.body.has_attribute("for_each"))
+        })
         .unwrap_or(false)
 }
 
@@ -286,7 +303,12 @@ impl Ctx<'_> {
         self.block_file.parent().unwrap_or(Path::new("")).to_path_buf()
     }
 
-    fn plan_set(&self, path: &AttrPath, value: &AttrValue, notes: &mut Vec<String>) -> Result<Vec<(PathBuf, String)>, EditError> {
+    fn plan_set(
+        &self,
+        path: &AttrPath,
+        value: &AttrValue,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(PathBuf, String)>, EditError> {
         let text = &self.repo.files[self.block_file];
         match edit::set(text, Some(self.block), path, value) {
             Ok(new) => {
@@ -303,7 +325,13 @@ impl Ctx<'_> {
     }
 
     /// The value at `path` (or a prefix of it) is an expression: follow it to its origin.
-    fn trace(&self, text: &str, path: &AttrPath, value: &AttrValue, notes: &mut Vec<String>) -> Result<Vec<(PathBuf, String)>, EditError> {
+    fn trace(
+        &self,
+        text: &str,
+        path: &AttrPath,
+        value: &AttrValue,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(PathBuf, String)>, EditError> {
         // Find the longest prefix of the path that is an expression in the block.
         let (prefix_len, span) = (1..=path.0.len())
             .rev()
@@ -321,23 +349,37 @@ impl Ctx<'_> {
                 let full_tail = [sub, tail.clone()].concat();
                 if self.address.module.is_empty() {
                     if self.shared(&dir, &format!("var.{name}")) {
-                        return self.override_here(text, path, prefix_len, value, notes, &format!("var.{name} is used elsewhere"));
+                        return self.override_here(
+                            text,
+                            path,
+                            prefix_len,
+                            value,
+                            notes,
+                            &format!("var.{name} is used elsewhere"),
+                        );
                     }
                     self.set_variable(&dir, &name, &full_tail, value, notes)
                 } else {
-                    // A module input: change it in the module call, in the parent module.
-                    if self.shared(&dir, &format!("var.{name}")) {
-                        return self.override_here(text, path, prefix_len, value, notes, &format!("var.{name} is used elsewhere in the module"));
-                    }
+                    // A module input: change it in the module call, in the parent module. The module's
+                    // own files are shared by every call of it, so they are not the place.
                     self.set_module_input(&name, &full_tail, value, notes)
                 }
             }
             Origin::Local(name, sub) => {
                 if self.shared(&dir, &format!("local.{name}")) {
-                    return self.override_here(text, path, prefix_len, value, notes, &format!("local.{name} is used elsewhere"));
+                    return self.override_here(
+                        text,
+                        path,
+                        prefix_len,
+                        value,
+                        notes,
+                        &format!("local.{name} is used elsewhere"),
+                    );
                 }
                 let full_tail = [sub, tail].concat();
-                let (file, sel) = self.find_local(&dir, &name).ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
+                let (file, sel) = self
+                    .find_local(&dir, &name)
+                    .ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
                 let local_text = &self.repo.files[&file];
                 let mut segs = vec![Seg::Name(name.clone())];
                 segs.extend(full_tail);
@@ -355,7 +397,14 @@ impl Ctx<'_> {
             }
             Origin::EachValue(sub) => {
                 let Some(InstanceKey::Str(key)) = &self.address.key else {
-                    return self.override_here(text, path, prefix_len, value, notes, "each.value without a for_each key");
+                    return self.override_here(
+                        text,
+                        path,
+                        prefix_len,
+                        value,
+                        notes,
+                        "each.value without a for_each key",
+                    );
                 };
                 let for_each = AttrPath(vec![Seg::Name("for_each".into())]);
                 let Some(fe_span) = edit::find(text, Some(self.block), &for_each)? else {
@@ -364,12 +413,20 @@ impl Ctx<'_> {
                 let mut segs = vec![Seg::Key(key.clone())];
                 segs.extend(sub);
                 segs.extend(tail);
-                self.set_in_expression(text, self.block_file, fe_span, &segs, value, notes)
-                    .or_else(|_| self.override_here(text, path, prefix_len, value, notes, "the for_each map is computed"))
+                self.set_in_expression(text, self.block_file, fe_span, &segs, value, notes).or_else(|_| {
+                    self.override_here(text, path, prefix_len, value, notes, "the for_each map is computed")
+                })
             }
             Origin::MergeObject(object_span) => {
                 if tail.is_empty() {
-                    return self.override_here(text, path, prefix_len, value, notes, "the value is a merge() of several maps");
+                    return self.override_here(
+                        text,
+                        path,
+                        prefix_len,
+                        value,
+                        notes,
+                        "the value is a merge() of several maps",
+                    );
                 }
                 self.set_in_expression(text, self.block_file, object_span, &tail, value, notes)
             }
@@ -397,7 +454,9 @@ impl Ctx<'_> {
                 self.set_variable(&self.dir(), &name, &tail, value, notes)
             }
             Origin::Local(name, sub) => {
-                let (lfile, sel) = self.find_local(&self.dir(), &name).ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
+                let (lfile, sel) = self
+                    .find_local(&self.dir(), &name)
+                    .ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
                 let mut path = vec![Seg::Name(name.clone())];
                 path.extend(sub);
                 path.extend(segs.iter().cloned());
@@ -430,10 +489,20 @@ impl Ctx<'_> {
             .map(|(_, t)| count_references(t, reference))
             .sum();
         let text = &self.repo.files[self.block_file];
-        uses > 1 || (self.address.key.is_some() && has_count_or_for_each(text, self.block) && !reference.starts_with("each."))
+        uses > 1
+            || (self.address.key.is_some()
+                && has_count_or_for_each(text, self.block)
+                && !reference.starts_with("each."))
     }
 
-    fn set_variable(&self, dir: &Path, name: &str, tail: &[Seg], value: &AttrValue, notes: &mut Vec<String>) -> Result<Vec<(PathBuf, String)>, EditError> {
+    fn set_variable(
+        &self,
+        dir: &Path,
+        name: &str,
+        tail: &[Seg],
+        value: &AttrValue,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(PathBuf, String)>, EditError> {
         let mut tfvars_path = vec![Seg::Name(name.to_string())];
         tfvars_path.extend(tail.iter().cloned());
         let tfvars_path = AttrPath(tfvars_path);
@@ -471,7 +540,13 @@ impl Ctx<'_> {
         Ok(vec![(file, new)])
     }
 
-    fn set_module_input(&self, name: &str, tail: &[Seg], value: &AttrValue, notes: &mut Vec<String>) -> Result<Vec<(PathBuf, String)>, EditError> {
+    fn set_module_input(
+        &self,
+        name: &str,
+        tail: &[Seg],
+        value: &AttrValue,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(PathBuf, String)>, EditError> {
         let call = self.address.module.last().map(|m| m.name.clone()).unwrap_or_default();
         let parent_path = self.address.module[..self.address.module.len() - 1]
             .iter()
@@ -490,7 +565,8 @@ impl Ctx<'_> {
         let mut input = vec![Seg::Name(name.to_string())];
         input.extend(tail.iter().cloned());
         let input = AttrPath(input);
-        let parent_addr = Address { module: self.address.module[..self.address.module.len() - 1].to_vec(), ..self.address.clone() };
+        let parent_addr =
+            Address { module: self.address.module[..self.address.module.len() - 1].to_vec(), ..self.address.clone() };
         let parent = Ctx { repo: self.repo, address: &parent_addr, block_file: &file, block: &sel };
         let new = match edit::set(text, Some(&sel), &input, value) {
             Ok(new) => new,
@@ -537,7 +613,8 @@ impl Ctx<'_> {
         if prefix_len < path.0.len() {
             // A map built elsewhere: overlay the one entry with merge().
             let prefix = AttrPath(path.0[..prefix_len].to_vec());
-            let span = edit::find(text, Some(self.block), &prefix)?.ok_or_else(|| EditError::PathNotFound { path: prefix.to_string() })?;
+            let span = edit::find(text, Some(self.block), &prefix)?
+                .ok_or_else(|| EditError::PathNotFound { path: prefix.to_string() })?;
             let mut overlay = value.render("").map_err(EditError::Value)?;
             for seg in path.0[prefix_len..].iter().rev() {
                 let key = match seg {
@@ -551,7 +628,8 @@ impl Ctx<'_> {
             notes.push(format!("overlaid {path} on {} with merge(): {why}", self.address));
             return Ok(vec![(self.block_file.to_path_buf(), new)]);
         }
-        let span = edit::find(text, Some(self.block), path)?.ok_or_else(|| EditError::PathNotFound { path: path.to_string() })?;
+        let span = edit::find(text, Some(self.block), path)?
+            .ok_or_else(|| EditError::PathNotFound { path: path.to_string() })?;
         let rendered = value.render(&indent_at(text, span.start)).map_err(EditError::Value)?;
         let new = format!("{}{}{}", &text[..span.start], rendered, &text[span.end..]);
         edit::parse(&new).map_err(|e| EditError::Reparse(e.to_string()))?;
@@ -560,14 +638,21 @@ impl Ctx<'_> {
     }
 
     /// One instance of a count/for_each block differs: a condition on its index or key.
-    fn instance_override(&self, text: &str, path: &AttrPath, value: &AttrValue, notes: &mut Vec<String>) -> Result<Vec<(PathBuf, String)>, EditError> {
+    fn instance_override(
+        &self,
+        text: &str,
+        path: &AttrPath,
+        value: &AttrValue,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<(PathBuf, String)>, EditError> {
         let condition = match &self.address.key {
             Some(InstanceKey::Int(i)) => format!("count.index == {i}"),
             Some(InstanceKey::Str(k)) => format!("each.key == {}", crate::render::quote(k)),
             None => return Err(EditError::PathNotFound { path: path.to_string() }),
         };
         let top = AttrPath(path.0[..1].to_vec());
-        let span = edit::find(text, Some(self.block), &top)?.ok_or_else(|| EditError::PathNotFound { path: top.to_string() })?;
+        let span = edit::find(text, Some(self.block), &top)?
+            .ok_or_else(|| EditError::PathNotFound { path: top.to_string() })?;
         if path.0.len() > 1 {
             return Err(EditError::NotLiteral { path: path.to_string(), expr: text[span].to_string() });
         }

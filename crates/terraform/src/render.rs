@@ -150,7 +150,10 @@ mod tests {
     #[test]
     fn values_render_as_hcl() {
         assert_eq!(render_value(&json!(["a", 1, true, null]), ""), r#"["a", 1, true, null]"#);
-        assert_eq!(render_value(&json!({"Name": "web", "cost center": "42"}), "  "), "{\n    Name          = \"web\"\n    \"cost center\" = \"42\"\n  }");
+        assert_eq!(
+            render_value(&json!({"Name": "web", "cost center": "42"}), "  "),
+            "{\n    Name          = \"web\"\n    \"cost center\" = \"42\"\n  }"
+        );
         assert_eq!(AttrValue::Reference("aws_vpc.main.id".into()).render("").unwrap(), "aws_vpc.main.id");
         assert!(AttrValue::Reference("aws_vpc.main.id} evil {".into()).render("").is_err());
         assert!(AttrValue::Reference("aws_subnet.a[0].id".into()).render("").is_ok());

@@ -58,7 +58,8 @@ impl Repo {
                 continue;
             }
             let abs = root.join(&dir);
-            let entries = std::fs::read_dir(&abs).map_err(|source| RepoError::Io { path: abs.display().to_string(), source })?;
+            let entries =
+                std::fs::read_dir(&abs).map_err(|source| RepoError::Io { path: abs.display().to_string(), source })?;
             let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
             names.sort();
             for path in names {
@@ -107,8 +108,11 @@ impl Repo {
             }
             for (name, source) in self.module_calls(&dir) {
                 if let Some(child) = local_module_dir(&dir, &source) {
-                    let child_path =
-                        if module_path.is_empty() { format!("module.{name}") } else { format!("{module_path}.module.{name}") };
+                    let child_path = if module_path.is_empty() {
+                        format!("module.{name}")
+                    } else {
+                        format!("{module_path}.module.{name}")
+                    };
                     pending.push((child_path, child));
                 }
             }
@@ -134,7 +138,9 @@ impl Repo {
     pub fn parsed_tf_in<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, Body)> + 'a {
         self.files
             .iter()
-            .filter(move |(p, _)| p.parent().unwrap_or(Path::new("")) == dir && p.extension().is_some_and(|e| e == "tf"))
+            .filter(move |(p, _)| {
+                p.parent().unwrap_or(Path::new("")) == dir && p.extension().is_some_and(|e| e == "tf")
+            })
             .filter_map(|(p, t)| edit::parse(t).ok().map(|b| (p, b)))
     }
 
@@ -177,9 +183,11 @@ impl Repo {
             for structure in body.iter() {
                 let text = structure.span().map(|s| &source[s]).unwrap_or_default();
                 let is_own = structure.as_block().is_some_and(|b| {
-                    b.ident.as_str() == "resource" && b.labels.iter().map(label_str).eq(own.labels.iter().map(String::as_str))
+                    b.ident.as_str() == "resource"
+                        && b.labels.iter().map(label_str).eq(own.labels.iter().map(String::as_str))
                 });
-                let companion = structure.as_block().is_some_and(|b| matches!(b.ident.as_str(), "import" | "moved" | "removed"));
+                let companion =
+                    structure.as_block().is_some_and(|b| matches!(b.ident.as_str(), "import" | "moved" | "removed"));
                 if !is_own && !companion && contains_reference(text, &needle) {
                     out.push(file.clone());
                     break;
@@ -251,8 +259,14 @@ mod tests {
     #[test]
     fn modules_resources_and_references() {
         let r = repo(&[
-            ("main.tf", "module \"web\" {\n  source = \"./modules/web\"\n}\nmodule \"reg\" {\n  source = \"hashicorp/x/aws\"\n}\nresource \"aws_vpc\" \"main\" {}\nresource \"aws_subnet\" \"a\" {\n  vpc_id = aws_vpc.main.id\n}\n"),
-            ("modules/web/main.tf", "resource \"aws_instance\" \"this\" {}\nmodule \"db\" {\n  source = \"../db\"\n}\n"),
+            (
+                "main.tf",
+                "module \"web\" {\n  source = \"./modules/web\"\n}\nmodule \"reg\" {\n  source = \"hashicorp/x/aws\"\n}\nresource \"aws_vpc\" \"main\" {}\nresource \"aws_subnet\" \"a\" {\n  vpc_id = aws_vpc.main.id\n}\n",
+            ),
+            (
+                "modules/web/main.tf",
+                "resource \"aws_instance\" \"this\" {}\nmodule \"db\" {\n  source = \"../db\"\n}\n",
+            ),
             ("modules/db/main.tf", "resource \"aws_db_instance\" \"main\" {}\n"),
             ("modules/evil/main.tf", "module \"up\" {\n  source = \"../../../etc\"\n}\n"),
             ("broken.tf", "resource \"x\" {\n"),
@@ -260,7 +274,11 @@ mod tests {
         let modules: Vec<(&str, &Path)> = r.modules.iter().map(|(k, v)| (k.as_str(), v.as_path())).collect();
         assert_eq!(
             modules,
-            [("", Path::new("")), ("module.web", Path::new("modules/web")), ("module.web.module.db", Path::new("modules/db"))]
+            [
+                ("", Path::new("")),
+                ("module.web", Path::new("modules/web")),
+                ("module.web.module.db", Path::new("modules/db"))
+            ]
         );
         let loc = r.find_resource(&Address::parse("module.web.module.db.aws_db_instance.main").unwrap()).unwrap();
         assert_eq!(loc.file, PathBuf::from("modules/db/main.tf"));

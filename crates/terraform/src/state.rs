@@ -11,7 +11,9 @@ use crate::address::{Address, InstanceKey, ModuleStep};
 pub enum StateError {
     #[error("{origin}: not a Terraform state file: {message} (line {line}, column {column})")]
     Syntax { origin: String, line: usize, column: usize, message: String },
-    #[error("{origin}: state format version {found} is not supported; driftback reads version 4 (Terraform 0.12 and later)")]
+    #[error(
+        "{origin}: state format version {found} is not supported; driftback reads version 4 (Terraform 0.12 and later)"
+    )]
     Version { origin: String, found: u64 },
     #[error("{origin}: resource {index}: {message}")]
     Resource { origin: String, index: usize, message: String },
@@ -127,7 +129,8 @@ impl State {
             .filter(|i| types.is_empty() || types.contains(&"*") || types.contains(&i.address.rtype.as_str()))
             .filter(|i| {
                 attrs.iter().any(|a| {
-                    i.attr_str(a).is_some_and(|v| v == id || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id"))
+                    i.attr_str(a)
+                        .is_some_and(|v| v == id || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id"))
                 })
             })
             .collect()
@@ -169,15 +172,27 @@ mod tests {
         let addrs: Vec<String> = state.instances.iter().map(|i| i.address.to_string()).collect();
         assert_eq!(
             addrs,
-            ["aws_instance.web", "module.fn.aws_lambda_function.this", "aws_instance.fleet[0]", "aws_instance.fleet[\"b\"]", "data.aws_ami.ubuntu"]
+            [
+                "aws_instance.web",
+                "module.fn.aws_lambda_function.this",
+                "aws_instance.fleet[0]",
+                "aws_instance.fleet[\"b\"]",
+                "data.aws_ami.ubuntu"
+            ]
         );
         let found = |id: &str, types: &[&str], attrs: &[&str]| -> Vec<String> {
             state.find(id, types, attrs).iter().map(|i| i.address.to_string()).collect()
         };
         assert_eq!(found("i-0abc", &[], &[]), ["aws_instance.web"]);
         assert_eq!(found("i-2", &["aws_instance"], &[]), ["aws_instance.fleet[\"b\"]"]);
-        assert_eq!(found("arn:aws:lambda:us-east-1:1:function:api", &["aws_lambda_function"], &["function_name"]), ["module.fn.aws_lambda_function.this"]);
-        assert_eq!(found("api", &["aws_lambda_function"], &["function_name", "arn"]), ["module.fn.aws_lambda_function.this"]);
+        assert_eq!(
+            found("arn:aws:lambda:us-east-1:1:function:api", &["aws_lambda_function"], &["function_name"]),
+            ["module.fn.aws_lambda_function.this"]
+        );
+        assert_eq!(
+            found("api", &["aws_lambda_function"], &["function_name", "arn"]),
+            ["module.fn.aws_lambda_function.this"]
+        );
         assert!(found("ami-1", &[], &[]).is_empty(), "data sources manage nothing");
         assert!(found("i-0abc", &["aws_s3_bucket"], &[]).is_empty());
     }

@@ -59,7 +59,10 @@ fn map_entries_are_replaced_added_and_removed() {
     let out = set(MAIN, &web(), "tags.Team", json!("data"));
     assert_eq!(out, replaced(MAIN, "Team = \"platform\"", "Team = \"data\""));
     let out = set(MAIN, &web(), "tags[\"cost center\"]", json!("42"));
-    assert_eq!(out, replaced(MAIN, "    Team = \"platform\"\n", "    Team = \"platform\"\n    \"cost center\" = \"42\"\n"));
+    assert_eq!(
+        out,
+        replaced(MAIN, "    Team = \"platform\"\n", "    Team = \"platform\"\n    \"cost center\" = \"42\"\n")
+    );
     let out = edit::remove(MAIN, Some(&web()), &AttrPath::parse("tags.Team").unwrap()).unwrap();
     assert_eq!(out, replaced(MAIN, "    Team = \"platform\"\n", ""));
     let unchanged = edit::remove(MAIN, Some(&web()), &AttrPath::parse("tags.Nope").unwrap()).unwrap();
@@ -68,7 +71,8 @@ fn map_entries_are_replaced_added_and_removed() {
 
 #[test]
 fn inline_objects_and_missing_maps() {
-    let text = "resource \"aws_vpc\" \"main\" {\n  cidr_block = \"10.0.0.0/16\"\n  tags       = { Name = \"main\" }\n}\n";
+    let text =
+        "resource \"aws_vpc\" \"main\" {\n  cidr_block = \"10.0.0.0/16\"\n  tags       = { Name = \"main\" }\n}\n";
     let sel = BlockSel::resource("aws_vpc", "main");
     let out = set(text, &sel, "tags.Env", json!("prod"));
     assert_eq!(out, replaced(text, "{ Name = \"main\" }", "{ Name = \"main\", Env = \"prod\" }"));
@@ -78,7 +82,10 @@ fn inline_objects_and_missing_maps() {
     let bare = "resource \"aws_s3_bucket\" \"logs\" {\n  bucket = \"acme-logs\"\n}\n";
     let sel = BlockSel::resource("aws_s3_bucket", "logs");
     let out = set(bare, &sel, "tags[\"Owner\"]", json!("ops"));
-    assert_eq!(out, "resource \"aws_s3_bucket\" \"logs\" {\n  bucket = \"acme-logs\"\n  tags   = {\n    Owner = \"ops\"\n  }\n}\n");
+    assert_eq!(
+        out,
+        "resource \"aws_s3_bucket\" \"logs\" {\n  bucket = \"acme-logs\"\n  tags   = {\n    Owner = \"ops\"\n  }\n}\n"
+    );
 }
 
 #[test]
@@ -89,7 +96,11 @@ fn nested_blocks_are_navigated_and_created() {
     let out = set(MAIN, &sel, "versioning.enabled", json!(true));
     assert_eq!(
         out,
-        replaced(MAIN, "  bucket = \"acme-logs\"\n}", "  bucket = \"acme-logs\"\n\n  versioning {\n    enabled = true\n  }\n}")
+        replaced(
+            MAIN,
+            "  bucket = \"acme-logs\"\n}",
+            "  bucket = \"acme-logs\"\n\n  versioning {\n    enabled = true\n  }\n}"
+        )
     );
     let out = set(MAIN, &web(), "metadata_options.http_tokens", json!("required"));
     assert!(out.contains("  metadata_options {\n    http_tokens = \"required\"\n  }\n}"), "{out}");
@@ -129,10 +140,7 @@ fn blocks_are_added_and_removed() {
 
 #[test]
 fn top_level_blocks_are_appended_and_removed() {
-    let spec = BlockSpec {
-        attrs: vec![("bucket".into(), AttrValue::Literal(json!("acme-reports")))],
-        blocks: vec![],
-    };
+    let spec = BlockSpec { attrs: vec![("bucket".into(), AttrValue::Literal(json!("acme-reports")))], blocks: vec![] };
     let out = edit::append_block(MAIN, "resource", &["aws_s3_bucket", "reports"], &spec).unwrap();
     assert_eq!(out, format!("{MAIN}\nresource \"aws_s3_bucket\" \"reports\" {{\n  bucket = \"acme-reports\"\n}}\n"));
     let back = edit::remove_block(&out, &BlockSel::resource("aws_s3_bucket", "reports")).unwrap();
@@ -146,7 +154,10 @@ fn ignore_changes_is_added_once() {
     let text = "resource \"aws_autoscaling_group\" \"web\" {\n  desired_capacity = 2\n}\n";
     let sel = BlockSel::resource("aws_autoscaling_group", "web");
     let out = edit::add_ignore_changes(text, &sel, "desired_capacity").unwrap();
-    assert_eq!(out, "resource \"aws_autoscaling_group\" \"web\" {\n  desired_capacity = 2\n\n  lifecycle {\n    ignore_changes = [desired_capacity]\n  }\n}\n");
+    assert_eq!(
+        out,
+        "resource \"aws_autoscaling_group\" \"web\" {\n  desired_capacity = 2\n\n  lifecycle {\n    ignore_changes = [desired_capacity]\n  }\n}\n"
+    );
     assert_eq!(edit::add_ignore_changes(&out, &sel, "desired_capacity").unwrap(), out);
     let more = edit::add_ignore_changes(&out, &sel, "min_size").unwrap();
     assert!(more.contains("ignore_changes = [desired_capacity, min_size]"), "{more}");
@@ -156,7 +167,8 @@ fn ignore_changes_is_added_once() {
 fn values_from_expressions_are_reported_not_overwritten() {
     let text = "resource \"aws_instance\" \"web\" {\n  instance_type = var.type\n  tags = merge(local.tags, { A = \"b\" })\n}\n";
     let sel = BlockSel::resource("aws_instance", "web");
-    let err = edit::set(text, Some(&sel), &AttrPath::parse("tags.X").unwrap(), &AttrValue::Literal(json!("y"))).unwrap_err();
+    let err =
+        edit::set(text, Some(&sel), &AttrPath::parse("tags.X").unwrap(), &AttrValue::Literal(json!("y"))).unwrap_err();
     assert!(matches!(err, edit::EditError::NotLiteral { .. }), "{err}");
     assert_eq!(
         edit::find(text, Some(&sel), &AttrPath::parse("instance_type").unwrap()).unwrap().map(|r| &text[r]),
@@ -167,9 +179,11 @@ fn values_from_expressions_are_reported_not_overwritten() {
 #[test]
 fn tfvars_edits_at_top_level() {
     let text = "# prod\ninstance_type = \"t3.small\"\ncount_web     = 2\n";
-    let out = edit::set(text, None, &AttrPath::parse("instance_type").unwrap(), &AttrValue::Literal(json!("t3.large"))).unwrap();
+    let out = edit::set(text, None, &AttrPath::parse("instance_type").unwrap(), &AttrValue::Literal(json!("t3.large")))
+        .unwrap();
     assert_eq!(out, replaced(text, "t3.small", "t3.large"));
-    let out = edit::set(text, None, &AttrPath::parse("region").unwrap(), &AttrValue::Literal(json!("eu-west-1"))).unwrap();
+    let out =
+        edit::set(text, None, &AttrPath::parse("region").unwrap(), &AttrValue::Literal(json!("eu-west-1"))).unwrap();
     assert_eq!(out, format!("{text}region        = \"eu-west-1\"\n"));
 }
 
