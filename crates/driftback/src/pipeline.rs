@@ -146,7 +146,10 @@ fn created_resources(plan: &Plan) -> Vec<(driftback_terraform::Address, serde_js
     out
 }
 
-fn patch(repo: &Repo, plan: &Plan) -> Result<(Vec<(PathBuf, String)>, Vec<String>, usize), String> {
+/// Changed files, notes, and the number of operations applied.
+type Patched = (Vec<(PathBuf, String)>, Vec<String>, usize);
+
+fn patch(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     let mut work = repo.clone();
     let mut notes = Vec::new();
     let mut touched: Vec<PathBuf> = Vec::new();
