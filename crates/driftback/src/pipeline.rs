@@ -69,19 +69,11 @@ pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &Chang
         Err(e) => {
             // A security-weakening change is escalated as such, whether or not a recipe knows it.
             let (decision, _) = driftback_policy::decide(change_set, &Plan::default());
-            let reason = match decision.kind {
-                DecisionKind::Escalate => decision.rationale.clone(),
-                _ => e.to_string(),
+            let (rule, reason) = match decision.kind {
+                DecisionKind::Escalate => (decision.rule, decision.rationale),
+                _ => ("no recipe or resource".to_string(), e.to_string()),
             };
-            outcome.decision =
-                Some(Decision { kind: DecisionKind::Escalate, rule: decision.rule, rationale: reason.clone() });
-            if decision.kind != DecisionKind::Escalate {
-                outcome.decision = Some(Decision {
-                    kind: DecisionKind::Escalate,
-                    rule: "no recipe or resource".into(),
-                    rationale: reason.clone(),
-                });
-            }
+            outcome.decision = Some(Decision { kind: DecisionKind::Escalate, rule, rationale: reason.clone() });
             outcome.status = Status::Escalated(reason);
             return outcome;
         }
@@ -93,7 +85,6 @@ pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &Chang
     outcome.decision = Some(decision.clone());
     match decision.kind {
         DecisionKind::Escalate => {
-            outcome.files.clear();
             outcome.status = Status::Escalated(decision.rationale.clone());
             return outcome;
         }

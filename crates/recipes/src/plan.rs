@@ -214,7 +214,7 @@ impl Planner<'_> {
         for path in &recipe.remove {
             ops.push(Op::Remove { path: parse_path(path)? });
         }
-        let defaults = default_tags(self.repo);
+        let defaults = driftback_terraform::eval::provider_default_tags(self.repo);
         for rule in &recipe.map_merge {
             for (key, value) in map_entries(event, rule) {
                 if key.starts_with("aws:") {
@@ -581,9 +581,4 @@ fn fill_template(template: &str, event: &ApiEvent) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The provider's `default_tags`, evaluated in the root module.
-pub fn default_tags(repo: &Repo) -> Map<String, Value> {
-    driftback_terraform::eval::provider_default_tags(repo)
 }

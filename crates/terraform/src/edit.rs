@@ -177,18 +177,13 @@ pub fn add_ignore_changes(text: &str, sel: &BlockSel, attr: &str) -> Result<Stri
     let lifecycle = block.body.get_blocks("lifecycle").next();
     let existing = lifecycle.and_then(|l| l.body.get_attribute("ignore_changes"));
     match existing.map(|a| &a.value) {
-        None => {
-            let spec = BlockSpec {
-                attrs: vec![("ignore_changes".into(), AttrValue::Reference(format!("[{attr}]")))],
-                blocks: vec![],
-            };
-            if lifecycle.is_some() {
-                let path = AttrPath(vec![Seg::Name("lifecycle".into()), Seg::Name("ignore_changes".into())]);
-                set_raw(text, sel, &path, &format!("[{attr}]"))
-            } else {
-                add_nested_block_raw(text, sel, "lifecycle", &spec, attr)
-            }
-        }
+        // Creates `lifecycle` too when it is missing.
+        None => set_raw(
+            text,
+            sel,
+            &AttrPath(vec![Seg::Name("lifecycle".into()), Seg::Name("ignore_changes".into())]),
+            &format!("[{attr}]"),
+        ),
         Some(Expression::Array(items)) => {
             let present = items.iter().any(|i| expr_text(text, i).trim() == attr);
             if present {
@@ -209,23 +204,6 @@ pub fn add_ignore_changes(text: &str, sel: &BlockSel, attr: &str) -> Result<Stri
             Err(EditError::NotLiteral { path: "lifecycle.ignore_changes".into(), expr: expr_text(text, other) })
         }
     }
-}
-
-fn add_nested_block_raw(
-    text: &str,
-    sel: &BlockSel,
-    name: &str,
-    _spec: &BlockSpec,
-    attr: &str,
-) -> Result<String, EditError> {
-    let body = parse(text)?;
-    let block = find_block(&body, sel).ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
-    let span = block.span().ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
-    let indent = child_indent(text, &block.body, span.start);
-    let rendered = format!("{indent}{name} {{\n{indent}  ignore_changes = [{attr}]\n{indent}}}\n");
-    let at = line_start(text, span.end - 1);
-    let sep = if block.body.is_empty() { "" } else { "\n" };
-    apply(text, (at..at, format!("{sep}{rendered}")))
 }
 
 fn set_raw(text: &str, sel: &BlockSel, path: &AttrPath, raw: &str) -> Result<String, EditError> {

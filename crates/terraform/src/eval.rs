@@ -2,10 +2,10 @@
 //! inputs, `count.index` and `each.*` resolved. References to other resources stay symbolic (their
 //! source text, as `${...}`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use hcl_edit::Span;
-use hcl_edit::structure::{Block, Body};
+use hcl_edit::structure::Body;
 use serde_json::{Map, Value};
 
 use crate::address::{Address, InstanceKey};
@@ -19,7 +19,6 @@ pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
     let text = repo.files.get(&location.file)?;
     let body = edit::parse(text).ok()?;
     let block = edit::find_block(&body, &location.sel)?;
-    let dir = location.file.parent().unwrap_or(Path::new("")).to_path_buf();
     let scope = module_scope(repo, address, 0)?;
     let mut ctx = scope.context();
     if let Some(key) = &address.key {
@@ -42,7 +41,6 @@ pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
             }
         }
     }
-    let _ = dir;
     Some(body_value(text, &block.body, &ctx))
 }
 
@@ -110,18 +108,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
         }
     }
     if address.module.is_empty() {
-        // terraform.tfvars, then *.auto.tfvars in name order.
-        let mut tfvars: Vec<&PathBuf> = repo
-            .files
-            .keys()
-            .filter(|p| p.parent().unwrap_or(Path::new("")) == dir)
-            .filter(|p| {
-                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                n == "terraform.tfvars" || n.ends_with(".auto.tfvars")
-            })
-            .collect();
-        tfvars.sort_by_key(|p| (p.file_name().and_then(|n| n.to_str()) != Some("terraform.tfvars"), (*p).clone()));
-        for file in tfvars {
+        for file in repo.tfvars_files(&dir) {
             let text = &repo.files[file];
             let Ok(body) = edit::parse(text) else { continue };
             for attr in body.attributes() {
@@ -195,7 +182,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
             let value = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")
-                .find_map(|b| b.body.get_attribute(name).map(|a| eval_strict(text, &a.value, &ctx)));
+                .find_map(|b| b.body.get_attribute(name).map(|a| eval_expr(text, &a.value, &ctx)));
             match value {
                 Some(Some(v)) => {
                     scope.locals.insert(name.clone(), v);
@@ -243,7 +230,7 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
             }
             continue;
         }
-        let value = block_value(text, block, ctx);
+        let value = body_value(text, &block.body, ctx);
         match blocks.get_mut(name) {
             Some(Value::Array(items)) => items.push(value),
             _ => {
@@ -255,19 +242,11 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
     Value::Object(out)
 }
 
-fn block_value(text: &str, block: &Block, ctx: &hcl::eval::Context<'_>) -> Value {
-    body_value(text, &block.body, ctx)
-}
-
-fn eval_strict(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {
+fn eval_expr(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {
     let source = edit::expr_text(text, expr);
     let parsed: hcl::Expression = source.parse().ok()?;
     let value = eval_try(&parsed, ctx).ok()?;
     serde_json::to_value(value).ok()
-}
-
-fn eval_expr(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {
-    eval_strict(text, expr, ctx)
 }
 
 fn symbolic(text: &str, expr: &hcl_edit::expr::Expression) -> Value {

@@ -17,7 +17,7 @@ use crate::address::{Address, InstanceKey};
 use crate::edit::{self, BlockSel, EditError};
 use crate::path::{AttrPath, Seg};
 use crate::render::{AttrValue, BlockSpec, render_key};
-use crate::repo::Repo;
+use crate::repo::{Repo, count_references};
 
 /// One change to one resource, in the terms of its configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -507,17 +507,7 @@ impl Ctx<'_> {
         tfvars_path.extend(tail.iter().cloned());
         let tfvars_path = AttrPath(tfvars_path);
         // The last tfvars file that sets it wins, as in Terraform: *.auto.tfvars after terraform.tfvars.
-        let mut candidates: Vec<&PathBuf> = self
-            .repo
-            .files
-            .keys()
-            .filter(|p| p.parent().unwrap_or(Path::new("")) == dir)
-            .filter(|p| {
-                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                n == "terraform.tfvars" || n.ends_with(".auto.tfvars")
-            })
-            .collect();
-        candidates.sort_by_key(|p| p.file_name().and_then(|n| n.to_str()) != Some("terraform.tfvars"));
+        let candidates = self.repo.tfvars_files(dir);
         for file in candidates.into_iter().rev() {
             let text = &self.repo.files[file];
             if edit::find(text, None, &AttrPath(vec![Seg::Name(name.to_string())])).ok().flatten().is_some() {
@@ -668,17 +658,6 @@ impl Ctx<'_> {
 fn indent_at(text: &str, pos: usize) -> String {
     let start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
     text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
-}
-
-fn count_references(text: &str, reference: &str) -> usize {
-    text.match_indices(reference)
-        .filter(|(i, _)| {
-            let before = text[..*i].chars().next_back();
-            let after = text[i + reference.len()..].chars().next();
-            let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-            !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
-        })
-        .count()
 }
 
 /// Classify an expression's source text by where its value comes from.

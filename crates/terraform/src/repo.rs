@@ -173,6 +173,20 @@ impl Repo {
         out
     }
 
+    /// The variable files Terraform loads automatically in `dir`, in the order it applies them
+    /// (later ones win): `terraform.tfvars`, then `*.auto.tfvars` by name.
+    pub fn tfvars_files(&self, dir: &Path) -> Vec<&PathBuf> {
+        let name = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        let mut files: Vec<&PathBuf> = self
+            .files
+            .keys()
+            .filter(|p| p.parent().unwrap_or(Path::new("")) == dir)
+            .filter(|p| name(p) == "terraform.tfvars" || name(p).ends_with(".auto.tfvars"))
+            .collect();
+        files.sort_by_key(|p| (name(p) != "terraform.tfvars", (*p).clone()));
+        files
+    }
+
     /// Whether any file in `dir` other than the block itself refers to `TYPE.NAME`.
     pub fn references_to(&self, dir: &Path, rtype: &str, name: &str) -> Vec<PathBuf> {
         let needle = format!("{rtype}.{name}");
@@ -188,7 +202,7 @@ impl Repo {
                 });
                 let companion =
                     structure.as_block().is_some_and(|b| matches!(b.ident.as_str(), "import" | "moved" | "removed"));
-                if !is_own && !companion && contains_reference(text, &needle) {
+                if !is_own && !companion && count_references(text, &needle) > 0 {
                     out.push(file.clone());
                     break;
                 }
@@ -198,14 +212,17 @@ impl Repo {
     }
 }
 
-/// `needle` followed by `.`, `[`, or a non-identifier character, and not preceded by one.
-fn contains_reference(text: &str, needle: &str) -> bool {
-    text.match_indices(needle).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + needle.len()..].chars().next();
-        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-        !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
-    })
+/// How often `reference` (`var.x`, `aws_vpc.main`) occurs as a whole name: not preceded by an
+/// identifier character or `.`, not followed by an identifier character.
+pub(crate) fn count_references(text: &str, reference: &str) -> usize {
+    text.match_indices(reference)
+        .filter(|(i, _)| {
+            let before = text[..*i].chars().next_back();
+            let after = text[i + reference.len()..].chars().next();
+            let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
+        })
+        .count()
 }
 
 fn module_sources(text: &str) -> Vec<String> {
@@ -293,9 +310,9 @@ mod tests {
 
     #[test]
     fn references_are_whole_names() {
-        assert!(contains_reference("x = aws_vpc.main.id", "aws_vpc.main"));
-        assert!(contains_reference("x = [aws_vpc.main[0].id]", "aws_vpc.main"));
-        assert!(!contains_reference("x = aws_vpc.main_2.id", "aws_vpc.main"));
-        assert!(!contains_reference("x = data.aws_vpc.main.id", "aws_vpc.main"));
+        assert_eq!(count_references("x = aws_vpc.main.id", "aws_vpc.main"), 1);
+        assert_eq!(count_references("x = [aws_vpc.main[0].id]", "aws_vpc.main"), 1);
+        assert_eq!(count_references("x = aws_vpc.main_2.id", "aws_vpc.main"), 0);
+        assert_eq!(count_references("x = data.aws_vpc.main.id", "aws_vpc.main"), 0);
     }
 }
