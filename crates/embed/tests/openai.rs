@@ -22,10 +22,13 @@ enum Mode {
     RateLimited,
 }
 
+/// Each request's Authorization header and JSON body.
+type Recorded = Arc<Mutex<Vec<(Option<String>, Value)>>>;
+
 #[derive(Clone)]
 struct Server {
     mode: Mode,
-    requests: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+    requests: Recorded,
 }
 
 /// A vector that depends on the text, so the test can tell which input it belongs to.
