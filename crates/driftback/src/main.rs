@@ -3,6 +3,7 @@
 mod config;
 mod demo;
 mod eval;
+mod kb;
 mod pipeline;
 mod reconcile;
 
@@ -40,6 +41,11 @@ enum Command {
     /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
     /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
     Eval(eval::Args),
+    /// Look into the knowledge base: similar past changes, counts, entries; re-embed it.
+    ///
+    /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
+    /// repository's SQLite file by default.
+    Kb(kb::Args),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +60,7 @@ fn main() -> ExitCode {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Eval(args) => eval::run(&args),
+            Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }
     })();
     match result {
