@@ -198,6 +198,35 @@ impl GitRepo {
         Ok(files)
     }
 
+    /// Every UTF-8 file of a commit's tree, by path (binary files are left out): the repository as
+    /// a branch has it, for planning a change on top of that branch.
+    pub fn files_at(&self, commit: Oid) -> Result<std::collections::BTreeMap<PathBuf, String>, PublishError> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let mut files = std::collections::BTreeMap::new();
+        let mut failure = None;
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() != Some(git2::ObjectType::Blob) {
+                return git2::TreeWalkResult::Ok;
+            }
+            match self.repo.find_blob(entry.id()) {
+                Ok(blob) => {
+                    if let (Ok(text), Ok(name)) = (std::str::from_utf8(blob.content()), entry.name()) {
+                        files.insert(PathBuf::from(format!("{dir}{name}")), text.to_string());
+                    }
+                    git2::TreeWalkResult::Ok
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    git2::TreeWalkResult::Abort
+                }
+            }
+        })?;
+        match failure {
+            Some(e) => Err(e.into()),
+            None => Ok(files),
+        }
+    }
+
     /// The first parent of a commit.
     pub fn parent_of(&self, commit: Oid) -> Result<Oid, PublishError> {
         Ok(self.repo.find_commit(commit)?.parent_id(0)?)

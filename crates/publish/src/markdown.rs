@@ -28,9 +28,17 @@ pub fn text(s: &str) -> String {
     out.replace("://", ":&#8203;//").replace("www.", "www&#8203;.")
 }
 
-/// An inline code span that shows `s` verbatim whatever backticks it holds. Safe in table cells:
-/// `|` is escaped as GitHub's tables require even inside code.
+/// An inline code span that shows `s` verbatim whatever backticks it holds.
 pub fn code(s: &str) -> String {
+    span(s, false)
+}
+
+/// [`code`] for a table cell: `|` is escaped, as GitHub's tables require even inside code.
+pub fn cell(s: &str) -> String {
+    span(s, true)
+}
+
+fn span(s: &str, in_table: bool) -> String {
     let line = one_line(s);
     if line.is_empty() {
         return "*(empty)*".to_string();
@@ -41,7 +49,8 @@ pub fn code(s: &str) -> String {
     } else {
         ""
     };
-    format!("{fence}{pad}{}{pad}{fence}", line.replace('|', "\\|"))
+    let line = if in_table { line.replace('|', "\\|") } else { line };
+    format!("{fence}{pad}{line}{pad}{fence}")
 }
 
 /// A fenced code block whose fence no line of `s` can close.
@@ -100,7 +109,8 @@ mod tests {
         assert_eq!(code("t3.large"), "`t3.large`");
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x`"), "`` `x` ``");
-        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(code("a|b"), "`a|b`");
+        assert_eq!(cell("a|b"), "`a\\|b`");
         assert_eq!(code("two\nlines"), "`two lines`");
         assert_eq!(code(""), "*(empty)*");
     }

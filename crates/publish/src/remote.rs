@@ -159,6 +159,37 @@ impl Remote {
         }
     }
 
+    /// Fetch `branch` from the remote; its commit, or `None` when the remote has no such branch.
+    /// A follow-up change on an open pull request is planned on this commit's files.
+    pub fn fetch_branch(&self, repo: &GitRepo, branch: &str) -> Result<Option<Oid>, PublishError> {
+        let mut failures = 0;
+        loop {
+            let attempt = self.list_heads(repo).and_then(|heads| {
+                let name = format!("refs/heads/{branch}");
+                match heads.get(&name) {
+                    Some(&tip) => self.fetch(repo, &[name.as_str()]).map(|()| Some(tip)),
+                    None => Ok(None),
+                }
+            });
+            match attempt.map_err(|e| self.classify(e)) {
+                Ok(tip) => return Ok(tip),
+                Err(Failure::Permanent(e)) => return Err(e),
+                Err(Failure::Transient(e)) => {
+                    failures += 1;
+                    if failures >= self.retry.attempts {
+                        return Err(PublishError::PushFailed {
+                            url: self.url.clone(),
+                            branch: branch.to_string(),
+                            attempts: failures,
+                            message: e.message().to_string(),
+                        });
+                    }
+                    std::thread::sleep(self.retry.delay(failures));
+                }
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn look_and_push(
         &self,

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::markdown::{code, comment_safe, fenced, text};
+use crate::markdown::{cell, code, comment_safe, fenced, text};
 
 /// GitHub refuses bodies above 65,536 characters; the diff is cut to keep well below.
 const MAX_DIFF_CHARS: usize = 30_000;
@@ -175,9 +175,9 @@ impl Story {
             for change in &self.changes {
                 out.push_str(&format!(
                     "| {} | {} | {} |\n",
-                    code(&change.path),
-                    change.before.as_deref().map(code).unwrap_or_else(|| "*(not set)*".into()),
-                    change.after.as_deref().map(code).unwrap_or_else(|| "*(removed)*".into()),
+                    cell(&change.path),
+                    change.before.as_deref().map(cell).unwrap_or_else(|| "*(not set)*".into()),
+                    change.after.as_deref().map(cell).unwrap_or_else(|| "*(removed)*".into()),
                 ));
             }
             out.push('\n');
@@ -189,8 +189,8 @@ impl Story {
                 "| {} | {} | {} {} |\n",
                 text(&entry.time),
                 text(&entry.actor),
-                code(&entry.source),
-                code(&entry.name)
+                cell(&entry.source),
+                cell(&entry.name)
             ));
         }
         if self.timeline.len() > MAX_TIMELINE_ROWS {
