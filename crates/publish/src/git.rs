@@ -227,6 +227,11 @@ impl GitRepo {
         }
     }
 
+    /// Whether two commits have the same tree (the same files).
+    pub fn same_tree(&self, a: Oid, b: Oid) -> Result<bool, PublishError> {
+        Ok(self.repo.find_commit(a)?.tree_id() == self.repo.find_commit(b)?.tree_id())
+    }
+
     /// The first parent of a commit.
     pub fn parent_of(&self, commit: Oid) -> Result<Oid, PublishError> {
         Ok(self.repo.find_commit(commit)?.parent_id(0)?)
@@ -239,6 +244,11 @@ impl GitRepo {
 
     pub(crate) fn raw(&self) -> &Repository {
         &self.repo
+    }
+
+    /// The URL of a configured remote (`origin`), if there is one.
+    pub fn remote_url(&self, name: &str) -> Option<String> {
+        self.repo.find_remote(name).ok().and_then(|r| r.url().ok().map(str::to_string))
     }
 
     /// Where the repository is, for messages.

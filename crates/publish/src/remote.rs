@@ -225,6 +225,11 @@ impl Remote {
         if repo.parent_of(*candidate)? != onto {
             let conflicts = if branch_tip.is_some() { Conflicts::PreferChange } else { Conflicts::Fail };
             let replayed = repo.replay(change, onto, conflicts, branch).map_err(Failure::Permanent)?;
+            if repo.same_tree(replayed, onto)? {
+                // The branch already holds this change (an earlier run pushed it, then stopped).
+                *candidate = onto;
+                return Ok(Attempt::Done { created: false, already_there: true });
+            }
             let files = repo.changed_files(replayed)?;
             validate(&files).map_err(|reason| {
                 Failure::Permanent(PublishError::Invalid { branch: branch.to_string(), onto: onto.to_string(), reason })

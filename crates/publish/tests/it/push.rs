@@ -58,6 +58,14 @@ fn a_new_branch_is_pushed_as_is_and_the_working_tree_is_untouched() {
     // Pushing the same change again finds it there and pushes nothing.
     let again = remote(&setup).push_change(&repo, commit, "driftback/web", "main", &mut parses).unwrap();
     assert!(again.already_there);
+    // So is the same change committed again by a run that stopped before recording it.
+    let changes = vec![(PathBuf::from("main.tf"), Some(large.clone()))];
+    let base = repo.head_commit().unwrap();
+    let (_, same) = repo.commit_on_branch(base, "driftback/web", &changes, "drift: again", &Author::default()).unwrap();
+    assert_ne!(same, commit);
+    let again = remote(&setup).push_change(&repo, same, "driftback/web", "main", &mut parses).unwrap();
+    assert!(again.already_there);
+    assert_eq!(git(&setup.remote, &["rev-parse", "driftback/web"]), commit.to_string(), "no empty commit");
 }
 
 #[test]
