@@ -11,7 +11,11 @@ use git2::Oid;
 use driftback_events::ChangeSet;
 use driftback_publish::github::{self, PullRequestAction, PullRequestOptions};
 use driftback_publish::story::{ActorInfo, DecisionInfo, Story, TimelineEntry};
-use driftback_publish::{Credentials, GitHub, GitRepo, PullRequest, Remote, RetryPolicy, Secret};
+use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
+use driftback_publish::{
+    Credentials, GitHub, GitRepo, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
+};
+use driftback_store::{PullRequestRecord, Store};
 
 use crate::config::{PublishConfig, PublishMode};
 use crate::pipeline::Outcome;
@@ -85,14 +89,33 @@ impl Publisher {
         Ok(Some(Publisher { remote, base_branch, github, options }))
     }
 
-    /// The open pull request already carrying `address`, if pull requests are on.
+    /// The open pull request already carrying `address`, if pull requests are on. The one the store
+    /// knows is polled first: when it was merged or closed meanwhile, the store learns it here.
     pub fn open_pull_request(
         &self,
         runtime: &tokio::runtime::Runtime,
+        store: Option<&Store>,
         address: &str,
     ) -> anyhow::Result<Option<PullRequest>> {
         let Some(api) = &self.github else { return Ok(None) };
-        Ok(runtime.block_on(github::find_open_for_resource(api, None, address, &self.base_branch))?)
+        let known = match store {
+            Some(store) => runtime.block_on(store.open_pull_request(address))?,
+            None => None,
+        };
+        if let (Some(store), Some(known)) = (store, &known) {
+            let pr = runtime.block_on(api.get(known.number))?;
+            let state = pr.lifecycle();
+            if state != PullRequestState::Open {
+                runtime.block_on(store.set_pull_request_state(known.number, store_state(state)))?;
+                tracing::info!(
+                    number = known.number,
+                    state = state.as_str(),
+                    "pull request state recorded from polling"
+                );
+            }
+        }
+        let known = known.map(|k| k.number);
+        Ok(runtime.block_on(github::find_open_for_resource(api, known, address, &self.base_branch))?)
     }
 
     /// The commit and files of an open pull request's branch, to plan a later change on top of it.
@@ -142,6 +165,62 @@ impl Publisher {
     pub fn base_branch(&self) -> &str {
         &self.base_branch
     }
+}
+
+/// Record an opened or updated pull request in the store.
+pub fn record_pull_request(
+    runtime: &tokio::runtime::Runtime,
+    store: &Store,
+    address: &str,
+    published: &Published,
+) -> anyhow::Result<()> {
+    if let Some((number, url, _)) = &published.pull_request {
+        let record = PullRequestRecord {
+            number: *number,
+            address: address.to_string(),
+            branch: published.branch.clone(),
+            url: url.clone(),
+            state: driftback_store::PullRequestState::Open,
+            head_commit: published.commit.to_string(),
+        };
+        runtime.block_on(store.record_pull_request(&record))?;
+    }
+    Ok(())
+}
+
+fn store_state(state: PullRequestState) -> driftback_store::PullRequestState {
+    match state {
+        PullRequestState::Open => driftback_store::PullRequestState::Open,
+        PullRequestState::Merged => driftback_store::PullRequestState::Merged,
+        PullRequestState::Closed => driftback_store::PullRequestState::Closed,
+    }
+}
+
+/// GitHub's webhook deliveries recorded in the store.
+pub struct StoreSink(pub Store);
+
+impl PullRequestEvents for StoreSink {
+    async fn record(&self, change: PullRequestChange) -> Result<(), String> {
+        // A pull request driftback did not open (or not recorded) is not its business.
+        self.0
+            .set_pull_request_state(change.number, store_state(change.state))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The webhook router for the daemon to mount (`POST /webhooks/github`), with the secret from the
+/// environment variable `publish.webhook_secret_env`.
+#[cfg_attr(not(test), allow(dead_code))] // mounted by the daemon (`driftback serve`)
+pub fn webhook_router(config: &PublishConfig, store: Store) -> anyhow::Result<axum::Router> {
+    let secret = std::env::var(&config.webhook_secret_env).ok().filter(|s| !s.is_empty()).with_context(|| {
+        format!(
+            "the pull request webhook needs its secret: set the environment variable {} (publish.webhook_secret_env)",
+            config.webhook_secret_env
+        )
+    })?;
+    Ok(driftback_publish::webhook::router(Secret::new(secret), std::sync::Arc::new(StoreSink(store))))
 }
 
 /// The re-validation after a replay: every changed Terraform file must still parse.
@@ -228,6 +307,50 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_signed_merge_delivery_is_recorded_in_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_sqlite(&dir.path().join("kb.sqlite")).await.unwrap();
+        let record = PullRequestRecord {
+            number: 4,
+            address: "aws_instance.web".into(),
+            branch: "driftback/aws_instance.web-1".into(),
+            url: "https://github.example/acme/infra/pull/4".into(),
+            state: driftback_store::PullRequestState::Open,
+            head_commit: "abc".into(),
+        };
+        store.record_pull_request(&record).await.unwrap();
+        let config =
+            PublishConfig { webhook_secret_env: "DRIFTBACK_TEST_WEBHOOK_SECRET_UNSET".into(), ..Default::default() };
+        assert!(webhook_router(&config, store.clone()).is_err(), "no secret, no router");
+
+        let router =
+            driftback_publish::webhook::router(Secret::new("s"), std::sync::Arc::new(StoreSink(store.clone())));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}{}", listener.local_addr().unwrap(), driftback_publish::webhook::WEBHOOK_PATH);
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        let body = serde_json::json!({
+            "action": "closed",
+            "pull_request": {
+                "number": 4, "html_url": record.url, "state": "closed", "title": "t", "body": null,
+                "merged": true, "merged_at": "2024-05-02T09:30:00Z", "merge_commit_sha": "def",
+                "head": {"ref": record.branch, "sha": "abc"}, "base": {"ref": "main", "sha": "0"}
+            }
+        })
+        .to_string();
+        let status = reqwest::Client::new()
+            .post(&url)
+            .header("x-github-event", "pull_request")
+            .header("x-hub-signature-256", driftback_publish::webhook::signature(&Secret::new("s"), body.as_bytes()))
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, 200);
+        assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
+    }
 
     #[test]
     fn the_github_repository_is_read_from_https_remotes() {

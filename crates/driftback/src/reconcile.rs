@@ -147,7 +147,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
                     let mut story = publishing::story(change_set, &outcome, &label, String::new(), &base_branch);
                     // One open pull request per resource: a later change is planned on its branch.
                     let existing = match &publisher {
-                        Some(p) => p.open_pull_request(&runtime, &label)?,
+                        Some(p) => p.open_pull_request(&runtime, store.as_ref(), &label)?,
                         None => None,
                     };
                     let mut parent = base;
@@ -180,6 +180,9 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
                             .with_context(|| format!("publishing the change to {label}"))?;
                         record.branch = Some(published.branch.clone());
                         record.commit_id = Some(published.commit.to_string());
+                        if let Some(store) = &store {
+                            publishing::record_pull_request(&runtime, store, &label, &published)?;
+                        }
                         shown = format!("{} (pushed)", published.branch);
                         if let Some((number, url, action)) = &published.pull_request {
                             let verb = match action {

@@ -124,7 +124,7 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     later["eventTime"] = "2024-05-02T12:40:00Z".into();
     later["requestParameters"]["instanceType"]["value"] = "t3.xlarge".into();
     let later_file = dir.path().join("later.json");
-    std::fs::write(&later_file, serde_json::json!({ "Records": [later] }).to_string()).unwrap();
+    std::fs::write(&later_file, serde_json::json!({ "Records": [later.clone()] }).to_string()).unwrap();
     let (ok, text) = tokio::task::spawn_blocking({
         let (repo, config, later_file) = (repo.clone(), config.clone(), later_file.clone());
         move || reconcile(&later_file, &repo, &config, TOKEN)
@@ -155,6 +155,33 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
             && log.contains("Drift-Event-Id: 3f0c1d2e-0000-4000-8000-000000000100"),
         "{log}"
     );
+
+    // The store knows the resource's open pull request.
+    let kb = repo.join(".git/driftback/kb.sqlite");
+    let store = driftback_store::Store::open_sqlite(&kb).await.unwrap();
+    let open = store.open_pull_request("aws_instance.web").await.unwrap().unwrap();
+    assert_eq!((open.number, open.branch.as_str()), (1, web_head));
+
+    // Merged on GitHub; the next change to the web server is polled into the store as merged and
+    // gets a new pull request of its own.
+    server.merge(1);
+    let mut third = later.clone();
+    third["eventID"] = "3f0c1d2e-0000-4000-8000-000000000101".into();
+    third["eventTime"] = "2024-05-03T08:00:00Z".into();
+    third["requestParameters"]["instanceType"]["value"] = "t3.2xlarge".into();
+    let third_file = dir.path().join("third.json");
+    std::fs::write(&third_file, serde_json::json!({ "Records": [third] }).to_string()).unwrap();
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&third_file, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{text}");
+    let newest = server.inner.lock().unwrap().pulls.len() as u64;
+    assert!(text.contains(&format!("pull request #{newest} opened")), "{text}");
+    let open = store.open_pull_request("aws_instance.web").await.unwrap().unwrap();
+    assert_eq!(open.number, newest, "#1 was recorded as merged, the new one as open");
 
     // The checked-out branch and working tree are untouched.
     assert_eq!(git(&repo, &["status", "--porcelain", "--untracked-files=no"]), "");
