@@ -68,12 +68,25 @@ pub struct PublishConfig {
 
 /// How far publishing goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", try_from = "String")]
 pub enum PublishMode {
     #[default]
     None,
     Push,
     PullRequest,
+}
+
+impl TryFrom<String> for PublishMode {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match value.as_str() {
+            "none" => Ok(PublishMode::None),
+            "push" => Ok(PublishMode::Push),
+            "pull-request" => Ok(PublishMode::PullRequest),
+            other => Err(format!("publish.mode {other:?} is not one of none, push, pull-request")),
+        }
+    }
 }
 
 impl Default for PublishConfig {
