@@ -5,6 +5,7 @@ mod demo;
 mod eval;
 mod kb;
 mod pipeline;
+mod publishing;
 mod reconcile;
 
 use std::path::PathBuf;
