@@ -103,6 +103,33 @@ impl PgStore {
         Ok(seen)
     }
 
+    pub(crate) async fn events_by_id(&self, ids: &[String]) -> Result<Vec<EventRecord>, StoreError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(ANY_CHUNK) {
+            let rows = sqlx::query(
+                "SELECT event_id, event_time, source, name, actor, disposition, drop_reason, raw FROM events \
+                 WHERE event_id = ANY($1)",
+            )
+            .bind(chunk)
+            .fetch_all(&self.pool)
+            .await?;
+            for row in rows {
+                let disposition: String = row.try_get("disposition")?;
+                out.push(EventRecord {
+                    event_id: row.try_get("event_id")?,
+                    event_time: row.try_get("event_time")?,
+                    source: row.try_get("source")?,
+                    name: row.try_get("name")?,
+                    actor: row.try_get("actor")?,
+                    disposition: disposition.parse()?,
+                    drop_reason: row.try_get("drop_reason")?,
+                    raw: row.try_get("raw")?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     pub(crate) async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
         if events.is_empty() {
             return Ok(0);

@@ -109,6 +109,12 @@ pub async fn events_are_recorded_once(f: Fixture) {
 
     store.record_bad_record("events.json:3", "not JSON", "{\"Records\": [").await.unwrap();
     assert_eq!(store.stats().await.unwrap().bad_records, 1);
+
+    // Events come back as recorded (the first recording of an id wins), unknown ids left out.
+    let mut back = store.events_by_id(&ids(&["e3", "e1", "nope"])).await.unwrap();
+    back.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    assert_eq!(back, vec![batch[0].clone(), batch[2].clone()]);
+    assert!(store.events_by_id(&[]).await.unwrap().is_empty());
 }
 
 pub async fn many_events_in_one_batch_and_many_ids_in_one_question(f: Fixture) {
