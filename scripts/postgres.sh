@@ -12,7 +12,8 @@
 #
 #   DATABASE_URL=postgres://postgres@127.0.0.1:PORT/postgres
 #
-# Environment: DRIFTBACK_PG_CACHE (where the wheel is unpacked), DRIFTBACK_PG_USER.
+# Environment: DRIFTBACK_PG_CACHE (where the wheel is unpacked), DRIFTBACK_PG_USER,
+# DRIFTBACK_PG_DURABLE=1 (keep fsync and synchronous commit on, as in production: for benchmarks).
 # The command's exit status is the script's.
 set -euo pipefail
 
@@ -97,8 +98,10 @@ trap 'exit 143' TERM
 "${as_server_user[@]}" "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust --encoding=UTF8 --no-locale \
     >"$RUN/initdb.log" 2>&1 || { cat "$RUN/initdb.log" >&2; log "initdb failed"; exit 1; }
 # Tests open many short-lived databases and pools; fsync off is for throwaway test data only.
+durability="-c fsync=off -c synchronous_commit=off"
+[ "${DRIFTBACK_PG_DURABLE:-0}" = 1 ] && durability=""
 "${as_server_user[@]}" "$PGBIN/pg_ctl" start -D "$DATA" -l "$LOGFILE" -w -t 60 \
-    -o "-h 127.0.0.1 -p $PORT -k $RUN -c max_connections=300 -c fsync=off -c synchronous_commit=off" \
+    -o "-h 127.0.0.1 -p $PORT -k $RUN -c max_connections=300 $durability" \
     >/dev/null || { cat "$LOGFILE" >&2; log "Postgres did not start"; exit 1; }
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PORT/postgres"

@@ -578,18 +578,6 @@ pub(crate) fn check_covers(ids: &[i64], vectors: &[(i64, Vec<f32>)]) -> Result<(
     Ok(())
 }
 
-/// Cosine similarity; 0 when either vector is all zeros.
-pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
-    for (x, y) in a.iter().zip(b) {
-        let (x, y) = (f64::from(*x), f64::from(*y));
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 { 0.0 } else { (dot / (na.sqrt() * nb.sqrt())) as f32 }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -637,14 +625,6 @@ mod tests {
         let merged = merge_pending(&stored, &new);
         assert_eq!(merged.event_ids, ["a", "b", "c"]);
         assert_eq!((merged.first_event_time, merged.last_event_time), (t(5), t(20)));
-    }
-
-    #[test]
-    fn cosine_similarity() {
-        assert!((cosine(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-6);
-        assert!(cosine(&[1.0, 0.0], &[0.0, 3.0]).abs() < 1e-6);
-        assert!((cosine(&[1.0, 0.0], &[-1.0, 0.0]) + 1.0).abs() < 1e-6);
-        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
     }
 
     #[test]

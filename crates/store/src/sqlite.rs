@@ -671,10 +671,10 @@ impl SqliteStore {
             sqlx::query_as("SELECT id, embedding FROM knowledge WHERE embedding IS NOT NULL")
                 .fetch_all(&self.pool)
                 .await?;
+        let query_norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let mut scored: Vec<(f32, i64)> = Vec::with_capacity(rows.len());
         for (id, blob) in rows {
-            let v = blob_vector(id, &blob)?;
-            scored.push((model::cosine(query, &v), id));
+            scored.push((cosine_with_blob(id, query, query_norm, &blob)?, id));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(k);
@@ -923,11 +923,23 @@ fn vector_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn blob_vector(id: i64, blob: &[u8]) -> Result<Vec<f32>, StoreError> {
-    if !blob.len().is_multiple_of(4) {
-        return Err(StoreError::Data(format!("knowledge {id}: embedding is {} bytes, not float32s", blob.len())));
+/// Cosine similarity of `query` and a stored vector, read straight from its bytes (no copy).
+fn cosine_with_blob(id: i64, query: &[f32], query_norm: f32, blob: &[u8]) -> Result<f32, StoreError> {
+    if blob.len() != query.len() * 4 {
+        return Err(StoreError::Data(format!(
+            "knowledge {id}: embedding is {} bytes, not {} float32s; run `driftback kb reembed`",
+            blob.len(),
+            query.len()
+        )));
     }
-    Ok(blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    let (mut dot, mut norm) = (0f32, 0f32);
+    for (q, c) in query.iter().zip(blob.chunks_exact(4)) {
+        let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        dot += q * x;
+        norm += x * x;
+    }
+    let denominator = query_norm * norm.sqrt();
+    Ok(if denominator == 0.0 { 0.0 } else { dot / denominator })
 }
 
 fn queued_from_row(row: &SqliteRow) -> Result<QueuedChangeSet, StoreError> {
@@ -1031,4 +1043,23 @@ fn change_set_from_row(row: &SqliteRow) -> Result<ChangeSetRecord, StoreError> {
         notes: list("notes")?,
         id,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_straight_from_the_stored_bytes() {
+        let cos = |a: &[f32], b: &[f32]| {
+            let norm = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+            cosine_with_blob(1, a, norm, &vector_blob(b)).unwrap()
+        };
+        assert!((cos(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert!(cos(&[1.0, 0.0], &[0.0, 3.0]).abs() < 1e-6);
+        assert!((cos(&[1.0, 0.0], &[-1.0, 0.0]) + 1.0).abs() < 1e-6);
+        assert_eq!(cos(&[1.0, 0.0], &[0.0, 0.0]), 0.0);
+        let err = cosine_with_blob(7, &[1.0, 0.0], 1.0, &[0u8; 12]).unwrap_err().to_string();
+        assert!(err.contains("knowledge 7") && err.contains("kb reembed"), "{err}");
+    }
 }

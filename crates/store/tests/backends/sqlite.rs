@@ -231,3 +231,59 @@ async fn two_processes_opening_a_new_file_at_once_apply_each_migration_once() {
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM driftback_schema").fetch_one(&mut conn).await.unwrap();
     assert_eq!(n, migrate::MIGRATIONS.len() as i64);
 }
+
+#[tokio::test]
+async fn the_views_for_people_answer_on_sqlite_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let store = Store::open_sqlite(&path).await.unwrap();
+    let change = |actor: &str, id: &str, secs: i64, path: &str| driftback_store::FieldChange {
+        address: "aws_autoscaling_group.workers".into(),
+        attribute_path: path.into(),
+        actor: actor.into(),
+        event_id: id.into(),
+        event_time: crate::suite::at(secs),
+        change_set_id: None,
+    };
+    store
+        .record_field_changes(&[
+            change("alice", "e1", 10, "desired_capacity"),
+            change("autoscaling", "e2", 20, "desired_capacity"),
+            change("bob", "e3", 5, "max_size"),
+        ])
+        .await
+        .unwrap();
+    store
+        .set_field_owner("aws_autoscaling_group.workers", "desired_capacity", "autoscaling", Some("svc"))
+        .await
+        .unwrap();
+    store.set_field_owner("aws_autoscaling_group.workers", "min_size", "terraform", None).await.unwrap();
+    store.record_change_set(&change_set("a", "reconciled")).await.unwrap();
+    store.record_change_set(&change_set("b", "escalated")).await.unwrap();
+    store.close().await;
+
+    let mut conn = raw(&path).await;
+    let rows: Vec<(String, Option<String>, i64, Option<String>)> = sqlx::query_as(
+        "SELECT attribute_path, last_actor, changes, policy_owner FROM field_ownership ORDER BY attribute_path",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            ("desired_capacity".into(), Some("autoscaling".into()), 2, Some("autoscaling".into())),
+            ("max_size".into(), Some("bob".into()), 1, None),
+            ("min_size".into(), None, 0, Some("terraform".into())),
+        ]
+    );
+    let by_actor: (String, i64, i64, i64) =
+        sqlx::query_as("SELECT actor, change_sets, reconciled, escalated FROM drift_by_actor")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!((by_actor.1, by_actor.2, by_actor.3), (2, 1, 1));
+    for view in ["recent_reconciliations", "recipe_statistics"] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SELECT * FROM {view}"))).execute(&mut conn).await.unwrap();
+    }
+}
