@@ -184,16 +184,20 @@ fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<
         .map(|(e, _)| e)
         .filter(|e| classify(e, &FilterConfig::default()) == Disposition::Keep)
         .collect();
+    // The project folder is the infrastructure repository: its policy file decides.
+    let policy = crate::policy_cmd::load_policy(&crate::config::Config::default(), &project)?;
+    let mut ledger: Vec<driftback_policy::LedgerEntry> = Vec::new();
     let mut edits = 0;
     let mut decisions = Vec::new();
     let mut escalations = Vec::new();
     for change_set in group(kept, &GroupConfig::default()) {
-        let outcome = pipeline::process(catalog, &state, &repo, &change_set);
+        let outcome = pipeline::process(catalog, &state, &repo, &change_set, &policy, &ledger);
+        ledger.extend(outcome.ledger.iter().cloned());
         if let Some(d) = &outcome.decision {
             decisions.push(d.kind.as_str().to_string());
         }
         match &outcome.status {
-            Status::Escalated(reason) => escalations.push(reason.clone()),
+            Status::Escalated(reason) | Status::Revert(reason) => escalations.push(reason.clone()),
             Status::Reconciled => {
                 edits += outcome.edits;
                 for (file, text) in &outcome.files {

@@ -4,6 +4,7 @@ mod config;
 mod demo;
 mod eval;
 mod pipeline;
+mod policy_cmd;
 mod reconcile;
 
 use std::path::PathBuf;
@@ -40,6 +41,12 @@ enum Command {
     /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
     /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
     Eval(eval::Args),
+    /// Check the ownership policy, or explain what it decides for a CloudTrail file.
+    ///
+    /// The policy lives in the infrastructure repository (.driftback/policy.toml); without one the
+    /// built-in safe defaults apply. Nothing is written.
+    #[command(subcommand)]
+    Policy(policy_cmd::Command),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +61,7 @@ fn main() -> ExitCode {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Eval(args) => eval::run(&args),
+            Command::Policy(command) => policy_cmd::run(&config, &command),
         }
     })();
     match result {

@@ -43,6 +43,8 @@ pub struct Summary {
     pub reconciled: Vec<(String, String)>,
     pub escalated: Vec<(String, String)>,
     pub other: Vec<(String, String)>,
+    /// Fields two actors set back and forth, each reported once.
+    pub oscillations: Vec<String>,
 }
 
 pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
@@ -61,6 +63,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     }
     let batch = read_file(&args.events)?;
     let catalog = load_catalog(config, &args.repo)?;
+    let policy = crate::policy_cmd::load_policy(config, &args.repo)?;
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let store = if args.dry_run {
@@ -124,8 +127,16 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     summary.change_sets = change_sets.len();
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
+    // The ownership ledger of this run: field changes seen so far, for oscillation detection.
+    let mut ledger: Vec<driftback_policy::LedgerEntry> = Vec::new();
     for change_set in &change_sets {
-        let outcome = pipeline::process(&catalog, &state, &repo, change_set);
+        let outcome = pipeline::process(&catalog, &state, &repo, change_set, &policy, &ledger);
+        ledger.extend(outcome.ledger.iter().cloned());
+        if let Some(decision) = &outcome.decision {
+            for o in decision.oscillations.iter().filter(|o| o.first_report) {
+                summary.oscillations.push(o.describe());
+            }
+        }
         let label = outcome
             .addresses
             .first()
@@ -222,7 +233,10 @@ fn commit_message(change_set: &ChangeSet, outcome: &Outcome, label: &str) -> Str
     let mut message =
         format!("drift: {label} {} ({}, {})\n\n", unique_calls.join(", "), actor.via.as_str(), actor.display_name);
     if let Some(d) = &outcome.decision {
-        message.push_str(&format!("Decision: {} ({})\n{}\n", d.kind.as_str(), d.rule, d.rationale));
+        for line in d.summary_lines() {
+            message.push_str(&line);
+            message.push('\n');
+        }
     }
     for note in &outcome.notes {
         message.push_str(&format!("- {note}\n"));
@@ -257,5 +271,11 @@ fn print_summary(summary: &Summary, dry_run: bool) {
     }
     for (label, what) in &summary.other {
         println!("  {label}: {what}");
+    }
+    if !summary.oscillations.is_empty() {
+        println!("oscillations: {}", summary.oscillations.len());
+        for o in &summary.oscillations {
+            println!("  {o}");
+        }
     }
 }
