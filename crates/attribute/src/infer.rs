@@ -179,6 +179,9 @@ fn context_texts(change_set: &ChangeSet) -> Vec<(String, String)> {
             out.push(entry);
         }
     };
+    if let Some(role) = actor.session_issuer.as_deref().and_then(|arn| arn.rsplit('/').next()) {
+        push("role name", role);
+    }
     if let Some(s) = &actor.session_name {
         push("session name", s);
     }

@@ -3,6 +3,7 @@
 mod config;
 mod demo;
 mod eval;
+mod ownership;
 mod pipeline;
 mod policy_cmd;
 mod reconcile;

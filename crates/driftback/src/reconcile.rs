@@ -128,7 +128,12 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
     // The ownership ledger of this run: field changes seen so far, for oscillation detection.
-    let mut ledger: Vec<driftback_policy::LedgerEntry> = Vec::new();
+    let mut ledger: Vec<driftback_policy::LedgerEntry> = match &store {
+        Some(store) => {
+            runtime.block_on(crate::ownership::load_history(store, &catalog, &state, &repo, &policy, &change_sets))?
+        }
+        None => Vec::new(),
+    };
     for change_set in &change_sets {
         let outcome = pipeline::process(&catalog, &state, &repo, change_set, &policy, &ledger);
         ledger.extend(outcome.ledger.iter().cloned());
@@ -167,7 +172,11 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
             Status::NoChange => summary.other.push((label.clone(), format!("no change{}", notes_suffix(&outcome)))),
         }
         if let Some(store) = &store {
+            // The decision goes to the audit log with its evidence (ownership::record), so the change
+            // set row does not log it a second time without.
+            record.decision = None;
             runtime.block_on(store.record_change_set(&record))?;
+            runtime.block_on(crate::ownership::record(store, change_set, &outcome))?;
         }
     }
     // Events are marked seen only once their change sets are committed and recorded.
