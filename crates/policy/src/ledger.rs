@@ -63,10 +63,14 @@ impl Oscillation {
 /// Changes of one actor between changes of another, within `window` before `new`'s time: at
 /// least two such switches (A, B, A) is an oscillation. `history` may hold any fields and times;
 /// only the same field within the window counts.
-pub fn find_oscillation(history: &[LedgerEntry], new: &LedgerEntry, window: Duration) -> Option<Oscillation> {
+pub fn find_oscillation<'a>(
+    history: impl IntoIterator<Item = &'a LedgerEntry>,
+    new: &'a LedgerEntry,
+    window: Duration,
+) -> Option<Oscillation> {
     let since = new.time - window;
     let mut field: Vec<&LedgerEntry> = history
-        .iter()
+        .into_iter()
         .filter(|e| e.address == new.address && e.path == new.path && e.time >= since && e.time <= new.time)
         .filter(|e| e.change_set != new.change_set)
         .collect();

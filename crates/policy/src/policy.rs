@@ -203,10 +203,8 @@ impl Policy {
             }
             if let (Some(path), ChangeKind::Update) = (&field.path, field.change) {
                 let entry = ledger_entry(input, actor, &address, path, field, &owner);
-                let mut earlier = input.history.to_vec();
-                earlier.extend(ledger.iter().cloned());
                 if self.oscillation {
-                    if let Some(o) = find_oscillation(&earlier, &entry, window) {
+                    if let Some(o) = find_oscillation(input.history.iter().chain(&ledger), &entry, window) {
                         let reason = if o.first_report {
                             format!("oscillation: {}", o.describe())
                         } else {
