@@ -6,6 +6,7 @@ mod eval;
 mod ownership;
 mod pipeline;
 mod policy_cmd;
+mod publishing;
 mod reconcile;
 
 use std::path::PathBuf;

@@ -199,8 +199,8 @@ fn reconcile_honours_the_policy_file_for_every_decision_kind() {
     let diff = git(repo.path(), &["diff", "main", &worker]);
     assert!(diff.contains("+  memory_size   = 2048") || diff.contains("memory_size = 2048"), "{diff}");
     let message = git(repo.path(), &["log", "-1", "--format=%B", &worker]);
-    assert!(message.contains("Decision: reconcile (rule incident-hotfixes-are-kept)"), "{message}");
-    assert!(message.contains("Motivation: incident"), "{message}");
+    assert!(message.contains("Decision: reconcile (incident-hotfixes-are-kept)"), "{message}");
+    assert!(message.contains("for availability (incident)"), "{message}");
     assert!(message.contains("the code is updated to match the cloud"), "{message}");
 
     // ignore_changes: the autoscaler's field goes into lifecycle { ignore_changes }.
@@ -209,7 +209,7 @@ fn reconcile_honours_the_policy_file_for_every_decision_kind() {
     assert!(diff.contains("ignore_changes = [desired_capacity]"), "{diff}");
     assert!(!diff.contains("desired_capacity    = 5"), "{diff}");
     let message = git(repo.path(), &["log", "-1", "--format=%B", &web]);
-    assert!(message.contains("Decision: ignore_changes (rule default:autoscaling-owns-desired-capacity)"), "{message}");
+    assert!(message.contains("Decision: ignore_changes (default:autoscaling-owns-desired-capacity)"), "{message}");
 
     // revert and escalate: nothing committed, the reason reported.
     assert!(branch_for(repo.path(), "aws_instance.api").is_none(), "{summary}");

@@ -115,26 +115,4 @@ impl Decision {
             oscillations: vec![],
         }
     }
-
-    /// The decision as plain text lines, for commit messages and terminal output:
-    /// the decision and rule, the rationale, then actor, intent, motivation and per-field lines.
-    pub fn summary_lines(&self) -> Vec<String> {
-        let mut lines = vec![format!("Decision: {} (rule {})", self.kind.as_str(), self.rule), self.rationale.clone()];
-        if let Some(a) = &self.attribution {
-            lines.push(format!("Actor: {}", a.actor.describe()));
-            lines.push(format!("Intent: {} ({})", a.intent.value.as_str(), a.intent.evidence.join("; ")));
-            lines.push(format!("Motivation: {} ({})", a.motivation.value.as_str(), a.motivation.evidence.join("; ")));
-        }
-        for f in &self.fields {
-            let what = match &f.path {
-                Some(p) => format!("{}.{p}", f.address),
-                None => format!("{} ({})", f.address, f.change.as_str()),
-            };
-            lines.push(format!("Field {what}: {} by {} (owner {})", f.kind.as_str(), f.rule, f.owner));
-        }
-        for o in &self.oscillations {
-            lines.push(format!("Oscillation: {}", o.describe()));
-        }
-        lines
-    }
 }
