@@ -1,11 +1,14 @@
 //! The configuration file (TOML) with environment overrides (`DRIFTBACK_<SECTION>__<KEY>`).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use driftback_embed::EmbedConfig;
 use driftback_events::{FilterConfig, GroupConfig};
+use driftback_store::OpenOptions;
 
 /// Every key, with its default. Unknown keys are rejected with their name.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -19,6 +22,8 @@ pub struct Config {
     pub publish: PublishConfig,
     pub recipes: RecipesConfig,
     pub policy: PolicyConfig,
+    /// How knowledge is embedded for similarity search.
+    pub embed: EmbedConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,16 +39,60 @@ impl Default for PolicyConfig {
     }
 }
 
+/// The `[store]` section of the configuration file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
-    /// The embedded knowledge base (SQLite). Relative paths are relative to the repository.
+    /// The knowledge base: `postgres://USER@HOST:PORT/DB` or `sqlite:PATH`. Unset: the SQLite file
+    /// `sqlite_path`.
+    pub url: Option<String>,
+    /// The embedded knowledge base (SQLite) when `url` is unset. Relative paths are relative to the
+    /// repository.
     pub sqlite_path: PathBuf,
+    /// Connection attempts while the database does not answer at start.
+    pub connect_attempts: u32,
+    /// The longest time spent on those attempts, in seconds.
+    pub connect_max_wait_secs: u64,
+    /// Connections in the pool (Postgres).
+    pub max_connections: u32,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        StoreConfig { sqlite_path: PathBuf::from(".git/driftback/kb.sqlite") }
+        let open = OpenOptions::default();
+        StoreConfig {
+            url: None,
+            sqlite_path: PathBuf::from(".git/driftback/kb.sqlite"),
+            connect_attempts: open.connect_attempts,
+            connect_max_wait_secs: open.connect_max_wait.as_secs(),
+            max_connections: open.max_connections,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The store URL: `url`, else `sqlite:` and `sqlite_path` resolved against `repo`.
+    pub fn resolved_url(&self, repo: &Path) -> String {
+        match &self.url {
+            Some(url) if !url.trim().is_empty() => url.clone(),
+            _ => {
+                let path = if self.sqlite_path.is_absolute() {
+                    self.sqlite_path.clone()
+                } else {
+                    repo.join(&self.sqlite_path)
+                };
+                format!("sqlite:{}", path.display())
+            }
+        }
+    }
+
+    pub fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            connect_attempts: self.connect_attempts.max(1),
+            connect_max_wait: Duration::from_secs(self.connect_max_wait_secs),
+            max_connections: self.max_connections.max(1),
+            ..OpenOptions::default()
+        }
     }
 }
 

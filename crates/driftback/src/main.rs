@@ -3,6 +3,7 @@
 mod config;
 mod demo;
 mod eval;
+mod kb;
 mod ownership;
 mod pipeline;
 mod policy_cmd;
@@ -49,6 +50,11 @@ enum Command {
     /// built-in safe defaults apply. Nothing is written.
     #[command(subcommand)]
     Policy(policy_cmd::Command),
+    /// Look into the knowledge base: similar past changes, counts, entries; re-embed it.
+    ///
+    /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
+    /// repository's SQLite file by default.
+    Kb(kb::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +70,7 @@ fn main() -> ExitCode {
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Eval(args) => eval::run(&args),
             Command::Policy(command) => policy_cmd::run(&config, &command),
+            Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }
     })();
     match result {

@@ -10,7 +10,7 @@ use driftback_events::{ChangeSet, Disposition, classify, group, read_file};
 use driftback_publish::github::PullRequestAction;
 use driftback_publish::{Author, GitRepo, branch_name};
 use driftback_recipes::Catalog;
-use driftback_store::{ChangeSetRecord, EventRecord, Store};
+use driftback_store::{ChangeSetRecord, EventRecord};
 use driftback_terraform::{Repo, State};
 
 use crate::config::Config;
@@ -68,16 +68,8 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let policy = crate::policy_cmd::load_policy(config, &args.repo)?;
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let store = if args.dry_run {
-        None
-    } else {
-        let path = resolve(&args.repo, &config.store.sqlite_path);
-        Some(
-            runtime
-                .block_on(Store::open_sqlite(&path))
-                .with_context(|| format!("opening the knowledge base {}", path.display()))?,
-        )
-    };
+    let store =
+        if args.dry_run { None } else { Some(runtime.block_on(crate::kb::open_store(&config.store, &args.repo))?) };
 
     let mut summary = Summary {
         events_read: batch.events.len() + batch.bad.len(),
