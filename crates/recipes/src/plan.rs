@@ -458,7 +458,7 @@ impl Planner<'_> {
                 || self.plan.changes.iter().any(|c| c.address.rtype == rtype && c.address.name == name)
                 || self
                     .repo
-                    .modules
+                    .modules()
                     .values()
                     .any(|dir| self.repo.resources_of_type(dir, rtype).iter().any(|(_, n)| n == name))
         };

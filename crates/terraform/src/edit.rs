@@ -31,7 +31,7 @@ pub enum EditError {
 }
 
 /// A top-level block, by type and labels: `resource "aws_instance" "web"`, `locals`, `variable "x"`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BlockSel {
     pub ident: String,
     pub labels: Vec<String>,
@@ -63,11 +63,13 @@ pub fn label_str(label: &BlockLabel) -> &str {
 
 /// The top-level block `sel` in `body`.
 pub fn find_block<'a>(body: &'a Body, sel: &BlockSel) -> Option<&'a Block> {
-    body.blocks().find(|b| {
-        b.ident.as_str() == sel.ident
-            && b.labels.len() == sel.labels.len()
-            && b.labels.iter().zip(&sel.labels).all(|(l, s)| label_str(l) == s)
-    })
+    body.blocks().find(|b| is_block(b, sel))
+}
+
+fn is_block(b: &Block, sel: &BlockSel) -> bool {
+    b.ident.as_str() == sel.ident
+        && b.labels.len() == sel.labels.len()
+        && b.labels.iter().zip(&sel.labels).all(|(l, s)| label_str(l) == s)
 }
 
 /// Set the value at `path` inside block `sel` (or at top level when `sel` is `None`, as in tfvars),
@@ -143,11 +145,17 @@ pub fn append_block(text: &str, ident: &str, labels: &[&str], spec: &BlockSpec) 
     Ok(out)
 }
 
-/// Remove a top-level block (with its leading comment lines and one blank line around it).
-pub fn remove_block(text: &str, sel: &BlockSel) -> Result<String, EditError> {
+/// The position of block `sel` among the file's top-level blocks (what [`remove_block`] takes).
+pub fn block_index(text: &str, sel: &BlockSel) -> Result<usize, EditError> {
     let body = parse(text)?;
-    let block = find_block(&body, sel).ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
-    let span = block.span().ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
+    body.blocks().position(|b| is_block(b, sel)).ok_or_else(|| EditError::BlockNotFound(sel.describe()))
+}
+
+/// Remove the `index`-th top-level block (with its leading comment lines and one blank line around it).
+pub fn remove_block(text: &str, index: usize) -> Result<String, EditError> {
+    let body = parse(text)?;
+    let missing = || EditError::BlockNotFound(format!("top-level block #{index}"));
+    let span = body.blocks().nth(index).and_then(|b| b.span()).ok_or_else(missing)?;
     let mut range = remove_span(text, span);
     // Leading comment lines directly above belong to the block.
     let mut start = range.start;

@@ -16,9 +16,9 @@ use crate::repo::Repo;
 /// The effective configuration of one resource instance, or `None` when its block is not there.
 pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
     let location = repo.find_resource(address)?;
-    let text = repo.files.get(&location.file)?;
-    let body = edit::parse(text).ok()?;
-    let block = edit::find_block(&body, &location.sel)?;
+    let text = repo.text(&location.file)?;
+    let body = repo.body(&location.file)?;
+    let block = edit::find_block(body, &location.sel)?;
     let scope = module_scope(repo, address, 0)?;
     let mut ctx = scope.context();
     if let Some(key) = &address.key {
@@ -50,7 +50,7 @@ pub fn provider_default_tags(repo: &Repo) -> Map<String, Value> {
     let Some(scope) = module_scope(repo, &Address::resource("x", "x"), 0) else { return out };
     let ctx = scope.context();
     for (file, body) in repo.parsed_tf_in(&scope.module_dir) {
-        let text = &repo.files[file];
+        let text = repo.text(file).unwrap_or_default();
         for provider in body.blocks().filter(|b| b.ident.as_str() == "provider") {
             for dt in provider.body.get_blocks("default_tags") {
                 if let Some(Value::Object(map)) =
@@ -95,7 +95,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
     // Defaults first.
     let mut declared = Vec::new();
     for (file, body) in repo.parsed_tf_in(&dir) {
-        let text = &repo.files[file];
+        let text = repo.text(file).unwrap_or_default();
         for block in body.blocks().filter(|b| b.ident.as_str() == "variable") {
             let Some(name) = block.labels.first().map(edit::label_str) else { continue };
             declared.push(name.to_string());
@@ -109,8 +109,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
     }
     if address.module.is_empty() {
         for file in repo.tfvars_files(&dir) {
-            let text = &repo.files[file];
-            let Ok(body) = edit::parse(text) else { continue };
+            let (Some(text), Some(body)) = (repo.text(file), repo.body(file)) else { continue };
             for attr in body.attributes() {
                 if let Some(v) = eval_expr(text, &attr.value, &hcl::eval::Context::new()) {
                     vars.insert(attr.key.as_str().to_string(), v);
@@ -138,10 +137,10 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
                 ),
             }
         }
-        for (file, body) in repo.parsed_tf_in(&parent_dir) {
-            let text = &repo.files[file];
-            let sel = edit::BlockSel::new("module", &[&call.name]);
-            if let Some(block) = edit::find_block(&body, &sel) {
+        let sel = edit::BlockSel::new("module", &[&call.name]);
+        if let Some(file) = repo.find_block(&parent_dir, &sel) {
+            let (text, body) = (repo.text(file)?, repo.body(file)?);
+            if let Some(block) = edit::find_block(body, &sel) {
                 if let (Some(InstanceKey::Str(k)), Some(fe)) = (&call.key, block.body.get_attribute("for_each")) {
                     if let Some(Value::Object(m)) = eval_expr(text, &fe.value, &ctx) {
                         if let Some(v) = m.get(k) {
@@ -177,8 +176,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
         let ctx = scope.context();
         let mut progressed = false;
         pending.retain(|(file, name)| {
-            let text = &repo.files[file];
-            let Ok(body) = edit::parse(text) else { return false };
+            let (Some(text), Some(body)) = (repo.text(file), repo.body(file)) else { return false };
             let value = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")
@@ -198,8 +196,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
     }
     // What never resolved stays symbolic.
     for (file, name) in pending {
-        let text = &repo.files[&file];
-        if let Ok(body) = edit::parse(text) {
+        if let (Some(text), Some(body)) = (repo.text(&file), repo.body(&file)) {
             if let Some(v) = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")

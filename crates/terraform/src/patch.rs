@@ -66,19 +66,17 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
     };
     if let Op::CreateResource { spec, import_id } = op {
         create_resource(repo, address, spec, import_id, &mut applied).map_err(|e| err(Path::new(""), e))?;
-        repo.reindex();
         return Ok(applied);
     }
     let location = repo.find_resource(address).ok_or_else(|| PatchError::NoBlock { address: address.to_string() })?;
     let file = location.file.clone();
-    let text = repo.files[&file].clone();
+    let text = repo.text(&file).unwrap_or_default().to_string();
     match op {
         Op::Set { path, value } => {
             let ctx = Ctx { repo, address, block_file: &file, block: &location.sel };
             let edits = ctx.plan_set(path, value, &mut applied.notes).map_err(|e| err(&file, e))?;
             for (f, new_text) in edits {
-                repo.files.insert(f.clone(), new_text);
-                applied.files.push(f);
+                write(repo, &f, new_text, &mut applied);
             }
         }
         Op::Remove { path } => {
@@ -142,18 +140,18 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
                         .into(),
                 });
             }
-            let new = edit::remove_block(&text, &location.sel).map_err(|e| err(&file, e))?;
+            let index = edit::block_index(&text, &location.sel).map_err(|e| err(&file, e))?;
+            let new = edit::remove_block(&text, index).map_err(|e| err(&file, e))?;
             write(repo, &file, new, &mut applied);
             remove_companions(repo, &dir, address, &mut applied).map_err(|e| err(&dir, e))?;
         }
         Op::CreateResource { .. } => unreachable!("handled above"),
     }
-    repo.reindex();
     Ok(applied)
 }
 
 fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
-    repo.files.insert(file.to_path_buf(), text);
+    repo.set_file(file, text);
     if !applied.files.iter().any(|f| f == file) {
         applied.files.push(file.to_path_buf());
     }
@@ -168,7 +166,7 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
     let target = address.without_key().to_string();
     let files: Vec<PathBuf> = repo.parsed_tf_in(dir).map(|(p, _)| p.clone()).collect();
     for file in files {
-        let mut text = repo.files[&file].clone();
+        let mut text = repo.text(&file).unwrap_or_default().to_string();
         let mut changed = false;
         loop {
             let body = edit::parse(&text)?;
@@ -183,7 +181,7 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
                 })
             });
             let Some((index, _)) = found else { break };
-            text = remove_nth_block(&text, index)?;
+            text = edit::remove_block(&text, index)?;
             changed = true;
         }
         if changed {
@@ -191,21 +189,6 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
         }
     }
     Ok(())
-}
-
-fn remove_nth_block(text: &str, index: usize) -> Result<String, EditError> {
-    use hcl_edit::Span;
-    let body = edit::parse(text)?;
-    let block = body.blocks().nth(index).ok_or_else(|| EditError::BlockNotFound(format!("block #{index}")))?;
-    let span = block.span().ok_or_else(|| EditError::BlockNotFound(format!("block #{index}")))?;
-    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
-    let mut end = text[span.end..].find('\n').map_or(text.len(), |i| span.end + i + 1);
-    if text[end..].starts_with('\n') {
-        end += 1;
-    }
-    let out = format!("{}{}", &text[..start], &text[end..]);
-    edit::parse(&out).map_err(|e| EditError::Reparse(e.to_string()))?;
-    Ok(out)
 }
 
 fn create_resource(
@@ -227,7 +210,7 @@ fn create_resource(
         .max_by_key(|(_, n)| **n)
         .map(|(f, _)| (*f).clone())
         .unwrap_or_else(|| dir.join(format!("{}.tf", address.rtype.trim_start_matches("aws_"))));
-    let text = repo.files.get(&file).cloned().unwrap_or_default();
+    let text = repo.text(&file).unwrap_or_default().to_string();
     let text = edit::append_block(&text, "resource", &[&address.rtype, &address.name], spec)?;
     let import = BlockSpec {
         attrs: vec![
@@ -309,7 +292,7 @@ impl Ctx<'_> {
         value: &AttrValue,
         notes: &mut Vec<String>,
     ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let text = &self.repo.files[self.block_file];
+        let text = self.repo.text(self.block_file).unwrap_or_default();
         match edit::set(text, Some(self.block), path, value) {
             Ok(new) => {
                 let instance_shared = self.address.key.is_some() && has_count_or_for_each(text, self.block);
@@ -380,7 +363,7 @@ impl Ctx<'_> {
                 let (file, sel) = self
                     .find_local(&dir, &name)
                     .ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
-                let local_text = &self.repo.files[&file];
+                let local_text = self.repo.text(&file).unwrap_or_default();
                 let mut segs = vec![Seg::Name(name.clone())];
                 segs.extend(full_tail);
                 let local_path = AttrPath(segs);
@@ -460,7 +443,7 @@ impl Ctx<'_> {
                 let mut path = vec![Seg::Name(name.clone())];
                 path.extend(sub);
                 path.extend(segs.iter().cloned());
-                let new = edit::set(&self.repo.files[&lfile], Some(&sel), &AttrPath(path), value)?;
+                let new = edit::set(self.repo.text(&lfile).unwrap_or_default(), Some(&sel), &AttrPath(path), value)?;
                 notes.push(format!("changed local.{name} in {}", lfile.display()));
                 Ok(vec![(lfile, new)])
             }
@@ -483,12 +466,10 @@ impl Ctx<'_> {
     fn shared(&self, dir: &Path, reference: &str) -> bool {
         let uses: usize = self
             .repo
-            .files
-            .iter()
-            .filter(|(p, _)| p.parent().unwrap_or(Path::new("")) == dir && p.extension().is_some_and(|e| e == "tf"))
-            .map(|(_, t)| count_references(t, reference))
+            .parsed_tf_in(dir)
+            .map(|(p, _)| count_references(self.repo.text(p).unwrap_or_default(), reference))
             .sum();
-        let text = &self.repo.files[self.block_file];
+        let text = self.repo.text(self.block_file).unwrap_or_default();
         uses > 1
             || (self.address.key.is_some()
                 && has_count_or_for_each(text, self.block)
@@ -509,7 +490,7 @@ impl Ctx<'_> {
         // The last tfvars file that sets it wins, as in Terraform: *.auto.tfvars after terraform.tfvars.
         let candidates = self.repo.tfvars_files(dir);
         for file in candidates.into_iter().rev() {
-            let text = &self.repo.files[file];
+            let text = self.repo.text(file).unwrap_or_default();
             if edit::find(text, None, &AttrPath(vec![Seg::Name(name.to_string())])).ok().flatten().is_some() {
                 let new = edit::set(text, None, &tfvars_path, value)?;
                 notes.push(format!("changed var.{name} in {}, where it is set", file.display()));
@@ -519,13 +500,12 @@ impl Ctx<'_> {
         let sel = BlockSel::new("variable", &[name]);
         let file = self
             .repo
-            .parsed_tf_in(dir)
-            .find(|(_, b)| edit::find_block(b, &sel).is_some())
-            .map(|(p, _)| p.clone())
+            .find_block(dir, &sel)
+            .cloned()
             .ok_or_else(|| EditError::BlockNotFound(format!("variable {name:?}")))?;
         let mut default_path = vec![Seg::Name("default".into())];
         default_path.extend(tail.iter().cloned());
-        let new = edit::set(&self.repo.files[&file], Some(&sel), &AttrPath(default_path), value)?;
+        let new = edit::set(self.repo.text(&file).unwrap_or_default(), Some(&sel), &AttrPath(default_path), value)?;
         notes.push(format!("changed the default of var.{name} in {}", file.display()));
         Ok(vec![(file, new)])
     }
@@ -547,11 +527,10 @@ impl Ctx<'_> {
         let sel = BlockSel::new("module", &[&call]);
         let file = self
             .repo
-            .parsed_tf_in(&parent_dir)
-            .find(|(_, b)| edit::find_block(b, &sel).is_some())
-            .map(|(p, _)| p.clone())
+            .find_block(&parent_dir, &sel)
+            .cloned()
             .ok_or_else(|| EditError::BlockNotFound(format!("module {call:?}")))?;
-        let text = &self.repo.files[&file];
+        let text = self.repo.text(&file).unwrap_or_default();
         let mut input = vec![Seg::Name(name.to_string())];
         input.extend(tail.iter().cloned());
         let input = AttrPath(input);
@@ -571,19 +550,10 @@ impl Ctx<'_> {
     }
 
     fn find_local(&self, dir: &Path, name: &str) -> Option<(PathBuf, BlockSel)> {
-        let sel = BlockSel::new("locals", &[]);
-        for (file, body) in self.repo.parsed_tf_in(dir) {
-            for block in body.blocks().filter(|b| b.ident.as_str() == "locals") {
-                if block.body.has_attribute(name) {
-                    // Several `locals` blocks in one file: the edit finds the first; make sure it is this one.
-                    let first = body.blocks().find(|b| b.ident.as_str() == "locals");
-                    if first.is_some_and(|f| f.body.has_attribute(name)) {
-                        return Some((file.clone(), sel));
-                    }
-                }
-            }
-        }
-        None
+        let file = self.repo.find_local(dir, name)?;
+        // Several `locals` blocks in one file: the edit finds the first; make sure it is this one.
+        let first = self.repo.body(file)?.blocks().find(|b| b.ident.as_str() == "locals")?;
+        first.body.has_attribute(name).then(|| (file.clone(), BlockSel::new("locals", &[])))
     }
 
     /// Write the value as a literal on this resource (or this instance) instead of at a shared origin.
