@@ -280,7 +280,8 @@ fn judge(
     for a in &expect.absent {
         let Ok(address) = Address::parse(&a.address) else { return Some(format!("bad address {}", a.address)) };
         named.push(address.to_string());
-        if after.find_resource(&address).is_some() {
+        // A keyed instance is gone when its block is, or when count/for_each no longer produce it.
+        if effective_config(after, &address).is_some() {
             return Some(format!("{} is still in the configuration{}", a.address, why_not()));
         }
     }

@@ -252,18 +252,18 @@ fn container<'a>(body: &'a Body, text: &str, sel: Option<&BlockSel>) -> Result<(
     }
 }
 
-fn seg_name(seg: &Seg) -> Option<&str> {
+pub(crate) fn seg_name(seg: &Seg) -> Option<&str> {
     match seg {
         Seg::Name(n) | Seg::Key(n) => Some(n),
         Seg::Index(_) => None,
     }
 }
 
-fn object_get<'a>(object: &'a Object, text: &str, key: &str) -> Option<(&'a ObjectKey, &'a Expression)> {
+pub(crate) fn object_get<'a>(object: &'a Object, text: &str, key: &str) -> Option<(&'a ObjectKey, &'a Expression)> {
     object.iter().find_map(|(k, v)| (object_key_str(text, k).as_deref() == Some(key)).then(|| (k, v.expr())))
 }
 
-fn object_key_str(text: &str, key: &ObjectKey) -> Option<String> {
+pub(crate) fn object_key_str(text: &str, key: &ObjectKey) -> Option<String> {
     match key {
         ObjectKey::Ident(i) => Some(i.as_str().to_string()),
         ObjectKey::Expression(Expression::String(s)) => Some(s.as_str().to_string()),
@@ -599,7 +599,7 @@ fn child_indent_for(text: &str, body: &Body, container: &Range<usize>) -> String
 }
 
 /// The whitespace at the start of the line holding `pos`.
-fn indent_of(text: &str, pos: usize) -> String {
+pub(crate) fn indent_of(text: &str, pos: usize) -> String {
     let start = line_start(text, pos);
     text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
 }
@@ -631,7 +631,7 @@ fn pad_key(item: &str, width: usize) -> String {
 }
 
 /// Widen a span to whole lines when it stands alone on them (with its trailing comment).
-fn remove_span(text: &str, span: Range<usize>) -> Range<usize> {
+pub(crate) fn remove_span(text: &str, span: Range<usize>) -> Range<usize> {
     let start = line_start(text, span.start);
     let end = line_end(text, span.end);
     let before_alone = text[start..span.start].trim().is_empty();
