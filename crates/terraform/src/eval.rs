@@ -400,7 +400,7 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
         if matches!(key, "count" | "for_each" | "depends_on" | "provider") {
             continue;
         }
-        out.insert(key.to_string(), eval_expr(text, &attr.value, ctx).unwrap_or_else(|| symbolic(text, &attr.value)));
+        out.insert(key.to_string(), eval_or_symbolic(text, &attr.value, ctx));
     }
     let mut blocks: Map<String, Value> = Map::new();
     for block in body.blocks() {
@@ -421,6 +421,26 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
     }
     out.extend(blocks);
     Value::Object(out)
+}
+
+/// The value of an expression; where part of it cannot be known (a reference to another
+/// resource), that part stays symbolic and the rest of an object or list is still evaluated.
+fn eval_or_symbolic(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Value {
+    use hcl_edit::expr::Expression as E;
+    if let Some(v) = eval_expr(text, expr, ctx) {
+        return v;
+    }
+    match expr {
+        E::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter_map(|(k, v)| Some((object_key_name(text, k)?, eval_or_symbolic(text, v.expr(), ctx))))
+                .collect(),
+        ),
+        E::Array(items) => Value::Array(items.iter().map(|i| eval_or_symbolic(text, i, ctx)).collect()),
+        E::Parenthesis(inner) => eval_or_symbolic(text, inner.inner(), ctx),
+        _ => symbolic(text, expr),
+    }
 }
 
 fn eval_expr(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {
