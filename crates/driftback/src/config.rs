@@ -33,21 +33,79 @@ impl Default for StoreConfig {
     }
 }
 
+/// Where reconciled change sets go. See docs/publishing.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PublishConfig {
+    /// `none`: local branches only (the embedded default); `push`: also push each branch to the
+    /// remote; `pull-request`: push and open (or update) one pull request per resource.
+    pub mode: PublishMode,
     /// Branches are named `<prefix>/<address>-<change set>`.
     pub branch_prefix: String,
     pub author_name: String,
     pub author_email: String,
+    /// The remote to push to: `https://...` or a local path. Default: the repository's `origin`.
+    pub remote_url: Option<String>,
+    /// The branch pull requests target. Default: the checked-out branch.
+    pub base_branch: Option<String>,
+    /// The environment variable holding the token (HTTPS push and the GitHub API). Never logged.
+    pub token_env: String,
+    /// GitHub's REST API: `https://api.github.com`, or `https://HOST/api/v3` for GitHub Enterprise.
+    pub api_url: String,
+    /// `OWNER/NAME` on GitHub. Default: taken from the remote URL.
+    pub repository: Option<String>,
+    /// Labels put on new pull requests.
+    pub labels: Vec<String>,
+    /// Open pull requests as drafts.
+    pub draft: bool,
+    /// Tries for network and server failures (push, fetch, API), with exponential backoff.
+    pub retry_attempts: u32,
+    /// The first backoff wait, doubled after each further failure (at most 30 s).
+    pub retry_delay_ms: u64,
+    /// The environment variable holding the webhook secret (for `X-Hub-Signature-256`).
+    pub webhook_secret_env: String,
+}
+
+/// How far publishing goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", try_from = "String")]
+pub enum PublishMode {
+    #[default]
+    None,
+    Push,
+    PullRequest,
+}
+
+impl TryFrom<String> for PublishMode {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match value.as_str() {
+            "none" => Ok(PublishMode::None),
+            "push" => Ok(PublishMode::Push),
+            "pull-request" => Ok(PublishMode::PullRequest),
+            other => Err(format!("publish.mode {other:?} is not one of none, push, pull-request")),
+        }
+    }
 }
 
 impl Default for PublishConfig {
     fn default() -> Self {
         PublishConfig {
+            mode: PublishMode::None,
             branch_prefix: "driftback".into(),
             author_name: "driftback".into(),
             author_email: "driftback@localhost".into(),
+            remote_url: None,
+            base_branch: None,
+            token_env: "GITHUB_TOKEN".into(),
+            api_url: "https://api.github.com".into(),
+            repository: None,
+            labels: vec!["driftback".into()],
+            draft: false,
+            retry_attempts: 4,
+            retry_delay_ms: 500,
+            webhook_secret_env: "DRIFTBACK_WEBHOOK_SECRET".into(),
         }
     }
 }
@@ -94,5 +152,20 @@ mod tests {
         let err = format!("{:#}", Config::load(Some(&path)).unwrap_err());
         assert!(err.contains("quiet_windw_secs"), "{err}");
         assert!(Config::load(Some(&dir.path().join("missing.toml"))).is_err());
+    }
+
+    #[test]
+    fn publish_mode_is_none_unless_chosen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("driftback.toml");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(Config::load(Some(&path)).unwrap().publish.mode, PublishMode::None);
+        std::fs::write(&path, "[publish]\nmode = \"pull-request\"\nlabels = [\"drift\"]\n").unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.publish.mode, PublishMode::PullRequest);
+        assert_eq!(config.publish.labels, ["drift"]);
+        std::fs::write(&path, "[publish]\nmode = \"pr\"\n").unwrap();
+        let err = format!("{:#}", Config::load(Some(&path)).unwrap_err());
+        assert!(err.contains("pull-request"), "{err}");
     }
 }

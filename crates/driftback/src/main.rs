@@ -4,6 +4,7 @@ mod config;
 mod demo;
 mod eval;
 mod pipeline;
+mod publishing;
 mod reconcile;
 
 use std::path::PathBuf;

@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 
 use driftback_events::{ChangeSet, Disposition, classify, group, read_file};
+use driftback_publish::github::PullRequestAction;
 use driftback_publish::{Author, GitRepo, branch_name};
 use driftback_recipes::Catalog;
 use driftback_store::{ChangeSetRecord, EventRecord, Store};
@@ -14,6 +15,7 @@ use driftback_terraform::{Repo, State};
 
 use crate::config::Config;
 use crate::pipeline::{self, Outcome, Status};
+use crate::publishing::{self, Publisher};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -126,6 +128,10 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     summary.change_sets = change_sets.len();
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
+    let publisher = match &git {
+        Some(git) => Publisher::from_config(&config.publish, git, &args.repo)?,
+        None => None,
+    };
     for change_set in &change_sets {
         let outcome = pipeline::process(&catalog, &state, &repo, change_set);
         let label = outcome
@@ -138,15 +144,58 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         match &outcome.status {
             Status::Reconciled => match (&git, base) {
                 (Some(git), Some(base)) => {
+                    let base_branch =
+                        publisher.as_ref().map(|p| p.base_branch().to_string()).unwrap_or_else(|| git.head_name());
+                    let mut story = publishing::story(change_set, &outcome, &label, String::new(), &base_branch);
+                    // One open pull request per resource: a later change is planned on its branch.
+                    let existing = match &publisher {
+                        Some(p) => p.open_pull_request(&runtime, store.as_ref(), &label)?,
+                        None => None,
+                    };
+                    let mut parent = base;
+                    let mut files = outcome.files.clone();
+                    let mut branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
+                    if let (Some(p), Some(pr)) = (&publisher, &existing) {
+                        if let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? {
+                            let on_branch = pipeline::process(&catalog, &state, &Repo::from_files(tree), change_set);
+                            if on_branch.status == Status::Reconciled {
+                                parent = tip;
+                                files = on_branch.files;
+                                branch = pr.head.branch.clone();
+                            }
+                        }
+                    }
                     let changes: Vec<(PathBuf, Option<String>)> =
-                        outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
-                    let branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
-                    let message = commit_message(change_set, &outcome, &label);
-                    let (branch, commit) = git.commit_on_branch(base, &branch, &changes, &message, &author)?;
-                    record.branch = Some(branch.clone());
+                        files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                    let message = commit_message(&story);
+                    let local_branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
+                    let (local_branch, commit) =
+                        git.commit_on_branch(parent, &local_branch, &changes, &message, &author)?;
                     record.commit_id = Some(commit.to_string());
                     record.diff = git.diff_of(commit).ok();
-                    summary.reconciled.push((label.clone(), branch));
+                    let mut shown = local_branch.clone();
+                    record.branch = Some(local_branch);
+                    if let Some(p) = &publisher {
+                        story.diff = record.diff.clone().unwrap_or_default();
+                        let published = p
+                            .publish(&runtime, git, commit, &branch, &story, existing.as_ref())
+                            .with_context(|| format!("publishing the change to {label}"))?;
+                        record.branch = Some(published.branch.clone());
+                        record.commit_id = Some(published.commit.to_string());
+                        if let Some(store) = &store {
+                            publishing::record_pull_request(&runtime, store, &label, &published)?;
+                        }
+                        shown = format!("{} (pushed)", published.branch);
+                        if let Some((number, url, action)) = &published.pull_request {
+                            let verb = match action {
+                                PullRequestAction::Created => "opened",
+                                PullRequestAction::Updated => "updated",
+                            };
+                            record.notes.push(format!("pull request #{number} {verb}: {url}"));
+                            shown = format!("{} (pull request #{number} {verb}: {url})", published.branch);
+                        }
+                    }
+                    summary.reconciled.push((label.clone(), shown));
                 }
                 _ => {
                     record.status = "dry-run".into();
@@ -212,29 +261,9 @@ fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetReco
     }
 }
 
-fn commit_message(change_set: &ChangeSet, outcome: &Outcome, label: &str) -> String {
-    let calls: Vec<String> = change_set.events.iter().map(|e| e.raw_name.clone()).collect();
-    let mut unique_calls: Vec<String> = Vec::new();
-    for c in calls {
-        if !unique_calls.contains(&c) {
-            unique_calls.push(c);
-        }
-    }
-    let actor = &change_set.actor;
-    let mut message =
-        format!("drift: {label} {} ({}, {})\n\n", unique_calls.join(", "), actor.via.as_str(), actor.display_name);
-    if let Some(d) = &outcome.decision {
-        message.push_str(&format!("Decision: {} ({})\n{}\n", d.kind.as_str(), d.rule, d.rationale));
-    }
-    for note in &outcome.notes {
-        message.push_str(&format!("- {note}\n"));
-    }
-    message.push('\n');
-    for event in &change_set.events {
-        message.push_str(&format!("Drift-Event-Id: {}\n", event.id));
-    }
-    message.push_str(&format!("Drift-Actor: {}\n", actor.principal_arn.as_deref().unwrap_or(&actor.display_name)));
-    message
+/// A one-line conventional summary, the story in brief, and the `Drift-*` trailers.
+fn commit_message(story: &driftback_publish::story::Story) -> String {
+    driftback_publish::message::commit_message(story)
 }
 
 fn print_summary(summary: &Summary, dry_run: bool) {
