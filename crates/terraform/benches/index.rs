@@ -72,7 +72,10 @@ fn write_tree(root: &Path, files: &BTreeMap<PathBuf, String>) {
 }
 
 fn main() {
-    println!("{:>6} {:>9} {:>10} {:>12} {:>12} {:>10}", "files", "resources", "MB", "index mem", "index disk", "lookup");
+    println!(
+        "{:>6} {:>9} {:>10} {:>12} {:>12} {:>10}",
+        "files", "resources", "MB", "index mem", "index disk", "lookup"
+    );
     for (count, per_file) in [(200, 10), (2_000, 10)] {
         let files = files(count, per_file);
         let bytes: usize = files.values().map(String::len).sum();

@@ -61,6 +61,7 @@ impl<'a> Tracer<'a> {
     }
 
     /// Propose edits that apply `change` at `tail` inside `expr` (an expression of `file`), origin first.
+    #[allow(clippy::too_many_arguments)]
     pub fn expr(
         &mut self,
         site: &Site,

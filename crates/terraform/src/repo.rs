@@ -344,9 +344,7 @@ impl Repo {
                 }
                 match structure.as_block() {
                     Some(b) if matches!(b.ident.as_str(), "import" | "moved" | "removed") => {}
-                    Some(b)
-                        if b.ident.as_str() == "resource"
-                            && b.labels.iter().map(label_str).eq([rtype, name].into_iter()) => {}
+                    Some(b) if b.ident.as_str() == "resource" && b.labels.iter().map(label_str).eq([rtype, name]) => {}
                     Some(b) => out.push(Referrer {
                         file: file.clone(),
                         sel: BlockSel {
