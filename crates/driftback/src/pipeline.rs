@@ -183,9 +183,9 @@ fn patch(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     }
     let files: Vec<(PathBuf, String)> = touched
         .into_iter()
-        .filter(|f| repo.files.get(f) != work.files.get(f))
+        .filter(|f| repo.text(f) != work.text(f))
         .map(|f| {
-            let text = work.files[&f].clone();
+            let text = work.text(&f).unwrap_or_default().to_string();
             (f, text)
         })
         .collect();

@@ -56,10 +56,12 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", state_path.display()))?;
     let state = State::parse(&state_text, &state_path.display().to_string())?;
     let repo = Repo::load(&args.repo)?;
-    if let Some(d) = repo.diagnostics.first() {
+    if let Some(d) = repo.diagnostics().first() {
         bail!(
-            "{}: does not parse as HCL ({}); fix the file and run again",
+            "{}:{}:{}: {}; fix the file and run again",
             args.repo.join(&d.file).display(),
+            d.line,
+            d.column,
             d.message
         );
     }
