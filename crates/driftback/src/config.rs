@@ -21,8 +21,22 @@ pub struct Config {
     pub store: StoreConfig,
     pub publish: PublishConfig,
     pub recipes: RecipesConfig,
+    pub policy: PolicyConfig,
     /// How knowledge is embedded for similarity search.
     pub embed: EmbedConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    /// The ownership policy, relative to the repository. Missing file: the built-in safe defaults.
+    pub file: PathBuf,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig { file: PathBuf::from(crate::policy_cmd::DEFAULT_POLICY_FILE) }
+    }
 }
 
 /// The `[store]` section of the configuration file.

@@ -10,7 +10,7 @@ use git2::Oid;
 
 use driftback_events::ChangeSet;
 use driftback_publish::github::{self, PullRequestAction, PullRequestOptions};
-use driftback_publish::story::{ActorInfo, DecisionInfo, Story, TimelineEntry};
+use driftback_publish::story::{ActorInfo, DecisionInfo, Reasoned, Story, TimelineEntry};
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
 use driftback_publish::{
     Credentials, GitHub, GitRepo, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
@@ -272,6 +272,14 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
         Some(d) => DecisionInfo { kind: d.kind.as_str().into(), rule: d.rule.clone(), rationale: d.rationale.clone() },
         None => DecisionInfo { kind: "reconcile".into(), rule: "default".into(), rationale: String::new() },
     };
+    let attribution = outcome.decision.as_ref().and_then(|d| d.attribution.as_ref());
+    if let Some(a) = attribution {
+        evidence.splice(0..0, a.actor.evidence.iter().cloned());
+    }
+    let reasoned = |value: &str, evidence: &[String]| Reasoned {
+        value: value.to_string(),
+        reason: (!evidence.is_empty()).then(|| evidence.join("; ")),
+    };
     Story {
         address: address.to_string(),
         resource_id: change_set.resource_id.clone(),
@@ -292,11 +300,11 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
             name: actor.display_name.clone(),
             via: actor.via.as_str().into(),
             principal: actor.principal_arn.clone(),
-            kind: None,
+            kind: attribution.map(|a| a.actor.kind.as_str().to_string()),
             evidence,
         },
-        intent: None,
-        motivation: None,
+        intent: attribution.map(|a| reasoned(a.intent.value.as_str(), &a.intent.evidence)),
+        motivation: attribution.map(|a| reasoned(a.motivation.value.as_str(), &a.motivation.evidence)),
         decision,
         diff,
         notes: outcome.notes.clone(),

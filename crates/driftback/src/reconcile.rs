@@ -45,6 +45,8 @@ pub struct Summary {
     pub reconciled: Vec<(String, String)>,
     pub escalated: Vec<(String, String)>,
     pub other: Vec<(String, String)>,
+    /// Fields two actors set back and forth, each reported once.
+    pub oscillations: Vec<String>,
 }
 
 pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
@@ -54,15 +56,18 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", state_path.display()))?;
     let state = State::parse(&state_text, &state_path.display().to_string())?;
     let repo = Repo::load(&args.repo)?;
-    if let Some(d) = repo.diagnostics.first() {
+    if let Some(d) = repo.diagnostics().first() {
         bail!(
-            "{}: does not parse as HCL ({}); fix the file and run again",
+            "{}:{}:{}: {}; fix the file and run again",
             args.repo.join(&d.file).display(),
+            d.line,
+            d.column,
             d.message
         );
     }
     let batch = read_file(&args.events)?;
     let catalog = load_catalog(config, &args.repo)?;
+    let policy = crate::policy_cmd::load_policy(config, &args.repo)?;
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let store =
@@ -122,8 +127,21 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         Some(git) => Publisher::from_config(&config.publish, git, &args.repo)?,
         None => None,
     };
+    // The ownership ledger of this run: field changes seen so far, for oscillation detection.
+    let mut ledger: Vec<driftback_policy::LedgerEntry> = match &store {
+        Some(store) => {
+            runtime.block_on(crate::ownership::load_history(store, &catalog, &state, &repo, &policy, &change_sets))?
+        }
+        None => Vec::new(),
+    };
     for change_set in &change_sets {
-        let outcome = pipeline::process(&catalog, &state, &repo, change_set);
+        let outcome = pipeline::process(&catalog, &state, &repo, change_set, &policy, &ledger);
+        ledger.extend(outcome.ledger.iter().cloned());
+        if let Some(decision) = &outcome.decision {
+            for o in decision.oscillations.iter().filter(|o| o.first_report) {
+                summary.oscillations.push(o.describe());
+            }
+        }
         let label = outcome
             .addresses
             .first()
@@ -147,7 +165,14 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
                     let mut branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
                     if let (Some(p), Some(pr)) = (&publisher, &existing) {
                         if let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? {
-                            let on_branch = pipeline::process(&catalog, &state, &Repo::from_files(tree), change_set);
+                            let on_branch = pipeline::process(
+                                &catalog,
+                                &state,
+                                &Repo::from_files(tree),
+                                change_set,
+                                &policy,
+                                &ledger,
+                            );
                             if on_branch.status == Status::Reconciled {
                                 parent = tip;
                                 files = on_branch.files;
@@ -197,7 +222,11 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
             Status::NoChange => summary.other.push((label.clone(), format!("no change{}", notes_suffix(&outcome)))),
         }
         if let Some(store) = &store {
+            // The decision goes to the audit log with its evidence (ownership::record), so the change
+            // set row does not log it a second time without.
+            record.decision = None;
             runtime.block_on(store.record_change_set(&record))?;
+            runtime.block_on(crate::ownership::record(store, change_set, &outcome))?;
         }
     }
     // Events are marked seen only once their change sets are committed and recorded.
@@ -237,7 +266,12 @@ fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetReco
         first_event_time: change_set.first_time(),
         last_event_time: change_set.last_time(),
         event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
-        status: outcome.status.label().to_string(),
+        // The store knows no `revert` status: a reverted change is ignored by the code (the audit
+        // log holds the revert decision).
+        status: match outcome.status {
+            Status::Revert(_) => "ignored".to_string(),
+            _ => outcome.status.label().to_string(),
+        },
         decision: outcome.decision.as_ref().map(|d| d.kind.as_str().to_string()),
         rule: outcome.decision.as_ref().map(|d| d.rule.clone()),
         rationale: match &outcome.status {
@@ -278,5 +312,11 @@ fn print_summary(summary: &Summary, dry_run: bool) {
     }
     for (label, what) in &summary.other {
         println!("  {label}: {what}");
+    }
+    if !summary.oscillations.is_empty() {
+        println!("oscillations: {}", summary.oscillations.len());
+        for o in &summary.oscillations {
+            println!("  {o}");
+        }
     }
 }
