@@ -118,6 +118,8 @@ pub struct PastReconciliation {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LearnedRecipe {
     pub recipe: Recipe,
+    /// The kind of change it was learned from.
+    pub signature: Signature,
     /// The change set it was learned from.
     pub learned_from: String,
     pub uses: u32,

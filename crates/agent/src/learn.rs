@@ -7,7 +7,7 @@ use driftback_events::{ApiEvent, ChangeSet};
 use driftback_recipes::{Catalog, Plan, Recipe};
 use driftback_terraform::{AttrValue, Op, Repo, Seg, State};
 
-use crate::kb::{KbError, KnowledgeBase, LearnedRecipe, RecipeUse};
+use crate::kb::{KbError, KnowledgeBase, LearnedRecipe, RecipeUse, Signature};
 use crate::validate::spells;
 
 /// What [`learn`] did: the recipe it stored, or why there is none.
@@ -31,8 +31,10 @@ pub async fn learn<K: KnowledgeBase>(
         Ok(recipe) => recipe,
         Err(why) => return Ok(Learned::NotGeneralised(why)),
     };
+    let rtype = plan.changes.first().map(|c| c.address.rtype.as_str());
     let learned = LearnedRecipe {
         recipe,
+        signature: Signature::of(change_set, rtype),
         learned_from: change_set.id.clone(),
         uses: 0,
         successes: 0,

@@ -1,8 +1,11 @@
 //! `driftback`: keeps Terraform code true to the cloud.
 
+mod agent_glue;
 mod config;
 mod demo;
 mod eval;
+mod kb;
+mod kb_store;
 mod pipeline;
 mod reconcile;
 
@@ -40,6 +43,8 @@ enum Command {
     /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
     /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
     Eval(eval::Args),
+    /// Inspect the knowledge base: `kb recipes` lists the recipes learned from the LLM agent.
+    Kb(kb::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,7 +58,8 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
-            Command::Eval(args) => eval::run(&args),
+            Command::Eval(args) => eval::run(&config, &args),
+            Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }
     })();
     match result {

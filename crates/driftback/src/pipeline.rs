@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use driftback_events::ChangeSet;
 use driftback_policy::{Decision, DecisionKind};
-use driftback_recipes::{Catalog, Plan};
+use driftback_recipes::{Catalog, Plan, PlanError};
 use driftback_terraform::{Repo, State, StateInstance};
 use serde::Serialize;
 
@@ -24,6 +24,9 @@ pub struct Outcome {
     /// Resources adopted: address and the attributes the state will know them by.
     #[serde(skip)]
     pub created: Vec<(driftback_terraform::Address, serde_json::Map<String, serde_json::Value>)>,
+    /// What the LLM agent did, when it planned (or tried to plan) this change set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::agent_glue::AgentReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -54,6 +57,20 @@ const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 
 /// Plan, decide and patch one change set against `repo` (which is not modified).
 pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &ChangeSet) -> Outcome {
+    process_with(catalog, state, repo, change_set, None)
+}
+
+/// The LLM agent's plan for a change set no recipe covers (`Err`: it escalated, with the reason).
+pub type AgentFallback<'a> = &'a mut dyn FnMut(&PlanError) -> (Result<Plan, String>, crate::agent_glue::AgentReport);
+
+/// [`process`], asking `agent` for a plan when no recipe covers the change set.
+pub fn process_with(
+    catalog: &Catalog,
+    state: &State,
+    repo: &Repo,
+    change_set: &ChangeSet,
+    agent: Option<AgentFallback<'_>>,
+) -> Outcome {
     let mut outcome = Outcome {
         status: Status::NoChange,
         addresses: vec![],
@@ -63,21 +80,40 @@ pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &Chang
         recipes: vec![],
         edits: 0,
         created: vec![],
+        agent: None,
     };
     let plan = match driftback_recipes::plan(catalog, change_set, state, repo) {
         Ok(plan) => plan,
         Err(e) => {
             // A security-weakening change is escalated as such, whether or not a recipe knows it.
             let (decision, _) = driftback_policy::decide(change_set, &Plan::default());
-            let (rule, reason) = match decision.kind {
-                DecisionKind::Escalate => (decision.rule, decision.rationale),
-                _ => ("no recipe or resource".to_string(), e.to_string()),
+            let mut fallback = None;
+            if let (Some(agent), PlanError::NoRecipe { .. }, false) =
+                (agent, &e, decision.kind == DecisionKind::Escalate)
+            {
+                let (plan, report) = agent(&e);
+                outcome.agent = Some(report);
+                fallback = Some(plan);
+            }
+            let (rule, reason) = match (decision.kind, fallback) {
+                (DecisionKind::Escalate, _) => (decision.rule, decision.rationale),
+                (_, Some(Ok(plan))) => {
+                    outcome.notes.push("planned by the LLM agent".into());
+                    return finish_plan(change_set, repo, plan, outcome);
+                }
+                (_, Some(Err(reason))) => ("llm agent".to_string(), format!("{e}; the LLM agent escalated: {reason}")),
+                (_, None) => ("no recipe or resource".to_string(), e.to_string()),
             };
             outcome.decision = Some(Decision { kind: DecisionKind::Escalate, rule, rationale: reason.clone() });
             outcome.status = Status::Escalated(reason);
             return outcome;
         }
     };
+    finish_plan(change_set, repo, plan, outcome)
+}
+
+/// Decide and patch a plan, whoever made it.
+fn finish_plan(change_set: &ChangeSet, repo: &Repo, plan: Plan, mut outcome: Outcome) -> Outcome {
     outcome.addresses = plan.changes.iter().map(|c| c.address.to_string()).collect();
     outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
     outcome.notes.extend(plan.notes.clone());

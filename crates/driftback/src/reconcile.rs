@@ -12,8 +12,10 @@ use driftback_recipes::Catalog;
 use driftback_store::{ChangeSetRecord, EventRecord, Store};
 use driftback_terraform::{Repo, State};
 
+use crate::agent_glue::{self, AgentStage, Knowledge};
 use crate::config::Config;
-use crate::pipeline::{self, Outcome, Status};
+use crate::kb_store::StoreKnowledgeBase;
+use crate::pipeline::{Outcome, Status};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -122,10 +124,15 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     }
     let change_sets = group(kept, &config.group);
     summary.change_sets = change_sets.len();
+    let knowledge = match &store {
+        Some(store) => Knowledge::Store(StoreKnowledgeBase::new(store.clone())),
+        None => Knowledge::Memory(driftback_agent::InMemoryKnowledgeBase::new()),
+    };
+    let mut stage = AgentStage::new(&runtime, &config.agent, catalog, knowledge)?;
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
     for change_set in &change_sets {
-        let outcome = pipeline::process(&catalog, &state, &repo, change_set);
+        let outcome = stage.process(&state, &repo, change_set);
         let label = outcome
             .addresses
             .first()
@@ -157,6 +164,11 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         }
         if let Some(store) = &store {
             runtime.block_on(store.record_change_set(&record))?;
+            if let Some(agent) = &outcome.agent {
+                // The agent's transcript and tokens, kept whatever the outcome.
+                let r = agent_glue::reconciliation_record(change_set, &outcome, agent, &record);
+                runtime.block_on(store.record_reconciliation(&r))?;
+            }
         }
     }
     // Events are marked seen only once their change sets are committed and recorded.
