@@ -100,7 +100,7 @@ impl Default for AgentConfig {
             enabled: true,
             base_url: d.base_url,
             model: d.model,
-            api_key_env: vec!["DRIFTBACK_LLM_API_KEY".into(), "OPENAI_API_KEY".into()],
+            api_key_env: vec!["DRIFTBACK_LLM_API_KEY".into()],
             temperature: d.temperature,
             max_rounds: d.max_rounds,
             max_tokens_per_change_set: d.max_tokens,
