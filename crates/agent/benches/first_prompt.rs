@@ -28,7 +28,8 @@ fn main() {
     let mut worst_ratio: (f64, String) = (0.0, String::new());
     for dir in &dirs {
         let id = dir.file_name().unwrap().to_string_lossy().to_string();
-        let scenario: toml::Value = toml::from_str(&std::fs::read_to_string(dir.join("scenario.toml")).unwrap()).unwrap();
+        let scenario: toml::Value =
+            toml::from_str(&std::fs::read_to_string(dir.join("scenario.toml")).unwrap()).unwrap();
         let project = corpus.join("projects").join(scenario["project"].as_str().unwrap());
         let state_path = project.join("terraform.tfstate");
         let state = State::parse(&std::fs::read_to_string(&state_path).unwrap(), "state").unwrap();
