@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it: formatting, lints, then the whole test suite.
-# Needs only a Rust toolchain and git; nothing is started, so nothing is left running.
+# Needs a Rust toolchain, git, and pip (once, to fetch Postgres with pgvector for the store's tests:
+# scripts/postgres.sh starts it for the test run and stops it afterwards, whatever the outcome).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v git >/dev/null || { echo "git is required by the tests" >&2; exit 1; }
+# git2's https feature links the system OpenSSL (docs/publishing.md).
+if ! pkg-config --exists openssl 2>/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq libssl-dev pkg-config >/dev/null
+  else
+    echo "OpenSSL development files are required: install libssl-dev and pkg-config" >&2; exit 1
+  fi
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -j 2 -- -D warnings
-cargo test --workspace -j 2
+scripts/postgres.sh cargo test --workspace -j 2

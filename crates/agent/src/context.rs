@@ -190,7 +190,7 @@ pub fn locate(change_set: &ChangeSet, state: &State, repo: &Repo) -> Vec<Located
 /// `file:line` and the text of a resource's block.
 pub fn block_text(repo: &Repo, address: &Address) -> Option<(String, String)> {
     let location = repo.find_resource(address)?;
-    let text = repo.files.get(&location.file)?;
+    let text = repo.text(&location.file)?;
     let body = driftback_terraform::edit::parse(text).ok()?;
     let block = driftback_terraform::edit::find_block(&body, &location.sel)?;
     let span = block.span()?;
@@ -277,7 +277,7 @@ pub fn data_json(value: &Value) -> String {
 /// What a prompt without context engineering would hold: the raw trace and every file, whole.
 pub fn naive_prompt(raw_events: &str, repo: &Repo) -> String {
     let mut out = format!("{SYSTEM_PROMPT}\n\nCloudTrail records:\n{raw_events}\n\nTerraform files:\n");
-    for (path, text) in &repo.files {
+    for (path, text) in repo.files() {
         out.push_str(&format!("--- {}\n{text}\n", path.display()));
     }
     out

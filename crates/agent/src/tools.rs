@@ -360,10 +360,10 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             }
             (None, Some(file)) => {
                 let path = repo_path(file)?;
-                let text =
-                    self.work.files.get(&path).ok_or_else(|| {
-                        ToolError::Refused(format!("{file} is not a Terraform file of this repository"))
-                    })?;
+                let text = self
+                    .work
+                    .text(&path)
+                    .ok_or_else(|| ToolError::Refused(format!("{file} is not a Terraform file of this repository")))?;
                 let lines: Vec<&str> = text.lines().collect();
                 let from = a.from_line.unwrap_or(1).max(1);
                 let to = a.to_line.unwrap_or(from + MAX_LINES - 1).min(lines.len()).min(from + MAX_LINES - 1);
@@ -392,7 +392,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             })
             .collect();
         let mut in_config = Vec::new();
-        for (module, dir) in &self.work.modules {
+        for (module, dir) in self.work.modules() {
             for (file, name) in self.work.resources_of_type(dir, &a.rtype) {
                 let prefix = if module.is_empty() { String::new() } else { format!("{module}.") };
                 in_config.push(format!("{prefix}{}.{name} in {}", a.rtype, file.display()));
@@ -471,7 +471,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
         let applied = driftback_terraform::patch::apply(&mut work, &address, &op)
             .map_err(|e| ToolError::Refused(e.to_string()))?;
         for file in &applied.files {
-            if let Err(e) = driftback_terraform::edit::parse(&work.files[file]) {
+            if let Err(e) = driftback_terraform::edit::parse(work.text(file).unwrap_or_default()) {
                 return Err(ToolError::Refused(format!("{} would not parse: {e}", file.display())));
             }
         }

@@ -33,13 +33,13 @@ pub struct Validation {
 pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeSet, plan: &Plan) -> Validation {
     let mut problems = Vec::new();
     let changed = changed_files(before, after);
-    for d in &after.diagnostics {
+    for d in &after.diagnostics() {
         if changed.contains(&d.file) {
             problems.push(format!("{} no longer parses: {}", d.file.display(), d.message));
         }
     }
     for file in &changed {
-        if after.files.get(file).is_some_and(|t| t.contains(REDACTED)) {
+        if after.text(file).is_some_and(|t| t.contains(REDACTED)) {
             problems.push(format!("{} would contain a value CloudTrail redacted", file.display()));
         }
     }
@@ -133,7 +133,7 @@ fn without_lifecycle(value: Option<Value>) -> Option<Value> {
 }
 
 fn changed_files(before: &Repo, after: &Repo) -> Vec<PathBuf> {
-    after.files.iter().filter(|(p, t)| before.files.get(*p) != Some(t)).map(|(p, _)| p.clone()).collect()
+    after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p.clone()).collect()
 }
 
 /// The first leaf of `value` that no request or response value of the change set spells (strings
@@ -178,12 +178,12 @@ pub(crate) fn spells(recorded: &Value, want: &Value) -> bool {
 /// Per changed file, the changed lines: common leading and trailing lines left out.
 pub fn diff_summary(before: &Repo, after: &Repo) -> String {
     let mut out = String::new();
-    let mut paths: Vec<&PathBuf> = before.files.keys().chain(after.files.keys()).collect();
+    let mut paths: Vec<&PathBuf> = before.files().chain(after.files()).map(|(p, _)| p).collect();
     paths.sort();
     paths.dedup();
     for path in paths {
-        let old = before.files.get(path).map(String::as_str).unwrap_or("");
-        let new = after.files.get(path).map(String::as_str).unwrap_or("");
+        let old = before.text(path).unwrap_or("");
+        let new = after.text(path).unwrap_or("");
         if old == new {
             continue;
         }

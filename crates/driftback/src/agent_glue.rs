@@ -13,6 +13,7 @@ use driftback_agent::{
     RecipeUse, Settings, Signature, TokenUsage, context, learned_catalog, validate,
 };
 use driftback_events::ChangeSet;
+use driftback_policy::{LedgerEntry, Policy};
 use driftback_recipes::{Catalog, Plan, PlanError};
 use driftback_terraform::{Repo, State};
 
@@ -118,7 +119,14 @@ impl<'r> AgentStage<'r> {
 
     /// [`pipeline::process`], with the agent as the fallback, learned recipes checked, and what
     /// was learned kept.
-    pub fn process(&mut self, state: &State, repo: &Repo, change_set: &ChangeSet) -> Outcome {
+    pub fn process(
+        &mut self,
+        state: &State,
+        repo: &Repo,
+        change_set: &ChangeSet,
+        policy: &Policy,
+        history: &[LedgerEntry],
+    ) -> Outcome {
         let started = Instant::now();
         let runtime = self.runtime;
         let mut agent_plan: Option<Plan> = None;
@@ -154,9 +162,9 @@ impl<'r> AgentStage<'r> {
                     };
                     (plan, report)
                 };
-                pipeline::process_with(&self.catalog, state, repo, change_set, Some(&mut fallback))
+                pipeline::process_with(&self.catalog, state, repo, change_set, policy, history, Some(&mut fallback))
             }
-            Err(_) => pipeline::process(&self.catalog, state, repo, change_set),
+            Err(_) => pipeline::process(&self.catalog, state, repo, change_set, policy, history),
         };
         let after = patched(repo, &outcome);
         self.check_learned_recipes(state, repo, &after, change_set, &mut outcome);
@@ -236,9 +244,8 @@ impl<'r> AgentStage<'r> {
 fn patched(repo: &Repo, outcome: &Outcome) -> Repo {
     let mut after = repo.clone();
     for (file, text) in &outcome.files {
-        after.files.insert(PathBuf::from(file), text.clone());
+        after.set_file(&PathBuf::from(file), text.clone());
     }
-    after.reindex();
     after
 }
 

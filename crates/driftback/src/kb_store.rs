@@ -2,21 +2,24 @@
 //! signature), with the patch that reconciled it and, once learned, its recipe.
 
 use driftback_agent::{KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, Signature, recipe_toml};
+use driftback_embed::Embedder;
 use driftback_recipes::Catalog;
 use driftback_store::{EmbedderSpec, KnowledgeEntry, NewKnowledge, Store};
 
-/// Signatures are embedded by feature hashing of their words: deterministic, no model needed.
-const EMBEDDER: &str = "driftback-signature-hash-v1";
-const DIMENSION: usize = 256;
-
 pub struct StoreKnowledgeBase {
     store: Store,
-    embedder: EmbedderSpec,
+    /// The configured embedder ([embed]), so the agent's vectors are never mixed with others.
+    embedder: Embedder,
+    spec: EmbedderSpec,
 }
 
 impl StoreKnowledgeBase {
-    pub fn new(store: Store) -> Self {
-        StoreKnowledgeBase { store, embedder: EmbedderSpec { name: EMBEDDER.into(), dimension: DIMENSION } }
+    pub fn new(store: Store, embedder: Embedder, spec: EmbedderSpec) -> Self {
+        StoreKnowledgeBase { store, embedder, spec }
+    }
+
+    async fn embed(&self, signature: &Signature) -> Result<Vec<f32>, KbError> {
+        self.embedder.embed_one(&signature.text()).await.map_err(|e| KbError(e.to_string()))
     }
 
     async fn entries_with_recipes(&self) -> Result<Vec<(KnowledgeEntry, LearnedRecipe)>, KbError> {
@@ -44,25 +47,6 @@ fn learned(entry: &KnowledgeEntry) -> Option<LearnedRecipe> {
     })
 }
 
-/// Feature hashing of the signature's words (FNV-1a), L2-normalised.
-pub fn embed(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; DIMENSION];
-    for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == ':' || c == '_')).filter(|w| !w.is_empty()) {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in word.to_ascii_lowercase().bytes() {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        let sign = if hash >> 63 == 0 { 1.0 } else { -1.0 };
-        v[(hash % DIMENSION as u64) as usize] += sign;
-    }
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-    v
-}
-
 fn key(signature: &Signature) -> String {
     serde_json::to_string(signature).unwrap_or_default()
 }
@@ -70,7 +54,7 @@ fn key(signature: &Signature) -> String {
 impl KnowledgeBase for StoreKnowledgeBase {
     async fn similar(&self, signature: &Signature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
         let found =
-            self.store.similar_knowledge(&self.embedder, &embed(&signature.text()), limit).await.map_err(kb_error)?;
+            self.store.similar_knowledge(&self.spec, &self.embed(signature).await?, limit).await.map_err(kb_error)?;
         Ok(found
             .into_iter()
             .filter(|s| s.similarity > 0.0)
@@ -93,24 +77,24 @@ impl KnowledgeBase for StoreKnowledgeBase {
         let entry = NewKnowledge {
             signature: key(&past.signature),
             summary: format!("{} (planned by {}, {} tokens)", past.summary, past.planned_by, past.tokens),
-            embedding: embed(&past.signature.text()),
+            embedding: self.embed(&past.signature).await?,
             patch_diff: Some(past.patch.clone()),
             recipe_toml: None,
             change_set_id: Some(past.change_set_id.clone()),
         };
-        self.store.upsert_knowledge(&self.embedder, &entry).await.map_err(kb_error).map(|_| ())
+        self.store.upsert_knowledge(&self.spec, &entry).await.map_err(kb_error).map(|_| ())
     }
 
     async fn store_recipe(&self, recipe: &LearnedRecipe) -> Result<(), KbError> {
         let entry = NewKnowledge {
             signature: key(&recipe.signature),
             summary: format!("learned recipe {} ({})", recipe.recipe.id, recipe.signature.text()),
-            embedding: embed(&recipe.signature.text()),
+            embedding: self.embed(&recipe.signature).await?,
             patch_diff: None,
             recipe_toml: Some(recipe_toml(&recipe.recipe)),
             change_set_id: Some(recipe.learned_from.clone()),
         };
-        self.store.upsert_knowledge(&self.embedder, &entry).await.map_err(kb_error).map(|_| ())
+        self.store.upsert_knowledge(&self.spec, &entry).await.map_err(kb_error).map(|_| ())
     }
 
     async fn recipes(&self) -> Result<Vec<LearnedRecipe>, KbError> {

@@ -5,8 +5,12 @@ mod config;
 mod demo;
 mod eval;
 mod kb;
+mod kb_recipes;
 mod kb_store;
+mod ownership;
 mod pipeline;
+mod policy_cmd;
+mod publishing;
 mod reconcile;
 
 use std::path::PathBuf;
@@ -43,7 +47,16 @@ enum Command {
     /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
     /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
     Eval(eval::Args),
-    /// Inspect the knowledge base: `kb recipes` lists the recipes learned from the LLM agent.
+    /// Check the ownership policy, or explain what it decides for a CloudTrail file.
+    ///
+    /// The policy lives in the infrastructure repository (.driftback/policy.toml); without one the
+    /// built-in safe defaults apply. Nothing is written.
+    #[command(subcommand)]
+    Policy(policy_cmd::Command),
+    /// Look into the knowledge base: similar past changes, counts, entries; re-embed it.
+    ///
+    /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
+    /// repository's SQLite file by default. `kb recipes` lists the recipes learned from the LLM agent.
     Kb(kb::Args),
 }
 
@@ -59,6 +72,7 @@ fn main() -> ExitCode {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Eval(args) => eval::run(&config, &args),
+            Command::Policy(command) => policy_cmd::run(&config, &command),
             Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }
     })();

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use driftback_events::ChangeSet;
-use driftback_policy::{Decision, DecisionKind};
+use driftback_policy::{DecideInput, Decision, DecisionKind, LedgerEntry, Policy};
 use driftback_recipes::{Catalog, Plan, PlanError};
 use driftback_terraform::{Repo, State, StateInstance};
 use serde::Serialize;
@@ -24,6 +24,9 @@ pub struct Outcome {
     /// Resources adopted: address and the attributes the state will know them by.
     #[serde(skip)]
     pub created: Vec<(driftback_terraform::Address, serde_json::Map<String, serde_json::Value>)>,
+    /// Field changes for the ownership ledger (history for oscillation detection).
+    #[serde(skip)]
+    pub ledger: Vec<LedgerEntry>,
     /// What the LLM agent did, when it planned (or tried to plan) this change set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<crate::agent_glue::AgentReport>,
@@ -55,9 +58,17 @@ impl Status {
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 
-/// Plan, decide and patch one change set against `repo` (which is not modified).
-pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &ChangeSet) -> Outcome {
-    process_with(catalog, state, repo, change_set, None)
+/// Plan, decide and patch one change set against `repo` (which is not modified). `history` is the
+/// ownership ledger so far (earlier change sets and runs), for oscillation detection.
+pub fn process(
+    catalog: &Catalog,
+    state: &State,
+    repo: &Repo,
+    change_set: &ChangeSet,
+    policy: &Policy,
+    history: &[LedgerEntry],
+) -> Outcome {
+    process_with(catalog, state, repo, change_set, policy, history, None)
 }
 
 /// The LLM agent's plan for a change set no recipe covers (`Err`: it escalated, with the reason).
@@ -69,6 +80,8 @@ pub fn process_with(
     state: &State,
     repo: &Repo,
     change_set: &ChangeSet,
+    policy: &Policy,
+    history: &[LedgerEntry],
     agent: Option<AgentFallback<'_>>,
 ) -> Outcome {
     let mut outcome = Outcome {
@@ -80,45 +93,53 @@ pub fn process_with(
         recipes: vec![],
         edits: 0,
         created: vec![],
+        ledger: vec![],
         agent: None,
     };
-    let plan = match driftback_recipes::plan(catalog, change_set, state, repo) {
-        Ok(plan) => plan,
-        Err(e) => {
-            // A security-weakening change is escalated as such, whether or not a recipe knows it.
-            let (decision, _) = driftback_policy::decide(change_set, &Plan::default());
-            let mut fallback = None;
-            if let (Some(agent), PlanError::NoRecipe { .. }, false) =
-                (agent, &e, decision.kind == DecisionKind::Escalate)
-            {
-                let (plan, report) = agent(&e);
-                outcome.agent = Some(report);
-                fallback = Some(plan);
-            }
-            let (rule, reason) = match (decision.kind, fallback) {
-                (DecisionKind::Escalate, _) => (decision.rule, decision.rationale),
-                (_, Some(Ok(plan))) => {
+    let attribution = driftback_attribute::attribute(change_set, &policy.actors);
+    let planned = match (driftback_recipes::plan(catalog, change_set, state, repo), agent) {
+        (Ok(plan), _) => Ok(plan),
+        (Err(e @ PlanError::NoRecipe { .. }), Some(agent)) => {
+            let (plan, report) = agent(&e);
+            outcome.agent = Some(report);
+            match plan {
+                Ok(plan) => {
                     outcome.notes.push("planned by the LLM agent".into());
-                    return finish_plan(change_set, repo, plan, outcome);
+                    Ok(plan)
                 }
-                (_, Some(Err(reason))) => ("llm agent".to_string(), format!("{e}; the LLM agent escalated: {reason}")),
-                (_, None) => ("no recipe or resource".to_string(), e.to_string()),
-            };
-            outcome.decision = Some(Decision { kind: DecisionKind::Escalate, rule, rationale: reason.clone() });
-            outcome.status = Status::Escalated(reason);
-            return outcome;
+                Err(reason) => Err(format!("{e}; the LLM agent escalated: {reason}")),
+            }
         }
+        (Err(e), _) => Err(e.to_string()),
     };
-    finish_plan(change_set, repo, plan, outcome)
-}
-
-/// Decide and patch a plan, whoever made it.
-fn finish_plan(change_set: &ChangeSet, repo: &Repo, plan: Plan, mut outcome: Outcome) -> Outcome {
-    outcome.addresses = plan.changes.iter().map(|c| c.address.to_string()).collect();
-    outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
-    outcome.notes.extend(plan.notes.clone());
-    let (decision, plan) = driftback_policy::decide(change_set, &plan);
+    let plan_error = planned.as_ref().err().cloned();
+    let plan_input = match (&planned, &plan_error) {
+        (Ok(plan), _) => Ok(plan),
+        (Err(_), Some(reason)) => Err(reason.as_str()),
+        (Err(_), None) => Err("the change set could not be planned"),
+    };
+    let decided = policy.decide(&DecideInput {
+        change_set,
+        attribution: &attribution,
+        plan: plan_input,
+        repo: Some(repo),
+        history,
+    });
+    let decision: Decision = decided.decision;
+    outcome.ledger = decided.ledger;
     outcome.decision = Some(decision.clone());
+    let Ok(planned) = planned else {
+        // Whatever the policy says, nothing can be written without a plan.
+        outcome.status = match decision.kind {
+            DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
+            _ => Status::Escalated(decision.rationale.clone()),
+        };
+        return outcome;
+    };
+    outcome.addresses = planned.changes.iter().map(|c| c.address.to_string()).collect();
+    outcome.recipes = planned.changes.iter().flat_map(|c| c.recipes.clone()).collect();
+    outcome.notes.extend(planned.notes.clone());
+    let plan: Plan = decided.plan;
     match decision.kind {
         DecisionKind::Escalate => {
             outcome.status = Status::Escalated(decision.rationale.clone());
@@ -196,9 +217,9 @@ fn patch(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     }
     let files: Vec<(PathBuf, String)> = touched
         .into_iter()
-        .filter(|f| repo.files.get(f) != work.files.get(f))
+        .filter(|f| repo.text(f) != work.text(f))
         .map(|f| {
-            let text = work.files[&f].clone();
+            let text = work.text(&f).unwrap_or_default().to_string();
             (f, text)
         })
         .collect();

@@ -11,34 +11,35 @@ use driftback_agent::scripted::{Reply, ScriptedModel};
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 
-const MAIN_TF: &str = r#"resource "aws_vpc" "core" {
-  cidr_block           = "10.0.0.0/16"
-  enable_dns_hostnames = true
-  enable_dns_support   = true
+const MAIN_TF: &str = r#"resource "aws_subnet" "core" {
+  vpc_id                  = "vpc-1"
+  cidr_block              = "10.0.1.0/24"
+  map_public_ip_on_launch = false
 }
 
-resource "aws_vpc" "edge" {
-  cidr_block           = "10.1.0.0/16"
-  enable_dns_hostnames = true
+resource "aws_subnet" "edge" {
+  vpc_id                  = "vpc-1"
+  cidr_block              = "10.0.2.0/24"
+  map_public_ip_on_launch = false
 }
 "#;
 
 const STATE: &str = r#"{"version": 4, "resources": [
-  {"mode": "managed", "type": "aws_vpc", "name": "core", "instances": [{"attributes": {"id": "vpc-0c0re", "cidr_block": "10.0.0.0/16"}}]},
-  {"mode": "managed", "type": "aws_vpc", "name": "edge", "instances": [{"attributes": {"id": "vpc-0edge", "cidr_block": "10.1.0.0/16"}}]}
+  {"mode": "managed", "type": "aws_subnet", "name": "core", "instances": [{"attributes": {"id": "subnet-0c0re", "cidr_block": "10.0.0.0/16"}}]},
+  {"mode": "managed", "type": "aws_subnet", "name": "edge", "instances": [{"attributes": {"id": "subnet-0edge", "cidr_block": "10.1.0.0/16"}}]}
 ]}"#;
 
-fn events(id: &str, vpc: &str) -> String {
+fn events(id: &str, subnet: &str) -> String {
     json!({"Records": [{
         "eventVersion": "1.08",
         "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/erin", "accountId": "123456789012", "userName": "erin"},
         "eventTime": "2024-10-28T12:15:02Z",
         "eventSource": "ec2.amazonaws.com",
-        "eventName": "ModifyVpcAttribute",
+        "eventName": "ModifySubnetAttribute",
         "awsRegion": "us-east-1",
         "sourceIPAddress": "203.0.113.87",
         "userAgent": "AWS Internal",
-        "requestParameters": {"vpcId": vpc, "enableDnsHostnames": {"value": false}},
+        "requestParameters": {"subnetId": subnet, "mapPublicIpOnLaunch": {"value": true}},
         "responseElements": {"requestId": "r", "_return": true},
         "eventID": id,
         "readOnly": false,
@@ -51,19 +52,19 @@ fn events(id: &str, vpc: &str) -> String {
 
 fn scenario(address: &str) -> String {
     format!(
-        "project = \"net\"\ndescription = \"DNS hostnames turned off in the console\"\ncategory = \"attribute\"\n\n[[expect.attr]]\naddress = \"{address}\"\npath = \"enable_dns_hostnames\"\nequals = false\n"
+        "project = \"net\"\ndescription = \"public IPs on launch turned on in the console\"\ncategory = \"attribute\"\n\n[[expect.attr]]\naddress = \"{address}\"\npath = \"map_public_ip_on_launch\"\nequals = true\n"
     )
 }
 
-/// What a model that gets it right says, for the VPC at `address`.
+/// What a model that gets it right says, for the subnet at `address`.
 fn script(address: &str) -> Vec<Reply> {
     vec![
         Reply::call("read_hcl", json!({"address": address})),
-        Reply::call("edit_hcl", json!({"address": address, "path": "enable_dns_hostnames", "value": false})),
+        Reply::call("edit_hcl", json!({"address": address, "path": "map_public_ip_on_launch", "value": true})),
         Reply::call("validate", json!({})),
         Reply::call(
             "finish",
-            json!({"summary": "DNS hostnames off", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
+            json!({"summary": "public IPs on launch", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
         ),
     ]
 }
@@ -95,10 +96,10 @@ fn eval_reconciles_an_api_no_recipe_covers_and_the_learned_recipe_takes_the_next
     let c = corpus.path();
     write(&c.join("projects/net/main.tf"), MAIN_TF);
     write(&c.join("projects/net/terraform.tfstate"), STATE);
-    write(&c.join("scenarios/a-core-dns/scenario.toml"), &scenario("aws_vpc.core"));
-    write(&c.join("scenarios/a-core-dns/events.json"), &events("e-1", "vpc-0c0re"));
-    write(&c.join("scenarios/b-edge-dns/scenario.toml"), &scenario("aws_vpc.edge"));
-    write(&c.join("scenarios/b-edge-dns/events.json"), &events("e-2", "vpc-0edge"));
+    write(&c.join("scenarios/a-core-dns/scenario.toml"), &scenario("aws_subnet.core"));
+    write(&c.join("scenarios/a-core-dns/events.json"), &events("e-1", "subnet-0c0re"));
+    write(&c.join("scenarios/b-edge-dns/scenario.toml"), &scenario("aws_subnet.edge"));
+    write(&c.join("scenarios/b-edge-dns/events.json"), &events("e-2", "subnet-0edge"));
 
     // Without a key the agent is off and the scenario is escalated with the reason, as before.
     let off = Command::new(BIN)
@@ -108,10 +109,10 @@ fn eval_reconciles_an_api_no_recipe_covers_and_the_learned_recipe_takes_the_next
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    assert!(text(&off).contains("escalated: no recipe for ec2.amazonaws.com ModifyVpcAttribute"), "{}", text(&off));
+    assert!(text(&off).contains("escalated: no recipe for ec2.amazonaws.com ModifySubnetAttribute"), "{}", text(&off));
     assert!(text(&off).contains("0 passed, 2 failed"), "{}", text(&off));
 
-    let model = ScriptedModel::start(script("aws_vpc.core"));
+    let model = ScriptedModel::start(script("aws_subnet.core"));
     let json_path = c.join("results.json");
     let out = driftback(&model, &["eval", c.to_str().unwrap(), "--json", json_path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
@@ -148,10 +149,10 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     git(r, &["add", "."]);
     git(r, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
     let trail = tempfile::tempdir().unwrap();
-    write(&trail.path().join("one.json"), &events("e-1", "vpc-0c0re"));
-    write(&trail.path().join("two.json"), &events("e-2", "vpc-0edge"));
+    write(&trail.path().join("one.json"), &events("e-1", "subnet-0c0re"));
+    write(&trail.path().join("two.json"), &events("e-2", "subnet-0edge"));
 
-    let model = ScriptedModel::start(script("aws_vpc.core"));
+    let model = ScriptedModel::start(script("aws_subnet.core"));
     let repo_arg = r.to_str().unwrap();
     let out = driftback(
         &model,
@@ -161,20 +162,22 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     assert!(text(&out).contains("reconciled: 1"), "{}", text(&out));
     let branch = git(r, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
     let diff = git(r, &["diff", "main", branch.trim()]);
-    assert!(diff.contains("+  enable_dns_hostnames = false"), "{diff}");
+    assert!(diff.contains("+  map_public_ip_on_launch = true"), "{diff}");
     assert!(
         git(r, &["log", "-1", "--format=%B", branch.trim()])
-            .contains("learned recipe learned-ec2-modify-vpc-attribute-aws-vpc")
+            .contains("learned recipe learned-ec2-modify-subnet-attribute-aws-subnet")
     );
 
     let listed = driftback(&model, &["kb", "recipes", "--repo", repo_arg]);
     assert!(listed.status.success(), "{}", text(&listed));
-    let line =
-        text(&listed).lines().find(|l| l.starts_with("learned-ec2-modify-vpc-attribute-aws-vpc")).map(str::to_string);
+    let line = text(&listed)
+        .lines()
+        .find(|l| l.starts_with("learned-ec2-modify-subnet-attribute-aws-subnet"))
+        .map(str::to_string);
     let line = line.unwrap_or_else(|| panic!("{}", text(&listed)));
     assert_eq!(line.split_whitespace().skip(1).take(2).collect::<Vec<_>>(), ["0", "0"], "{line}");
 
-    // The next such change, on the other VPC, is planned by the learned recipe: no request.
+    // The next such change, on the other subnet, is planned by the learned recipe: no request.
     let out = driftback(
         &model,
         &["reconcile", "--events", trail.path().join("two.json").to_str().unwrap(), "--repo", repo_arg],
@@ -186,5 +189,5 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     let line = listed.lines().find(|l| l.starts_with("learned-ec2")).unwrap().to_string();
     assert_eq!(line.split_whitespace().skip(1).take(2).collect::<Vec<_>>(), ["1", "1"], "{line}");
     let toml = text(&driftback(&model, &["kb", "recipes", "--repo", repo_arg, "--toml"]));
-    assert!(toml.contains("[[recipe]]") && toml.contains("from = \"enableDnsHostnames.value\""), "{toml}");
+    assert!(toml.contains("[[recipe]]") && toml.contains("from = \"mapPublicIpOnLaunch.value\""), "{toml}");
 }
