@@ -199,7 +199,7 @@ async fn a_multi_round_session_produces_a_validated_patch() {
         requests[3]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
     assert!(validated.contains("\"ok\":true"), "{validated}");
     // The value comes from a variable: the edit is at its origin, the resource block keeps `var.public`.
-    assert!(validated.contains("-  default = false\n+  default = true"), "{validated}");
+    assert!(validated.contains(r"-  default = false\n+  default = true"), "{validated}");
     // The first prompt has the located block and the compact trace, not the raw record.
     let prompt = user_prompt(&model);
     assert!(prompt.contains("map_public_ip_on_launch = var.public"), "{prompt}");
