@@ -15,6 +15,8 @@ use driftback_terraform::eval::{effective_config, value_at_path};
 use driftback_terraform::patch::values_equal;
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
+use crate::agent_glue::{AgentStage, Knowledge};
+use crate::config::Config;
 use crate::pipeline::{self, Status};
 
 #[derive(Debug, ClapArgs)]
@@ -103,11 +105,14 @@ struct ScenarioResult {
     reason: String,
     edits: usize,
     tokens: u64,
+    /// LLM tokens and rounds, when the agent ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_usage: Option<driftback_agent::TokenUsage>,
     milliseconds: u128,
     decisions: Vec<String>,
 }
 
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
     let scenarios_dir = args.corpus.join("scenarios");
     let mut ids: Vec<PathBuf> = std::fs::read_dir(&scenarios_dir)
         .with_context(|| {
@@ -117,7 +122,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .filter(|p| p.join("scenario.toml").is_file())
         .collect();
     ids.sort();
-    let catalog = Catalog::builtin();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // One knowledge base for the run: a recipe learned in one scenario serves the next.
+    let knowledge = Knowledge::Memory(driftback_agent::InMemoryKnowledgeBase::new());
+    let mut stage = AgentStage::new(&runtime, &config.agent, Catalog::builtin(), knowledge)?;
+    if let Some(reason) = stage.off_reason() {
+        tracing::info!("{reason}; change sets no recipe covers are escalated");
+    }
     let mut results = Vec::new();
     for dir in ids {
         let id = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
@@ -125,7 +136,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             continue;
         }
         let started = Instant::now();
-        let mut result = match run_scenario(&args.corpus, &dir, &catalog) {
+        let mut result = match run_scenario(&args.corpus, &dir, &mut stage) {
             Ok(r) => r,
             Err(e) => ScenarioResult {
                 id: id.clone(),
@@ -134,6 +145,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 reason: format!("{e:#}"),
                 edits: 0,
                 tokens: 0,
+                token_usage: None,
                 milliseconds: 0,
                 decisions: vec![],
             },
@@ -141,7 +153,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         result.id = id;
         result.milliseconds = started.elapsed().as_millis();
         let verdict = if result.pass { "PASS" } else { "FAIL" };
-        if result.pass {
+        if result.pass && result.tokens > 0 {
+            println!("{verdict} {} ({} ms, {} LLM tokens)", result.id, result.milliseconds, result.tokens);
+        } else if result.pass {
             println!("{verdict} {} ({} ms)", result.id, result.milliseconds);
         } else {
             println!("{verdict} {}: {}", result.id, result.reason);
@@ -158,7 +172,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<ScenarioResult> {
+fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage<'_>) -> anyhow::Result<ScenarioResult> {
     let toml_path = dir.join("scenario.toml");
     let scenario: Scenario =
         toml::from_str(&std::fs::read_to_string(&toml_path)?).with_context(|| format!("{}", toml_path.display()))?;
@@ -190,9 +204,16 @@ fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<
     let mut edits = 0;
     let mut decisions = Vec::new();
     let mut escalations = Vec::new();
+    let mut usage: Option<driftback_agent::TokenUsage> = None;
     for change_set in group(kept, &GroupConfig::default()) {
-        let outcome = pipeline::process(catalog, &state, &repo, &change_set, &policy, &ledger);
+        let outcome = stage.process(&state, &repo, &change_set, &policy, &ledger);
         ledger.extend(outcome.ledger.iter().cloned());
+        if let Some(agent) = &outcome.agent {
+            let total = usage.get_or_insert_with(Default::default);
+            total.prompt += agent.usage.prompt;
+            total.completion += agent.usage.completion;
+            total.rounds += agent.usage.rounds;
+        }
         if let Some(d) = &outcome.decision {
             decisions.push(d.kind.as_str().to_string());
         }
@@ -215,7 +236,8 @@ fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<
         pass: reason.is_none(),
         reason: reason.unwrap_or_else(|| scenario.description.clone()),
         edits,
-        tokens: 0,
+        tokens: usage.map(|u| u.total()).unwrap_or(0),
+        token_usage: usage,
         milliseconds: 0,
         decisions,
     })

@@ -67,6 +67,15 @@ pub enum KbCommand {
     /// Needed after changing [embed] (kind, model or dimension): the knowledge base refuses to mix
     /// vectors of two embedders.
     Reembed,
+    /// The recipes learned from validated LLM reconciliations, with use and success counts.
+    ///
+    /// Demoted recipes (a patch failed validation, or a pull request was closed unmerged) are not
+    /// listed; they are no longer used.
+    Recipes {
+        /// Print them in the recipe catalog's TOML format (usable under [recipes] catalogs).
+        #[arg(long)]
+        toml: bool,
+    },
 }
 
 #[derive(Debug, ClapArgs)]
@@ -115,6 +124,7 @@ async fn run_async(config: &Config, args: &Args) -> anyhow::Result<()> {
         KbCommand::Stats => run_stats(config, &store, args.json).await,
         KbCommand::Show { id } => run_show(&store, *id, args.json).await,
         KbCommand::Reembed => run_reembed(config, &store, args.json).await,
+        KbCommand::Recipes { toml } => crate::kb_recipes::run(config, &store, *toml, args.json).await,
     };
     store.close().await;
     result

@@ -1,9 +1,12 @@
 //! `driftback`: keeps Terraform code true to the cloud.
 
+mod agent_glue;
 mod config;
 mod demo;
 mod eval;
 mod kb;
+mod kb_recipes;
+mod kb_store;
 mod ownership;
 mod pipeline;
 mod policy_cmd;
@@ -53,7 +56,7 @@ enum Command {
     /// Look into the knowledge base: similar past changes, counts, entries; re-embed it.
     ///
     /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
-    /// repository's SQLite file by default.
+    /// repository's SQLite file by default. `kb recipes` lists the recipes learned from the LLM agent.
     Kb(kb::Args),
 }
 
@@ -68,7 +71,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
-            Command::Eval(args) => eval::run(&args),
+            Command::Eval(args) => eval::run(&config, &args),
             Command::Policy(command) => policy_cmd::run(&config, &command),
             Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use driftback_events::ChangeSet;
 use driftback_policy::{DecideInput, Decision, DecisionKind, LedgerEntry, Policy};
-use driftback_recipes::{Catalog, Plan};
+use driftback_recipes::{Catalog, Plan, PlanError};
 use driftback_terraform::{Repo, State, StateInstance};
 use serde::Serialize;
 
@@ -27,6 +27,9 @@ pub struct Outcome {
     /// Field changes for the ownership ledger (history for oscillation detection).
     #[serde(skip)]
     pub ledger: Vec<LedgerEntry>,
+    /// What the LLM agent did, when it planned (or tried to plan) this change set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<crate::agent_glue::AgentReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,6 +68,22 @@ pub fn process(
     policy: &Policy,
     history: &[LedgerEntry],
 ) -> Outcome {
+    process_with(catalog, state, repo, change_set, policy, history, None)
+}
+
+/// The LLM agent's plan for a change set no recipe covers (`Err`: it escalated, with the reason).
+pub type AgentFallback<'a> = &'a mut dyn FnMut(&PlanError) -> (Result<Plan, String>, crate::agent_glue::AgentReport);
+
+/// [`process`], asking `agent` for a plan when no recipe covers the change set.
+pub fn process_with(
+    catalog: &Catalog,
+    state: &State,
+    repo: &Repo,
+    change_set: &ChangeSet,
+    policy: &Policy,
+    history: &[LedgerEntry],
+    agent: Option<AgentFallback<'_>>,
+) -> Outcome {
     let mut outcome = Outcome {
         status: Status::NoChange,
         addresses: vec![],
@@ -75,10 +94,25 @@ pub fn process(
         edits: 0,
         created: vec![],
         ledger: vec![],
+        agent: None,
     };
     let attribution = driftback_attribute::attribute(change_set, &policy.actors);
-    let planned = driftback_recipes::plan(catalog, change_set, state, repo);
-    let plan_error = planned.as_ref().err().map(ToString::to_string);
+    let planned = match (driftback_recipes::plan(catalog, change_set, state, repo), agent) {
+        (Ok(plan), _) => Ok(plan),
+        (Err(e @ PlanError::NoRecipe { .. }), Some(agent)) => {
+            let (plan, report) = agent(&e);
+            outcome.agent = Some(report);
+            match plan {
+                Ok(plan) => {
+                    outcome.notes.push("planned by the LLM agent".into());
+                    Ok(plan)
+                }
+                Err(reason) => Err(format!("{e}; the LLM agent escalated: {reason}")),
+            }
+        }
+        (Err(e), _) => Err(e.to_string()),
+    };
+    let plan_error = planned.as_ref().err().cloned();
     let plan_input = match (&planned, &plan_error) {
         (Ok(plan), _) => Ok(plan),
         (Err(_), Some(reason)) => Err(reason.as_str()),

@@ -13,7 +13,9 @@ use driftback_recipes::Catalog;
 use driftback_store::{ChangeSetRecord, EventRecord};
 use driftback_terraform::{Repo, State};
 
+use crate::agent_glue::{self, AgentStage, Knowledge};
 use crate::config::Config;
+use crate::kb_store::StoreKnowledgeBase;
 use crate::pipeline::{self, Outcome, Status};
 use crate::publishing::{self, Publisher};
 
@@ -121,6 +123,14 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     }
     let change_sets = group(kept, &config.group);
     summary.change_sets = change_sets.len();
+    let knowledge = match &store {
+        Some(store) => {
+            let (embedder, spec) = crate::kb::embedder(&config.embed)?;
+            Knowledge::Store(StoreKnowledgeBase::new(store.clone(), embedder, spec))
+        }
+        None => Knowledge::Memory(driftback_agent::InMemoryKnowledgeBase::new()),
+    };
+    let mut stage = AgentStage::new(&runtime, &config.agent, catalog.clone(), knowledge)?;
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
     let publisher = match &git {
@@ -135,7 +145,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         None => Vec::new(),
     };
     for change_set in &change_sets {
-        let outcome = pipeline::process(&catalog, &state, &repo, change_set, &policy, &ledger);
+        let outcome = stage.process(&state, &repo, change_set, &policy, &ledger);
         ledger.extend(outcome.ledger.iter().cloned());
         if let Some(decision) = &outcome.decision {
             for o in decision.oscillations.iter().filter(|o| o.first_report) {
@@ -227,6 +237,11 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
             record.decision = None;
             runtime.block_on(store.record_change_set(&record))?;
             runtime.block_on(crate::ownership::record(store, change_set, &outcome))?;
+            if let Some(agent) = &outcome.agent {
+                // The agent's transcript and tokens, kept whatever the outcome.
+                let r = agent_glue::reconciliation_record(change_set, &outcome, agent, &record);
+                runtime.block_on(store.record_reconciliation(&r))?;
+            }
         }
     }
     // Events are marked seen only once their change sets are committed and recorded.

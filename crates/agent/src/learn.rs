@@ -1,0 +1,288 @@
+//! From a validated LLM reconciliation to a recipe in the catalog's format, and back into the
+//! planner, so the next change of that kind costs no tokens.
+
+use serde_json::Value;
+
+use driftback_events::{ApiEvent, ChangeSet};
+use driftback_recipes::{Catalog, Plan, Recipe};
+use driftback_terraform::{AttrValue, Op, Repo, Seg, State};
+
+use crate::kb::{KbError, KnowledgeBase, LearnedRecipe, RecipeUse, Signature};
+use crate::validate::spells;
+
+/// What [`learn`] did: the recipe it stored, or why there is none.
+#[derive(Debug, Clone)]
+pub enum Learned {
+    Stored(Box<LearnedRecipe>),
+    NotGeneralised(String),
+}
+
+/// Generalise a validated reconciliation of `change_set` (the `plan` the agent produced) into a
+/// recipe, check that the recipe reproduces the agent's edits, and store it in the knowledge base.
+pub async fn learn<K: KnowledgeBase>(
+    kb: &K,
+    catalog: &Catalog,
+    change_set: &ChangeSet,
+    state: &State,
+    repo: &Repo,
+    plan: &Plan,
+) -> Result<Learned, KbError> {
+    let recipe = match generalise(catalog, change_set, state, repo, plan) {
+        Ok(recipe) => recipe,
+        Err(why) => return Ok(Learned::NotGeneralised(why)),
+    };
+    let rtype = plan.changes.first().map(|c| c.address.rtype.as_str());
+    let learned = LearnedRecipe {
+        recipe,
+        signature: Signature::of(change_set, rtype),
+        learned_from: change_set.id.clone(),
+        uses: 0,
+        successes: 0,
+        failures: 0,
+        demoted: None,
+    };
+    kb.store_recipe(&learned).await?;
+    Ok(Learned::Stored(Box::new(learned)))
+}
+
+/// The catalog the planner uses: `base` (built-in and configured recipes, which win), then every
+/// learned recipe that has not been demoted.
+pub fn learned_catalog(base: &Catalog, learned: &[LearnedRecipe]) -> Catalog {
+    let mut catalog = base.clone();
+    for l in learned.iter().filter(|l| l.demoted.is_none()) {
+        if !catalog.recipes.iter().any(|r| r.id == l.recipe.id) {
+            catalog.recipes.push(l.recipe.clone());
+        }
+    }
+    catalog
+}
+
+/// Demote the learned recipe `id` because a pull request of its patch was closed without merging.
+pub async fn demote_for_closed_pull_request<K: KnowledgeBase>(
+    kb: &K,
+    id: &str,
+    pull_request: &str,
+) -> Result<(), KbError> {
+    kb.record_recipe_use(id, &RecipeUse::PullRequestClosed(pull_request.to_string())).await
+}
+
+/// A recipe as one `[[recipe]]` entry of a catalog file, without empty fields.
+pub fn recipe_toml(recipe: &Recipe) -> String {
+    let Ok(toml::Value::Table(mut table)) = toml::Value::try_from(recipe) else { return String::new() };
+    table.retain(|_, v| match v {
+        toml::Value::Array(a) => !a.is_empty(),
+        toml::Value::Boolean(b) => *b,
+        _ => true,
+    });
+    let mut root = toml::Table::new();
+    root.insert("recipe".into(), toml::Value::Array(vec![toml::Value::Table(table)]));
+    toml::to_string(&root).unwrap_or_default()
+}
+
+/// The recipe that would have planned `plan` for the one call no recipe covers.
+pub fn generalise(
+    catalog: &Catalog,
+    change_set: &ChangeSet,
+    state: &State,
+    repo: &Repo,
+    plan: &Plan,
+) -> Result<Recipe, String> {
+    let [change] = plan.changes.as_slice() else {
+        return Err(format!("the reconciliation changed {} resources; only one is generalised", plan.changes.len()));
+    };
+    let uncovered: Vec<&ApiEvent> =
+        change_set.events.iter().filter(|e| catalog.for_event(&e.source, &e.name).next().is_none()).collect();
+    let mut kinds: Vec<(&str, &str)> = uncovered.iter().map(|e| (e.source.as_str(), e.name.as_str())).collect();
+    kinds.dedup();
+    let (Some(event), [_]) = (uncovered.last(), kinds.as_slice()) else {
+        return Err(format!("{} kinds of call without a recipe; one is generalised at a time", kinds.len()));
+    };
+    let address = &change.address;
+    let mut recipe = Recipe {
+        id: recipe_id(event, &address.rtype),
+        source: event.source.clone(),
+        events: vec![event.name.clone()],
+        types: vec![address.rtype.clone()],
+        ..Recipe::default()
+    };
+    let mut expected = Vec::new();
+    for op in &change.ops {
+        match op {
+            Op::Set { path, value: AttrValue::Literal(value) } if !value.is_object() && !value.is_array() => {
+                if path.0.iter().any(|s| matches!(s, Seg::Key(_))) {
+                    return Err(format!("`{path}` is a map entry; map edits are not generalised"));
+                }
+                let found = recorded_paths(&event.request, value);
+                let candidates: Vec<String> = found.iter().map(|(p, _)| p.clone()).collect();
+                let from = match pick(&candidates, &path.to_string()) {
+                    Some(from) => from,
+                    None if candidates.is_empty() && traced_elsewhere(change_set, event, value) => continue,
+                    None if candidates.is_empty() => {
+                        return Err(format!("the value of `{path}` ({value}) is not a request parameter"));
+                    }
+                    None => return Err(format!("the value of `{path}` ({value}) matches several request parameters")),
+                };
+                let recorded = found.iter().find(|(p, _)| p == &from).map(|(_, v)| v.clone()).unwrap_or(Value::Null);
+                let mut rule = serde_json::json!({"path": path.to_string(), "from": from});
+                match (&recorded, value) {
+                    (Value::String(s), Value::Bool(_))
+                        if !matches!(s.to_ascii_lowercase().as_str(), "true" | "false") =>
+                    {
+                        rule["map"] = serde_json::json!({ s.clone(): value });
+                    }
+                    (Value::String(_), Value::Bool(_)) => rule["convert"] = "bool".into(),
+                    (Value::String(_), Value::Number(_)) => rule["convert"] = "number".into(),
+                    (Value::Number(_) | Value::Bool(_), Value::String(_)) => rule["convert"] = "string".into(),
+                    _ => {}
+                }
+                recipe.set.push(serde_json::from_value(rule).map_err(|e| e.to_string())?);
+                expected.push(op.clone());
+            }
+            Op::RemoveResource if event.name.starts_with("Delete") => {
+                recipe.delete = true;
+                expected.push(op.clone());
+            }
+            other => return Err(format!("{} is not generalised into a recipe", describe(other))),
+        }
+    }
+    if expected.is_empty() {
+        return Err("no edit comes from the call without a recipe".into());
+    }
+    locate_rule(&mut recipe, event, change_set, state, address)?;
+    // The recipe must reproduce what the agent did, through the real planner, or it is not kept.
+    let text = recipe_toml(&recipe);
+    let single = Catalog::from_toml(&text, "learned recipe").map_err(|e| e.to_string())?;
+    let one = ChangeSet { events: vec![(*event).clone()], ..change_set.clone() };
+    let replay =
+        driftback_recipes::plan(&single, &one, state, repo).map_err(|e| format!("the recipe does not replay: {e}"))?;
+    match replay.changes.as_slice() {
+        [c] if &c.address == address && c.ops == expected => Ok(recipe),
+        _ => Err("the generalised recipe does not reproduce the agent's edits".into()),
+    }
+}
+
+/// How the planner finds the resource: by the change set's identifier (default), through `lookup`
+/// when the state knows the resource by another attribute, or by a request path (`key`).
+fn locate_rule(
+    recipe: &mut Recipe,
+    event: &ApiEvent,
+    change_set: &ChangeSet,
+    state: &State,
+    address: &driftback_terraform::Address,
+) -> Result<(), String> {
+    let instance = state.get(address).ok_or_else(|| format!("{address} is not in the state"))?;
+    let matching_attr = |id: &str| -> Option<String> {
+        ["id", "arn"]
+            .iter()
+            .find(|a| instance.attr_str(a) == Some(id))
+            .map(|a| a.to_string())
+            .or_else(|| instance.attributes.iter().find(|(_, v)| v.as_str() == Some(id)).map(|(k, _)| k.clone()))
+    };
+    if let Some(id) = &change_set.resource_id {
+        if let Some(attr) = matching_attr(id) {
+            if attr != "id" && attr != "arn" {
+                recipe.lookup = vec![attr];
+            }
+            return Ok(());
+        }
+    }
+    for (path, leaf) in string_leaves(&event.request, String::new()) {
+        if let Some(attr) = matching_attr(&leaf) {
+            recipe.key = Some(path);
+            if attr != "id" && attr != "arn" {
+                recipe.lookup = vec![attr];
+            }
+            return Ok(());
+        }
+    }
+    Err(format!("no request parameter identifies {address}"))
+}
+
+fn recipe_id(event: &ApiEvent, rtype: &str) -> String {
+    let mut kebab = String::new();
+    for (i, c) in event.name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            kebab.push('-');
+        }
+        if c.is_ascii_alphanumeric() {
+            kebab.push(c.to_ascii_lowercase());
+        }
+    }
+    let rtype: String = rtype.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    format!("learned-{}-{kebab}-{rtype}", event.service())
+}
+
+fn describe(op: &Op) -> String {
+    match op {
+        Op::Set { path, value: AttrValue::Reference(_) } => format!("a reference at `{path}`"),
+        Op::Set { path, .. } => format!("a list or object value at `{path}`"),
+        Op::Remove { path } => format!("removing `{path}` (it depends on what the request left out)"),
+        Op::AddBlock { block_type, .. } => format!("adding a `{block_type}` block"),
+        Op::RemoveBlocks { block_type, .. } => format!("removing `{block_type}` blocks"),
+        Op::IgnoreChanges { .. } => "ignore_changes".into(),
+        Op::RemoveResource => "removing a resource on a call that is not a Delete".into(),
+        Op::CreateResource { .. } => "adding a resource".into(),
+    }
+}
+
+/// Request paths (`a.b`, `items[0].c`) whose value spells `want`.
+fn recorded_paths(request: &Value, want: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    walk(request, String::new(), &mut |path, leaf| {
+        if spells(leaf, want) {
+            out.push((path.to_string(), leaf.clone()));
+        }
+    });
+    out
+}
+
+fn string_leaves(request: &Value, prefix: String) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    walk(request, prefix, &mut |path, leaf| {
+        if let Value::String(s) = leaf {
+            out.push((path.to_string(), s.clone()));
+        }
+    });
+    out
+}
+
+fn walk(value: &Value, prefix: String, visit: &mut dyn FnMut(&str, &Value)) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if crate::context::is_noise_key(k) {
+                    continue;
+                }
+                walk(v, if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, visit);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                walk(v, format!("{prefix}[{i}]"), visit);
+            }
+        }
+        Value::Null => {}
+        leaf => visit(&prefix, leaf),
+    }
+}
+
+/// One candidate, or the one whose path spells the attribute's name (`enable_dns_hostnames` in
+/// `enableDnsHostnames.value`).
+fn pick(candidates: &[String], attr_path: &str) -> Option<String> {
+    if let [one] = candidates {
+        return Some(one.clone());
+    }
+    let squash = |s: &str| -> String {
+        s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase()
+    };
+    let name = attr_path.rsplit('.').next().map(squash).unwrap_or_default();
+    let named: Vec<&String> = candidates.iter().filter(|c| !name.is_empty() && squash(c).contains(&name)).collect();
+    match named.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
+}
+
+fn traced_elsewhere(change_set: &ChangeSet, event: &ApiEvent, value: &Value) -> bool {
+    change_set.events.iter().filter(|e| e.id != event.id).any(|e| !recorded_paths(&e.request, value).is_empty())
+}

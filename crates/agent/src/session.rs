@@ -1,0 +1,313 @@
+//! The agent loop: prompt, tool calls, guards, and the outcome with its transcript and tokens.
+
+use std::collections::HashMap;
+
+use async_openai::types::chat::{
+    ChatCompletionMessageToolCall, ChatCompletionMessageToolCalls, ChatCompletionRequestAssistantMessage,
+    ChatCompletionRequestAssistantMessageContent, ChatCompletionRequestMessage, ChatCompletionRequestSystemMessage,
+    ChatCompletionRequestSystemMessageContent, ChatCompletionRequestToolMessage,
+    ChatCompletionRequestToolMessageContent, ChatCompletionRequestUserMessage, ChatCompletionRequestUserMessageContent,
+    ChatCompletionTool, ChatCompletionTools, FunctionObject,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use driftback_events::ChangeSet;
+use driftback_recipes::Plan;
+use driftback_terraform::{Repo, State};
+
+use crate::context::{count_tokens, first_prompt, locate};
+use crate::kb::{KnowledgeBase, Signature};
+use crate::llm::Llm;
+use crate::settings::Settings;
+use crate::tools::{Step, ToolError, Workspace, tool_definitions};
+use crate::validate::Validation;
+
+/// Why the change was made, as the model judged it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Intent {
+    Availability,
+    Cost,
+    Security,
+    Compliance,
+    Performance,
+    Unknown,
+}
+
+/// What prompted the change, as the model judged it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Motivation {
+    Incident,
+    Schedule,
+    Remediation,
+    Experiment,
+    Unknown,
+}
+
+/// The model's closing account of a reconciliation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finish {
+    pub summary: String,
+    pub intent: Intent,
+    pub motivation: Motivation,
+    pub confidence: f64,
+}
+
+/// Tokens one change set cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub prompt: u64,
+    pub completion: u64,
+    /// Model turns.
+    pub rounds: u32,
+}
+
+impl TokenUsage {
+    pub fn total(&self) -> u64 {
+        self.prompt + self.completion
+    }
+}
+
+/// How a session ended.
+#[derive(Debug, Clone)]
+pub enum AgentResult {
+    /// Validated edits, as a plan for the decide and patch stages.
+    Reconciled { plan: Plan, finish: Finish, validation: Validation },
+    /// A person decides; nothing is written.
+    Escalated { reason: String },
+}
+
+/// A session's result, what it cost, and every message exchanged (for the store).
+#[derive(Debug, Clone)]
+pub struct AgentOutcome {
+    pub result: AgentResult,
+    pub usage: TokenUsage,
+    pub transcript: Vec<Value>,
+}
+
+/// Times the same call on the same edits may repeat before the session counts as looping.
+const MAX_REPEATS: usize = 3;
+/// Finishes refused for a patch that does not validate before the session is escalated.
+const MAX_FAILED_FINISHES: u32 = 2;
+
+/// Reconcile one change set no recipe covers. `why` says why the recipes could not.
+pub async fn reconcile<K: KnowledgeBase>(
+    settings: &Settings,
+    kb: &K,
+    change_set: &ChangeSet,
+    state: &State,
+    repo: &Repo,
+    why: &str,
+) -> AgentOutcome {
+    let located = locate(change_set, state, repo);
+    let resource_type = located.first().and_then(|r| r.address.rsplit('.').nth(1).map(str::to_string));
+    let signature = Signature::of(change_set, resource_type.as_deref());
+    let similar = match kb.similar(&signature, settings.similar).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(error = %e, "no similar reconciliations for the prompt");
+            Vec::new()
+        }
+    };
+    let prompt = first_prompt(change_set, why, &located, &similar);
+    let mut session = Session {
+        llm: Llm::new(settings),
+        settings,
+        messages: vec![
+            ChatCompletionRequestMessage::System(ChatCompletionRequestSystemMessage {
+                content: ChatCompletionRequestSystemMessageContent::Text(prompt.system),
+                name: None,
+            }),
+            ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+                content: ChatCompletionRequestUserMessageContent::Text(prompt.user),
+                name: None,
+            }),
+        ],
+        usage: TokenUsage::default(),
+    };
+    let mut workspace = Workspace {
+        change_set,
+        state,
+        base: repo,
+        work: repo.clone(),
+        plan: Plan::default(),
+        kb,
+        max_chars: settings.max_tool_result_chars,
+    };
+    let result = session.run(&mut workspace).await;
+    let mut transcript: Vec<Value> =
+        session.messages.iter().map(|m| serde_json::to_value(m).unwrap_or(Value::Null)).collect();
+    let end = match &result {
+        AgentResult::Reconciled { finish, .. } => format!("reconciled: {}", finish.summary),
+        AgentResult::Escalated { reason } => format!("escalated: {reason}"),
+    };
+    transcript.push(serde_json::json!({"role": "driftback", "content": end}));
+    AgentOutcome { result, usage: session.usage, transcript }
+}
+
+struct Session<'s> {
+    llm: Llm,
+    settings: &'s Settings,
+    messages: Vec<ChatCompletionRequestMessage>,
+    usage: TokenUsage,
+}
+
+impl Session<'_> {
+    async fn run<K: KnowledgeBase>(&mut self, workspace: &mut Workspace<'_, K>) -> AgentResult {
+        let escalate = |reason: String| AgentResult::Escalated { reason };
+        let tools = tools();
+        let mut malformed = 0u32;
+        let mut failed_finishes = 0u32;
+        let mut repeats: HashMap<(String, String, usize), usize> = HashMap::new();
+        loop {
+            if self.usage.rounds >= self.settings.max_rounds {
+                return escalate(format!(
+                    "the agent used all {} rounds without finishing; the transcript is kept",
+                    self.settings.max_rounds
+                ));
+            }
+            if self.usage.total() >= self.settings.max_tokens {
+                return escalate(format!(
+                    "the agent spent {} tokens, over the budget of {} per change set",
+                    self.usage.total(),
+                    self.settings.max_tokens
+                ));
+            }
+            let response = match self.llm.complete(&self.messages, &tools).await {
+                Ok(r) => r,
+                Err(e) => return escalate(e.to_string()),
+            };
+            self.usage.rounds += 1;
+            let Some(choice) = response.choices.into_iter().next() else {
+                return escalate("the LLM endpoint answered with no choice".into());
+            };
+            let message = choice.message;
+            match &response.usage {
+                Some(u) => {
+                    self.usage.prompt += u64::from(u.prompt_tokens);
+                    self.usage.completion += u64::from(u.completion_tokens);
+                }
+                None => {
+                    // Endpoints that report no usage are counted with the tokenizer.
+                    self.usage.prompt +=
+                        count_tokens(&serde_json::to_string(&self.messages).unwrap_or_default()) as u64;
+                    self.usage.completion += count_tokens(&serde_json::to_string(&message).unwrap_or_default()) as u64;
+                }
+            }
+            let calls = message.tool_calls.clone().unwrap_or_default();
+            self.messages.push(ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
+                content: message.content.clone().map(ChatCompletionRequestAssistantMessageContent::Text),
+                tool_calls: (!calls.is_empty()).then(|| calls.clone()),
+                ..Default::default()
+            }));
+            if calls.is_empty() {
+                malformed += 1;
+                if malformed > self.settings.max_malformed {
+                    return escalate(format!("the model answered {malformed} times without a valid tool call"));
+                }
+                self.messages.push(user("Answer only with tool calls: edit and validate, then finish or escalate."));
+                continue;
+            }
+            for call in calls {
+                let (id, name, arguments) = match call {
+                    ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall { id, function }) => {
+                        (id, function.name, function.arguments)
+                    }
+                    ChatCompletionMessageToolCalls::Custom(custom) => {
+                        (custom.id, custom.custom_tool.name, custom.custom_tool.input)
+                    }
+                };
+                let key =
+                    (name.clone(), normalise(&arguments), workspace.plan.changes.iter().map(|c| c.ops.len()).sum());
+                let seen = repeats.entry(key).or_default();
+                *seen += 1;
+                if *seen >= MAX_REPEATS {
+                    return escalate(format!(
+                        "the model called {name} {MAX_REPEATS} times with the same arguments on the same edits"
+                    ));
+                }
+                let reply = match workspace.call(&name, &arguments).await {
+                    Ok(Step::Result(text)) => {
+                        malformed = 0;
+                        text
+                    }
+                    Ok(Step::Escalate(reason)) => {
+                        self.messages.push(tool(&id, "escalated"));
+                        return escalate(format!("the agent escalated: {reason}"));
+                    }
+                    Ok(Step::Finish(finish)) => {
+                        let validation = workspace.validation();
+                        if validation.ok {
+                            self.messages.push(tool(&id, "finished"));
+                            return AgentResult::Reconciled { plan: workspace.plan.clone(), finish, validation };
+                        }
+                        failed_finishes += 1;
+                        if failed_finishes >= MAX_FAILED_FINISHES {
+                            self.messages.push(tool(&id, "refused: the patch does not validate"));
+                            return escalate(format!(
+                                "the agent's patch does not validate: {}",
+                                validation.problems.join("; ")
+                            ));
+                        }
+                        format!(
+                            "error: cannot finish, the patch does not validate: {}. Fix the edits or escalate.",
+                            validation.problems.join("; ")
+                        )
+                    }
+                    Err(ToolError::Refused(why)) => {
+                        malformed = 0;
+                        format!("error: {why}")
+                    }
+                    Err(ToolError::Malformed(why)) => {
+                        malformed += 1;
+                        if malformed > self.settings.max_malformed {
+                            self.messages.push(tool(&id, &format!("error: {why}")));
+                            return escalate(format!(
+                                "the model made {malformed} malformed tool calls in a row; last: {why}"
+                            ));
+                        }
+                        format!("error: {why}")
+                    }
+                };
+                self.messages.push(tool(&id, &reply));
+            }
+        }
+    }
+}
+
+fn tools() -> Vec<ChatCompletionTools> {
+    tool_definitions()
+        .into_iter()
+        .map(|(name, description, parameters)| {
+            ChatCompletionTools::Function(ChatCompletionTool {
+                function: FunctionObject {
+                    name: name.into(),
+                    description: Some(description.into()),
+                    parameters: Some(parameters),
+                    strict: None,
+                },
+            })
+        })
+        .collect()
+}
+
+fn tool(id: &str, content: &str) -> ChatCompletionRequestMessage {
+    ChatCompletionRequestMessage::Tool(ChatCompletionRequestToolMessage {
+        content: ChatCompletionRequestToolMessageContent::Text(content.to_string()),
+        tool_call_id: id.to_string(),
+    })
+}
+
+fn user(content: &str) -> ChatCompletionRequestMessage {
+    ChatCompletionRequestMessage::User(ChatCompletionRequestUserMessage {
+        content: ChatCompletionRequestUserMessageContent::Text(content.to_string()),
+        name: None,
+    })
+}
+
+/// Arguments compared by meaning, not by spacing or key order.
+fn normalise(arguments: &str) -> String {
+    serde_json::from_str::<Value>(arguments).map(|v| v.to_string()).unwrap_or_else(|_| arguments.trim().to_string())
+}
