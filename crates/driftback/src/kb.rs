@@ -7,7 +7,8 @@ use anyhow::{Context, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
-use driftback_embed::{ChangeSignature, EmbedConfig, Embedder};
+use driftback_agent::Signature;
+use driftback_embed::{EmbedConfig, Embedder};
 use driftback_events::{Disposition, classify, group, read_file};
 use driftback_store::{EmbedderSpec, SimilarEntry, Store};
 
@@ -166,13 +167,14 @@ async fn run_search(config: &Config, store: &Store, args: &SearchArgs, json: boo
                 m.entry.id, m.similarity, m.entry.uses, m.entry.successes
             );
             println!("          {}", first_line(&m.entry.summary));
-            println!("          {}", m.entry.signature);
+            println!("          {}", embedding_text(&m.entry.signature));
         }
     }
     Ok(())
 }
 
-/// The signature of each change set in a CloudTrail file, as `reconcile` would group it.
+/// The signature text of each change set in a CloudTrail file, as `reconcile` would group it and
+/// as the agent embeds it when it learns (no resource type: the file alone does not locate one).
 fn event_signatures(config: &Config, path: &Path) -> anyhow::Result<Vec<String>> {
     let batch = read_file(path)?;
     for bad in &batch.bad {
@@ -190,7 +192,16 @@ fn event_signatures(config: &Config, path: &Path) -> anyhow::Result<Vec<String>>
             path.display()
         );
     }
-    Ok(group(kept, &config.group).iter().map(|cs| ChangeSignature::from_events(&cs.events, None).text()).collect())
+    Ok(group(kept, &config.group).iter().map(|cs| Signature::of(cs, None).text()).collect())
+}
+
+/// The text an entry's vector was computed from: the agent stores its `Signature` as JSON and
+/// embeds `Signature::text()`; any other signature is embedded as stored.
+fn embedding_text(stored_signature: &str) -> String {
+    match serde_json::from_str::<Signature>(stored_signature) {
+        Ok(signature) => signature.text(),
+        Err(_) => stored_signature.to_owned(),
+    }
 }
 
 fn first_line(s: &str) -> &str {
@@ -245,7 +256,7 @@ async fn run_show(store: &Store, id: i64, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("entry:       #{}", entry.id);
-    println!("signature:   {}", entry.signature);
+    println!("signature:   {}", embedding_text(&entry.signature));
     println!("uses:        {} ({} successful)", entry.uses, entry.successes);
     println!("learned at:  {}, updated {}", entry.created_at.to_rfc3339(), entry.updated_at.to_rfc3339());
     if let Some(cs) = &entry.change_set_id {
@@ -269,7 +280,7 @@ async fn run_reembed(config: &Config, store: &Store, json: bool) -> anyhow::Resu
     let texts = store.knowledge_texts().await?;
     let mut vectors = Vec::with_capacity(texts.len());
     for (i, batch) in texts.chunks(REEMBED_BATCH).enumerate() {
-        let inputs: Vec<String> = batch.iter().map(|t| t.signature.clone()).collect();
+        let inputs: Vec<String> = batch.iter().map(|t| embedding_text(&t.signature)).collect();
         let embedded = embedder.embed(&inputs).await.context("re-embedding the knowledge base; nothing was changed")?;
         vectors.extend(batch.iter().map(|t| t.id).zip(embedded));
         if !json && texts.len() > REEMBED_BATCH {
@@ -291,6 +302,18 @@ async fn run_reembed(config: &Config, store: &Store, json: bool) -> anyhow::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_signatures_are_embedded_by_their_text() {
+        let signature = Signature {
+            calls: vec!["ec2:ModifyVpcAttribute".into()],
+            resource_type: Some("aws_vpc".into()),
+            parameters: vec!["enableDnsHostnames.value".into()],
+        };
+        let stored = serde_json::to_string(&signature).unwrap();
+        assert_eq!(embedding_text(&stored), signature.text());
+        assert_eq!(embedding_text("service:ec2 api:RunInstances"), "service:ec2 api:RunInstances");
+    }
 
     #[test]
     fn the_url_wins_over_the_sqlite_path() {

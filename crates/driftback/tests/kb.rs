@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use driftback_embed::{ChangeSignature, EmbedConfig, Embedder};
+use driftback_agent::Signature;
+use driftback_embed::{EmbedConfig, Embedder};
 use driftback_events::{Disposition, FilterConfig, GroupConfig, classify, group, read_file};
 use driftback_store::{EmbedderSpec, NewKnowledge, OpenOptions, Store};
 
@@ -22,8 +23,8 @@ fn scenario_events(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/scenarios").join(name).join("events.json")
 }
 
-/// The signature of the (first) change set in a scenario's events, as `kb search --event` computes it.
-fn signature_of(name: &str) -> String {
+/// The signature of the (first) change set in a scenario's events, as the agent learns it.
+fn signature_of(name: &str) -> Signature {
     let batch = read_file(&scenario_events(name)).unwrap();
     let kept: Vec<_> = batch
         .events
@@ -32,10 +33,11 @@ fn signature_of(name: &str) -> String {
         .filter(|e| matches!(classify(e, &FilterConfig::default()), Disposition::Keep))
         .collect();
     let sets = group(kept, &GroupConfig::default());
-    ChangeSignature::from_events(&sets[0].events, None).text()
+    Signature::of(&sets[0], None)
 }
 
-/// Fills the store at `url` with one entry per learned scenario, embedded by the default embedder.
+/// Fills the store at `url` with one entry per learned scenario the way the agent does: the
+/// signature stored as JSON, its text embedded by the default embedder.
 fn learn(url: &str) -> Vec<i64> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
@@ -46,8 +48,8 @@ fn learn(url: &str) -> Vec<i64> {
         for (i, name) in LEARNED.iter().enumerate() {
             let signature = signature_of(name);
             let entry = NewKnowledge {
-                embedding: embedder.embed_one(&signature).await.unwrap(),
-                signature,
+                embedding: embedder.embed_one(&signature.text()).await.unwrap(),
+                signature: serde_json::to_string(&signature).unwrap(),
                 summary: format!("reconciled {name}"),
                 patch_diff: Some(format!("+ change {i}\n")),
                 recipe_toml: (i == 0).then(|| "[[recipe]]\nname = \"learned\"\n".to_owned()),
@@ -92,7 +94,7 @@ fn check_kb_commands(url: &str) {
     let first = &found[0]["matches"][0];
     assert_eq!(first["entry"]["id"], ids[1], "{found:#}");
     assert!(first["similarity"].as_f64().unwrap() > 0.99, "{found:#}");
-    assert_eq!(found[0]["query"], signature_of(LEARNED[1]));
+    assert_eq!(found[0]["query"], signature_of(LEARNED[1]).text());
 
     // Free text finds entries through the words of their signatures.
     let found = json(&kb(url, &["search", "security group ingress", "-k", "2", "--json"], &[]));
@@ -124,6 +126,8 @@ fn check_kb_commands(url: &str) {
     assert!(done.contains("re-embedded 4 entries") && done.contains("-> hashing-v1 (64 dimensions)"), "{done}");
     let found = json(&kb(url, &["search", "--event", events.to_str().unwrap(), "--json"], &small));
     assert_eq!(found[0]["matches"][0]["entry"]["id"], ids[1]);
+    // Re-embedded from the text the agent embedded, not from the stored JSON.
+    assert!(found[0]["matches"][0]["similarity"].as_f64().unwrap() > 0.99, "{found:#}");
     assert!(!kb(url, &["search", "instance type"], &[]).status.success());
 }
 
