@@ -319,3 +319,39 @@ async fn a_missing_database_is_reported_at_once_not_retried() {
     assert!(err.to_string().contains("driftback_no_such_database"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5), "not retried");
 }
+
+/// The server drops every connection mid-run (a restart, a failover): the pool notices and
+/// reconnects (or the call that hits a dead connection fails with a transient error and is
+/// retried), and the retried idempotent write stores each event once.
+#[tokio::test]
+async fn connections_lost_mid_run_are_replaced_and_writes_retried_once() {
+    use driftback_store::{Disposition, EventRecord};
+    let f = fixture("connections_lost").await;
+    let batch: Vec<EventRecord> =
+        (0..3).map(|i| crate::suite::event(&format!("e{i}"), Disposition::Kept, None)).collect();
+    assert_eq!(f.store.record_events(&batch[..1]).await.unwrap(), 1);
+
+    let db = f.url.rsplit('/').next().unwrap().to_owned();
+    let mut admin = PgConnection::connect(&admin_url()).await.unwrap();
+    let killed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = $1 AND pid <> pg_backend_pid()) t",
+    )
+    .bind(&db)
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert!(killed >= 1, "the store's pooled connection was open");
+
+    let mut attempts = 0;
+    let recorded = loop {
+        attempts += 1;
+        match f.store.record_events(&batch).await {
+            Ok(n) => break n,
+            Err(e) if e.is_transient() && attempts < 5 => continue,
+            Err(e) => panic!("attempt {attempts}: {e} (transient: {})", e.is_transient()),
+        }
+    };
+    assert_eq!(recorded, 2, "e0 was stored before; e1 and e2 once");
+    assert_eq!(f.store.stats().await.unwrap().events, 3);
+}
