@@ -3,7 +3,7 @@
 //! a read-only role). Needs DATABASE_URL; `scripts/postgres.sh` provides one.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use driftback_store::{EmbedderSpec, NewKnowledge, OpenOptions, Store, StoreError, migrate};
 use sqlx::{Connection, PgConnection};
@@ -265,11 +265,12 @@ async fn a_server_that_stays_down_is_retried_then_reported() {
     assert!(!msg.contains("hunter2"), "the password is never shown: {msg}");
     assert!(err.is_transient());
 
-    // The total wait bounds the attempts too.
+    // The total wait bounds the attempts too: it gives up long before its 1,000 attempts.
     let bounded = OpenOptions { connect_attempts: 1000, connect_max_wait: Duration::from_millis(300), ..options };
-    let started = Instant::now();
-    assert!(matches!(Store::open(&url, &bounded).await, Err(StoreError::Unavailable { .. })));
-    assert!(started.elapsed() < Duration::from_secs(10));
+    match Store::open(&url, &bounded).await {
+        Err(StoreError::Unavailable { attempts, .. }) => assert!(attempts < 10, "{attempts} attempts"),
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -313,11 +314,10 @@ async fn a_missing_database_is_reported_at_once_not_retried() {
     let url = with_database(&admin_url(), "driftback_no_such_database");
     let options =
         OpenOptions { connect_attempts: 50, connect_initial_backoff: Duration::from_secs(1), ..OpenOptions::default() };
-    let started = Instant::now();
+    // Open, not Unavailable: reported on the first answer, without the 50 attempts.
     let err = Store::open(&url, &options).await.unwrap_err();
     assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
     assert!(err.to_string().contains("driftback_no_such_database"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5), "not retried");
 }
 
 /// The server drops every connection mid-run (a restart, a failover): the pool notices and
