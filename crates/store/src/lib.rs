@@ -1,19 +1,390 @@
-//! driftback's knowledge base: every event seen, every bad record, every change set and decision.
+//! driftback's knowledge base: every event seen, every change set, decision, reconciliation and
+//! pull request, the daemon's work queue, the field ownership ledger, and what was learned.
 //!
-//! The embedded default is a SQLite file ([`Store::open_sqlite`]) that a user can open with `sqlite3`
-//! and query with plain SQL. Its schema lives in `migrations/sqlite/` at the workspace root; the
-//! migrations are compiled into the binary and applied when the store is opened (see [`migrate`]).
+//! One [`Store`] opens from a URL: `sqlite:PATH` for the embedded default (a file a user can open
+//! with `sqlite3`), `postgres://...` for production (Postgres with pgvector, inspectable with
+//! `psql`). Both keep the same records with the same semantics; the schemas live in
+//! `migrations/sqlite/` and `migrations/postgres/` at the workspace root, are compiled into the
+//! binary, and are applied when the store is opened (see [`migrate`]).
 //!
-//! Times are stored as UTC RFC 3339 text with exactly six fractional digits
+//! Every write is idempotent on its natural key (event id, change set id, pull request number,
+//! knowledge signature, (address, attribute path, event id)), so a caller that lost its connection
+//! mid-write simply writes again.
+//!
+//! On SQLite, times are stored as UTC RFC 3339 text with exactly six fractional digits
 //! (`2024-05-01T12:00:00.000000Z`), so they sort as text and SQLite's date functions read them;
-//! precision below a microsecond is dropped, as Postgres would.
+//! on Postgres they are `timestamptz`. Precision below a microsecond is dropped on both.
 
+#[macro_use]
+mod columns;
 mod error;
 pub mod migrate;
 mod model;
+
 mod sqlite;
 mod time;
+mod url;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
-pub use model::{CHANGE_SET_STATUSES, ChangeSetRecord, Disposition, EventRecord, Stats};
-pub use sqlite::Store;
+pub use model::{
+    CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, DecisionRecord, Disposition, EmbedderSpec, EventRecord,
+    FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
+    PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats,
+    StoredReconciliation,
+};
+pub use url::redact_url;
+
+use sqlite::SqliteStore;
+
+/// How to open a store: connection retries while the database is not up yet, and pool size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Connection attempts before giving up with [`StoreError::Unavailable`] (at least 1).
+    pub connect_attempts: u32,
+    /// Upper bound on the total time spent retrying.
+    pub connect_max_wait: Duration,
+    /// The first wait between attempts; each next one doubles, up to 5 seconds.
+    pub connect_initial_backoff: Duration,
+    /// Connections in the pool (Postgres; SQLite uses a few of its own).
+    pub max_connections: u32,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            connect_attempts: 8,
+            connect_max_wait: Duration::from_secs(60),
+            connect_initial_backoff: Duration::from_millis(250),
+            max_connections: 8,
+        }
+    }
+}
+
+/// The knowledge base, on SQLite or Postgres. Cheap to clone: clones share one connection pool.
+#[derive(Debug, Clone)]
+pub struct Store {
+    backend: Backend,
+}
+
+#[derive(Debug, Clone)]
+enum Backend {
+    Sqlite(SqliteStore),
+}
+
+/// Calls the same method on whichever backend the store has.
+macro_rules! dispatch {
+    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+        match &$self.backend {
+            Backend::Sqlite(s) => s.$method($($arg),*).await,
+        }
+    };
+}
+
+impl Store {
+    /// Opens the store at `url` (`sqlite:PATH` or `postgres://...`), retrying a database that does
+    /// not answer yet as `options` say, and applies the migrations it lacks.
+    pub async fn open(url: &str, options: &OpenOptions) -> Result<Store, StoreError> {
+        match url::parse(url)? {
+            url::Target::Sqlite(path) => Store::open_sqlite(&path).await,
+            url::Target::Postgres(url) => {
+                let _ = options;
+                Err(StoreError::Url { url: redact_url(&url), reason: "Postgres lands in the next commit".into() })
+            }
+        }
+    }
+
+    /// Opens the SQLite knowledge base at `path`, creating its parent directories and the file if
+    /// needed, in WAL mode with full fsync on commit, and applies the migrations it lacks.
+    pub async fn open_sqlite(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store { backend: Backend::Sqlite(SqliteStore::open(path).await?) })
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            Backend::Sqlite(_) => "sqlite",
+        }
+    }
+
+    /// Closes every connection; later calls fail. Dropping the store also closes it, less promptly.
+    pub async fn close(&self) {
+        dispatch!(self.close())
+    }
+
+    // ---- events -------------------------------------------------------------------------------
+
+    /// Which of `ids` are already recorded in `events`, whatever their disposition.
+    pub async fn seen_event_ids(&self, ids: &[String]) -> Result<HashSet<String>, StoreError> {
+        dispatch!(self.seen_event_ids(ids))
+    }
+
+    /// Records events in one transaction; an event whose id is already recorded is left as it was.
+    /// Returns how many were new. A batch with an empty event id is refused whole.
+    pub async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
+        model::check_events(events)?;
+        dispatch!(self.record_events(events))
+    }
+
+    /// Keeps input that could not be read as an event: where it was, why, and the text verbatim.
+    pub async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
+        dispatch!(self.record_bad_record(location, reason, raw))
+    }
+
+    // ---- change sets and the audit log --------------------------------------------------------
+
+    /// Inserts or updates the change set `cs.id` (recording the same record again changes nothing),
+    /// and, when `cs.decision` is set, appends one row to the audit log per call, in one transaction.
+    pub async fn record_change_set(&self, cs: &ChangeSetRecord) -> Result<(), StoreError> {
+        model::check_change_set(cs)?;
+        dispatch!(self.record_change_set(cs))
+    }
+
+    /// The change set `id`, if recorded.
+    pub async fn change_set(&self, id: &str) -> Result<Option<ChangeSetRecord>, StoreError> {
+        dispatch!(self.change_set(id))
+    }
+
+    /// Appends a policy decision to the audit log and returns its row id. Recording the same
+    /// decision for the same change set twice in a row (a retry) stores it once and returns the
+    /// first row's id.
+    pub async fn record_decision(&self, decision: &DecisionRecord) -> Result<i64, StoreError> {
+        model::check_nonempty("decision change_set_id", &decision.change_set_id)?;
+        model::check_nonempty("decision kind", &decision.kind)?;
+        dispatch!(self.record_decision(decision))
+    }
+
+    /// The audit log of one change set, oldest first.
+    pub async fn decisions(&self, change_set_id: &str) -> Result<Vec<LoggedDecision>, StoreError> {
+        dispatch!(self.decisions(change_set_id))
+    }
+
+    // ---- the daemon's work queue --------------------------------------------------------------
+
+    /// Saves a change set that is still collecting events: inserts it, or merges it into the stored
+    /// one (event ids united in order, first and last event times widened). Returns `false`, and
+    /// changes nothing, when that id is no longer pending (claimed, done or failed): the caller then
+    /// starts a new change set for the new events.
+    pub async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
+        model::check_pending(cs)?;
+        dispatch!(self.save_pending(cs))
+    }
+
+    /// Change sets not yet done or failed (pending or claimed), oldest first: what a restarted
+    /// daemon resumes.
+    pub async fn unfinished_change_sets(&self) -> Result<Vec<QueuedChangeSet>, StoreError> {
+        dispatch!(self.unfinished_change_sets())
+    }
+
+    /// The queued change set `id`, whatever its status.
+    pub async fn queued_change_set(&self, id: &str) -> Result<Option<QueuedChangeSet>, StoreError> {
+        dispatch!(self.queued_change_set(id))
+    }
+
+    /// Atomically claims up to `limit` change sets for `owner` until `now + lease`: pending ones
+    /// whose last event is at or before `quiet_before` (their quiet window has passed), and claimed
+    /// ones whose lease ended before `now` (their worker died). Oldest first. Two workers sharing a
+    /// store never both claim one change set (Postgres: `FOR UPDATE SKIP LOCKED`).
+    pub async fn claim_due_change_sets(
+        &self,
+        owner: &str,
+        quiet_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<QueuedChangeSet>, StoreError> {
+        model::check_nonempty("claim owner", owner)?;
+        let lease_until = now + chrono::Duration::from_std(lease).map_err(|e| StoreError::Data(e.to_string()))?;
+        dispatch!(self.claim_due_change_sets(owner, quiet_before, now, lease_until, limit))
+    }
+
+    /// Extends `owner`'s lease on `id` to `lease_until`. Returns `false` when `owner` no longer
+    /// holds it (the lease ended and another worker claimed it): stop working on it.
+    pub async fn renew_claim(&self, id: &str, owner: &str, lease_until: DateTime<Utc>) -> Result<bool, StoreError> {
+        dispatch!(self.renew_claim(id, owner, lease_until))
+    }
+
+    /// Ends `owner`'s claim on `id`. Returns `false`, changing nothing, when `owner` no longer holds
+    /// it.
+    pub async fn finish_claim(&self, id: &str, owner: &str, outcome: &ClaimOutcome) -> Result<bool, StoreError> {
+        dispatch!(self.finish_claim(id, owner, outcome))
+    }
+
+    // ---- source checkpoints -------------------------------------------------------------------
+
+    /// The checkpoint stored under `key` (e.g. the last CloudTrail backfill position).
+    pub async fn checkpoint(&self, key: &str) -> Result<Option<String>, StoreError> {
+        dispatch!(self.checkpoint(key))
+    }
+
+    /// Stores `value` under `key`, replacing the previous one.
+    pub async fn set_checkpoint(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        model::check_nonempty("checkpoint key", key)?;
+        dispatch!(self.set_checkpoint(key, value))
+    }
+
+    // ---- field ownership ----------------------------------------------------------------------
+
+    /// Records who set which fields. A change already recorded (same address, path and event id)
+    /// is left as it was. Returns how many were new.
+    pub async fn record_field_changes(&self, changes: &[FieldChange]) -> Result<usize, StoreError> {
+        for c in changes {
+            model::check_field_change(c)?;
+        }
+        dispatch!(self.record_field_changes(changes))
+    }
+
+    /// Changes of one field at or after `since`, oldest first (for oscillation detection).
+    pub async fn field_history(
+        &self,
+        address: &str,
+        attribute_path: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<FieldChange>, StoreError> {
+        dispatch!(self.field_history(address, attribute_path, since))
+    }
+
+    /// Sets the owner of a field by policy.
+    pub async fn set_field_owner(
+        &self,
+        address: &str,
+        attribute_path: &str,
+        owner: &str,
+        rule: Option<&str>,
+    ) -> Result<(), StoreError> {
+        model::check_nonempty("field owner address", address)?;
+        model::check_nonempty("field owner attribute_path", attribute_path)?;
+        model::check_nonempty("field owner", owner)?;
+        dispatch!(self.set_field_owner(address, attribute_path, owner, rule))
+    }
+
+    /// The owner of a field by policy, if one was set.
+    pub async fn field_owner(&self, address: &str, attribute_path: &str) -> Result<Option<FieldOwner>, StoreError> {
+        dispatch!(self.field_owner(address, attribute_path))
+    }
+
+    // ---- knowledge ----------------------------------------------------------------------------
+
+    /// The embedder the stored vectors come from, once one has been used.
+    pub async fn embedder(&self) -> Result<Option<EmbedderSpec>, StoreError> {
+        dispatch!(self.embedder())
+    }
+
+    /// Adds the knowledge entry for `entry.signature`, or updates it (summary, vector, patch; the
+    /// recipe when one is given; a new recipe clears a demotion). Use and success counts are kept.
+    /// The first vector stored fixes the embedder; a vector from another one is refused with
+    /// [`StoreError::EmbedderMismatch`]. Returns the entry's id.
+    pub async fn upsert_knowledge(&self, embedder: &EmbedderSpec, entry: &NewKnowledge) -> Result<i64, StoreError> {
+        model::check_nonempty("knowledge signature", &entry.signature)?;
+        model::check_vector(embedder, &entry.embedding)?;
+        dispatch!(self.upsert_knowledge(embedder, entry))
+    }
+
+    /// The knowledge entry `id`.
+    pub async fn knowledge_entry(&self, id: i64) -> Result<Option<KnowledgeEntry>, StoreError> {
+        dispatch!(self.knowledge_entry(id))
+    }
+
+    /// The `k` entries most similar to `query` (cosine), most similar first. Exact on SQLite;
+    /// approximate (HNSW) on Postgres. Refused when `embedder` is not the one the vectors come from.
+    pub async fn similar_knowledge(
+        &self,
+        embedder: &EmbedderSpec,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<SimilarEntry>, StoreError> {
+        model::check_vector(embedder, query)?;
+        dispatch!(self.similar_knowledge(embedder, query, k))
+    }
+
+    /// Entries with a learned recipe that is not demoted, most successful first.
+    pub async fn learned_recipes(&self) -> Result<Vec<KnowledgeEntry>, StoreError> {
+        dispatch!(self.learned_recipes())
+    }
+
+    /// Counts one use of entry `id`. Returns `false` when there is no such entry.
+    pub async fn bump_knowledge_use(&self, id: i64) -> Result<bool, StoreError> {
+        dispatch!(self.bump_knowledge_use(id))
+    }
+
+    /// Counts one successful use of entry `id`. Returns `false` when there is no such entry.
+    pub async fn bump_knowledge_success(&self, id: i64) -> Result<bool, StoreError> {
+        dispatch!(self.bump_knowledge_success(id))
+    }
+
+    /// Demotes entry `id`'s recipe (it is no longer listed by [`Store::learned_recipes`]), saying
+    /// why. Returns `false` when there is no such entry.
+    pub async fn demote_knowledge(&self, id: i64, reason: &str) -> Result<bool, StoreError> {
+        model::check_nonempty("demotion reason", reason)?;
+        dispatch!(self.demote_knowledge(id, reason))
+    }
+
+    /// Every entry's id and signature, to compute new vectors for [`Store::replace_embeddings`].
+    pub async fn knowledge_texts(&self) -> Result<Vec<KnowledgeText>, StoreError> {
+        dispatch!(self.knowledge_texts())
+    }
+
+    /// Replaces every entry's vector with one from `embedder`, in one transaction, and records
+    /// `embedder` as the one the vectors come from. `vectors` must cover every entry exactly once.
+    pub async fn replace_embeddings(
+        &self,
+        embedder: &EmbedderSpec,
+        vectors: &[(i64, Vec<f32>)],
+    ) -> Result<(), StoreError> {
+        for (_, v) in vectors {
+            model::check_vector(embedder, v)?;
+        }
+        dispatch!(self.replace_embeddings(embedder, vectors))
+    }
+
+    // ---- pull requests ------------------------------------------------------------------------
+
+    /// Inserts or updates the pull request `pr.number`.
+    pub async fn record_pull_request(&self, pr: &PullRequestRecord) -> Result<(), StoreError> {
+        model::check_nonempty("pull request address", &pr.address)?;
+        model::check_nonempty("pull request branch", &pr.branch)?;
+        dispatch!(self.record_pull_request(pr))
+    }
+
+    /// The open pull request for `address`, the most recent if several are open.
+    pub async fn open_pull_request(&self, address: &str) -> Result<Option<PullRequestRecord>, StoreError> {
+        dispatch!(self.open_pull_request(address))
+    }
+
+    /// Sets the state of pull request `number`. Returns `false` when it is not recorded.
+    pub async fn set_pull_request_state(&self, number: u64, state: PullRequestState) -> Result<bool, StoreError> {
+        dispatch!(self.set_pull_request_state(number, state))
+    }
+
+    // ---- reconciliations ----------------------------------------------------------------------
+
+    /// Records the reconciliation of `r.change_set_id`, replacing an earlier one of the same change
+    /// set.
+    pub async fn record_reconciliation(&self, r: &ReconciliationRecord) -> Result<(), StoreError> {
+        model::check_nonempty("reconciliation change_set_id", &r.change_set_id)?;
+        dispatch!(self.record_reconciliation(r))
+    }
+
+    /// The reconciliation of `change_set_id`, if recorded.
+    pub async fn reconciliation(&self, change_set_id: &str) -> Result<Option<StoredReconciliation>, StoreError> {
+        dispatch!(self.reconciliation(change_set_id))
+    }
+
+    /// The `limit` most recently recorded reconciliations, newest first.
+    pub async fn recent_reconciliations(&self, limit: usize) -> Result<Vec<StoredReconciliation>, StoreError> {
+        dispatch!(self.recent_reconciliations(limit))
+    }
+
+    // ---- counts -------------------------------------------------------------------------------
+
+    /// Counts of events, dropped events per reason, bad records, change sets per status, the work
+    /// queue, knowledge, reconciliations and tokens.
+    pub async fn stats(&self) -> Result<Stats, StoreError> {
+        dispatch!(self.stats())
+    }
+}

@@ -23,8 +23,14 @@ pub struct Migration {
 }
 
 /// Every migration this binary knows, in the order they are applied.
-pub const MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "init", sql: include_str!("../../../migrations/sqlite/0001_init.sql") }];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "init", sql: include_str!("../../../migrations/sqlite/0001_init.sql") },
+    Migration {
+        version: 2,
+        name: "daemon, ownership, knowledge",
+        sql: include_str!("../../../migrations/sqlite/0002_daemon_ownership_knowledge.sql"),
+    },
+];
 
 /// The schema version a database has once this binary has opened it.
 pub fn latest_version() -> i64 {

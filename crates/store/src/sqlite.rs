@@ -4,11 +4,16 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 
-use crate::model::{CHANGE_SET_STATUSES, ChangeSetRecord, EventRecord, Stats};
-use crate::{StoreError, migrate, time};
+use crate::model::{
+    ChangeSetRecord, ClaimOutcome, DecisionRecord, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry,
+    KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet, PullRequestRecord, PullRequestState, QueueStatus,
+    QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
+};
+use crate::{StoreError, migrate, model, time};
 
 /// How many ids go into one `IN (...)` list (SQLite limits bound parameters per statement).
 const IN_CHUNK: usize = 500;
@@ -16,20 +21,20 @@ const IN_CHUNK: usize = 500;
 /// How long a statement waits for another writer before failing with a transient error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Drop reason reported by [`Store::stats`] for dropped events recorded without one.
-const NO_REASON: &str = "(none)";
+/// Drop reason reported by `stats` for dropped events recorded without one.
+pub(crate) const NO_REASON: &str = "(none)";
 
-/// The knowledge base. Cheap to clone: clones share one connection pool.
+/// The SQLite knowledge base. Cheap to clone: clones share one connection pool.
 #[derive(Debug, Clone)]
-pub struct Store {
+pub(crate) struct SqliteStore {
     pool: SqlitePool,
 }
 
-impl Store {
-    /// Opens the SQLite knowledge base at `path`, creating its parent directories and the file if
-    /// needed, in WAL mode with full fsync on commit, and applies the migrations it lacks.
-    pub async fn open_sqlite(path: &Path) -> Result<Store, StoreError> {
-        let open_err = |source| StoreError::Open { path: path.to_path_buf(), source };
+impl SqliteStore {
+    /// Opens the file at `path`, creating its parent directories and the file if needed, in WAL
+    /// mode with full fsync on commit, and applies the migrations it lacks.
+    pub(crate) async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let open_err = |source| StoreError::Open { target: path.display().to_string(), source };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| open_err(sqlx::Error::Io(e)))?;
         }
@@ -49,16 +54,16 @@ impl Store {
             pool.close().await;
             return Err(e);
         }
-        Ok(Store { pool })
+        Ok(SqliteStore { pool })
     }
 
     /// Closes every connection; later calls fail. Dropping the store also closes it, less promptly.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         self.pool.close().await;
     }
 
     /// Which of `ids` are already recorded in `events`, whatever their disposition.
-    pub async fn seen_event_ids(&self, ids: &[String]) -> Result<HashSet<String>, StoreError> {
+    pub(crate) async fn seen_event_ids(&self, ids: &[String]) -> Result<HashSet<String>, StoreError> {
         let mut seen = HashSet::new();
         for chunk in ids.chunks(IN_CHUNK) {
             let mut query = QueryBuilder::<Sqlite>::new("SELECT event_id FROM events WHERE event_id IN (");
@@ -75,18 +80,12 @@ impl Store {
 
     /// Records events in one transaction; an event whose id is already recorded is left as it was.
     /// Returns how many were new.
-    pub async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
+    pub(crate) async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
         if events.is_empty() {
             return Ok(0);
         }
         let mut rows = Vec::with_capacity(events.len());
         for e in events {
-            if e.event_id.trim().is_empty() {
-                return Err(StoreError::Data(format!(
-                    "event {} {} at {} has an empty event_id; record it as a bad record instead",
-                    e.source, e.name, e.event_time
-                )));
-            }
             let raw = serde_json::to_string(&e.raw).map_err(|err| {
                 StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id))
             })?;
@@ -120,7 +119,7 @@ impl Store {
     }
 
     /// Keeps input that could not be read as an event: where it was, why, and the text verbatim.
-    pub async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
+    pub(crate) async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
         sqlx::query("INSERT INTO bad_records (location, reason, raw, recorded_at) VALUES (?, ?, ?, ?)")
             .bind(location.to_owned())
             .bind(reason.to_owned())
@@ -133,18 +132,7 @@ impl Store {
 
     /// Inserts or updates the change set `cs.id` (recording the same record again changes nothing),
     /// and, when `cs.decision` is set, appends one row to `audit_log` per call, in one transaction.
-    pub async fn record_change_set(&self, cs: &ChangeSetRecord) -> Result<(), StoreError> {
-        if cs.id.trim().is_empty() {
-            return Err(StoreError::Data("change set has an empty id".into()));
-        }
-        if !CHANGE_SET_STATUSES.contains(&cs.status.as_str()) {
-            return Err(StoreError::Data(format!(
-                "change set {}: unknown status {:?} (expected one of {})",
-                cs.id,
-                cs.status,
-                CHANGE_SET_STATUSES.join(", ")
-            )));
-        }
+    pub(crate) async fn record_change_set(&self, cs: &ChangeSetRecord) -> Result<(), StoreError> {
         let json = |what: &str, v: &Vec<String>| {
             serde_json::to_string(v).map_err(|e| StoreError::Data(format!("change set {}: {what}: {e}", cs.id)))
         };
@@ -219,7 +207,7 @@ impl Store {
     }
 
     /// The change set `id`, if recorded.
-    pub async fn change_set(&self, id: &str) -> Result<Option<ChangeSetRecord>, StoreError> {
+    pub(crate) async fn change_set(&self, id: &str) -> Result<Option<ChangeSetRecord>, StoreError> {
         let row = sqlx::query(
             "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
              decision, rule, rationale, branch, commit_id, diff, notes FROM change_sets WHERE id = ?",
@@ -230,10 +218,621 @@ impl Store {
         row.map(|row| change_set_from_row(&row)).transpose()
     }
 
-    /// Counts of events, dropped events per reason, bad records and change sets per status.
-    pub async fn stats(&self) -> Result<Stats, StoreError> {
-        let events: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM events").fetch_one(&self.pool).await?;
-        let bad_records: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM bad_records").fetch_one(&self.pool).await?;
+    pub(crate) async fn record_decision(&self, d: &DecisionRecord) -> Result<i64, StoreError> {
+        let evidence = json_text("decision evidence", &d.evidence)?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let last: Option<AuditRow> = sqlx::query_as(
+            "SELECT id, decision, rule, rationale, evidence FROM audit_log WHERE change_set_id = ? \
+             ORDER BY id DESC LIMIT 1",
+        )
+        .bind(d.change_set_id.clone())
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((id, kind, rule, rationale, stored_evidence)) = last {
+            let same_evidence =
+                serde_json::from_str::<serde_json::Value>(&stored_evidence).ok().as_ref() == Some(&d.evidence);
+            if kind == d.kind && rule == d.rule && rationale == d.rationale && same_evidence {
+                return Ok(id);
+            }
+        }
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO audit_log (change_set_id, decision, rule, rationale, evidence, recorded_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(d.change_set_id.clone())
+        .bind(d.kind.clone())
+        .bind(d.rule.clone())
+        .bind(d.rationale.clone())
+        .bind(evidence)
+        .bind(time::now_text())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub(crate) async fn decisions(&self, change_set_id: &str) -> Result<Vec<LoggedDecision>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, change_set_id, decision, rule, rationale, evidence, recorded_at FROM audit_log \
+             WHERE change_set_id = ? ORDER BY id",
+        )
+        .bind(change_set_id.to_owned())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let evidence: String = row.try_get("evidence")?;
+                Ok(LoggedDecision {
+                    id: row.try_get("id")?,
+                    decision: DecisionRecord {
+                        change_set_id: row.try_get("change_set_id")?,
+                        kind: row.try_get("decision")?,
+                        rule: row.try_get("rule")?,
+                        rationale: row.try_get("rationale")?,
+                        evidence: serde_json::from_str(&evidence)
+                            .map_err(|e| StoreError::Data(format!("audit_log.evidence is not JSON: {e}")))?,
+                    },
+                    recorded_at: when(row, "recorded_at")?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = ?"))
+            .bind(cs.id.clone())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let now = time::now_text();
+        let merged = match row {
+            Some(row) => {
+                let stored = queued_from_row(&row)?;
+                if stored.status != QueueStatus::Pending {
+                    return Ok(false);
+                }
+                let merged = model::merge_pending(&stored.change_set, cs);
+                if merged == stored.change_set {
+                    return Ok(true);
+                }
+                merged
+            }
+            None => cs.clone(),
+        };
+        let event_ids = json_text("event_ids", &merged.event_ids)?;
+        sqlx::query(
+            "INSERT INTO change_set_queue (id, resource_key, actor_session, first_event_time, last_event_time, \
+             event_ids, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) \
+             ON CONFLICT (id) DO UPDATE SET resource_key = excluded.resource_key, \
+             actor_session = excluded.actor_session, first_event_time = excluded.first_event_time, \
+             last_event_time = excluded.last_event_time, event_ids = excluded.event_ids, \
+             updated_at = excluded.updated_at",
+        )
+        .bind(merged.id.clone())
+        .bind(merged.resource_key.clone())
+        .bind(merged.actor_session.clone())
+        .bind(time::to_text(&merged.first_event_time))
+        .bind(time::to_text(&merged.last_event_time))
+        .bind(event_ids)
+        .bind(now.clone())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    pub(crate) async fn unfinished_change_sets(&self) -> Result<Vec<QueuedChangeSet>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            queue_columns!(),
+            " FROM change_set_queue WHERE status IN ('pending', 'claimed') \
+             ORDER BY last_event_time, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(queued_from_row).collect()
+    }
+
+    pub(crate) async fn queued_change_set(&self, id: &str) -> Result<Option<QueuedChangeSet>, StoreError> {
+        let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = ?"))
+            .bind(id.to_owned())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(queued_from_row).transpose()
+    }
+
+    pub(crate) async fn claim_due_change_sets(
+        &self,
+        owner: &str,
+        quiet_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<QueuedChangeSet>, StoreError> {
+        // BEGIN IMMEDIATE holds the write lock from the first read: no other process can claim
+        // between the select and the update.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM change_set_queue \
+             WHERE (status = 'pending' AND last_event_time <= ?) OR (status = 'claimed' AND lease_until < ?) \
+             ORDER BY last_event_time, id LIMIT ?",
+        )
+        .bind(time::to_text(&quiet_before))
+        .bind(time::to_text(&now))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut claimed = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = sqlx::query(concat!(
+                "UPDATE change_set_queue SET status = 'claimed', claimed_by = ?, lease_until = ?, \
+                 attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING ",
+                queue_columns!()
+            ))
+            .bind(owner.to_owned())
+            .bind(time::to_text(&lease_until))
+            .bind(time::now_text())
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+            claimed.push(queued_from_row(&row)?);
+        }
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    pub(crate) async fn renew_claim(
+        &self,
+        id: &str,
+        owner: &str,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE change_set_queue SET lease_until = ?, updated_at = ? \
+             WHERE id = ? AND status = 'claimed' AND claimed_by = ?",
+        )
+        .bind(time::to_text(&lease_until))
+        .bind(time::now_text())
+        .bind(id.to_owned())
+        .bind(owner.to_owned())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub(crate) async fn finish_claim(&self, id: &str, owner: &str, outcome: &ClaimOutcome) -> Result<bool, StoreError> {
+        let (status, failure, keep_owner) = match outcome {
+            ClaimOutcome::Done => (QueueStatus::Done, None, true),
+            ClaimOutcome::Failed(reason) => (QueueStatus::Failed, Some(reason.clone()), true),
+            ClaimOutcome::Release => (QueueStatus::Pending, None, false),
+        };
+        let done = sqlx::query(
+            "UPDATE change_set_queue SET status = ?, failure = ?, lease_until = NULL, \
+             claimed_by = CASE WHEN ? THEN claimed_by END, updated_at = ? \
+             WHERE id = ? AND status = 'claimed' AND claimed_by = ?",
+        )
+        .bind(status.as_str())
+        .bind(failure)
+        .bind(keep_owner)
+        .bind(time::now_text())
+        .bind(id.to_owned())
+        .bind(owner.to_owned())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub(crate) async fn checkpoint(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM checkpoints WHERE key = ?")
+            .bind(key.to_owned())
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    pub(crate) async fn set_checkpoint(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        )
+        .bind(key.to_owned())
+        .bind(value.to_owned())
+        .bind(time::now_text())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn record_field_changes(&self, changes: &[FieldChange]) -> Result<usize, StoreError> {
+        if changes.is_empty() {
+            return Ok(0);
+        }
+        let now = time::now_text();
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut new = 0;
+        for c in changes {
+            let done = sqlx::query(
+                "INSERT INTO field_changes (address, attribute_path, actor, event_id, event_time, change_set_id, \
+                 recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            )
+            .bind(c.address.clone())
+            .bind(c.attribute_path.clone())
+            .bind(c.actor.clone())
+            .bind(c.event_id.clone())
+            .bind(time::to_text(&c.event_time))
+            .bind(c.change_set_id.clone())
+            .bind(now.clone())
+            .execute(&mut *tx)
+            .await?;
+            new += done.rows_affected() as usize;
+        }
+        tx.commit().await?;
+        Ok(new)
+    }
+
+    pub(crate) async fn field_history(
+        &self,
+        address: &str,
+        attribute_path: &str,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<FieldChange>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT address, attribute_path, actor, event_id, event_time, change_set_id FROM field_changes \
+             WHERE address = ? AND attribute_path = ? AND event_time >= ? ORDER BY event_time, event_id",
+        )
+        .bind(address.to_owned())
+        .bind(attribute_path.to_owned())
+        .bind(time::to_text(&since))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(FieldChange {
+                    address: row.try_get("address")?,
+                    attribute_path: row.try_get("attribute_path")?,
+                    actor: row.try_get("actor")?,
+                    event_id: row.try_get("event_id")?,
+                    event_time: when(row, "event_time")?,
+                    change_set_id: row.try_get("change_set_id")?,
+                })
+            })
+            .collect()
+    }
+
+    pub(crate) async fn set_field_owner(
+        &self,
+        address: &str,
+        attribute_path: &str,
+        owner: &str,
+        rule: Option<&str>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO field_owners (address, attribute_path, owner, rule, updated_at) VALUES (?, ?, ?, ?, ?) \
+             ON CONFLICT (address, attribute_path) DO UPDATE SET owner = excluded.owner, rule = excluded.rule, \
+             updated_at = excluded.updated_at \
+             WHERE field_owners.owner IS NOT excluded.owner OR field_owners.rule IS NOT excluded.rule",
+        )
+        .bind(address.to_owned())
+        .bind(attribute_path.to_owned())
+        .bind(owner.to_owned())
+        .bind(rule.map(str::to_owned))
+        .bind(time::now_text())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn field_owner(
+        &self,
+        address: &str,
+        attribute_path: &str,
+    ) -> Result<Option<FieldOwner>, StoreError> {
+        let row = sqlx::query(
+            "SELECT address, attribute_path, owner, rule, updated_at FROM field_owners \
+             WHERE address = ? AND attribute_path = ?",
+        )
+        .bind(address.to_owned())
+        .bind(attribute_path.to_owned())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok(FieldOwner {
+                address: row.try_get("address")?,
+                attribute_path: row.try_get("attribute_path")?,
+                owner: row.try_get("owner")?,
+                rule: row.try_get("rule")?,
+                updated_at: when(&row, "updated_at")?,
+            })
+        })
+        .transpose()
+    }
+
+    pub(crate) async fn embedder(&self) -> Result<Option<EmbedderSpec>, StoreError> {
+        let row: Option<(String, i64)> = sqlx::query_as("SELECT name, dimension FROM knowledge_embedder WHERE id = 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|(name, dimension)| EmbedderSpec { name, dimension: usize::try_from(dimension).unwrap_or(0) }))
+    }
+
+    /// Within `tx`: records `embedder` if none is, or refuses a different one.
+    async fn bind_embedder(tx: &mut sqlx::SqliteConnection, embedder: &EmbedderSpec) -> Result<(), StoreError> {
+        let row: Option<(String, i64)> = sqlx::query_as("SELECT name, dimension FROM knowledge_embedder WHERE id = 1")
+            .fetch_optional(&mut *tx)
+            .await?;
+        match row {
+            Some((name, dimension)) => {
+                let stored = EmbedderSpec { name, dimension: usize::try_from(dimension).unwrap_or(0) };
+                if &stored != embedder {
+                    return Err(StoreError::EmbedderMismatch { stored, given: embedder.clone() });
+                }
+            }
+            None => {
+                sqlx::query("INSERT INTO knowledge_embedder (id, name, dimension, recorded_at) VALUES (1, ?, ?, ?)")
+                    .bind(embedder.name.clone())
+                    .bind(embedder.dimension as i64)
+                    .bind(time::now_text())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn upsert_knowledge(&self, embedder: &EmbedderSpec, e: &NewKnowledge) -> Result<i64, StoreError> {
+        let now = time::now_text();
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        Self::bind_embedder(&mut tx, embedder).await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO knowledge (signature, summary, embedding, patch_diff, recipe_toml, change_set_id, \
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (signature) DO UPDATE SET summary = excluded.summary, embedding = excluded.embedding, \
+             patch_diff = excluded.patch_diff, \
+             demoted = CASE WHEN excluded.recipe_toml IS NOT NULL AND excluded.recipe_toml IS NOT knowledge.recipe_toml \
+                       THEN NULL ELSE knowledge.demoted END, \
+             recipe_toml = COALESCE(excluded.recipe_toml, knowledge.recipe_toml), \
+             change_set_id = COALESCE(excluded.change_set_id, knowledge.change_set_id), \
+             updated_at = excluded.updated_at \
+             RETURNING id",
+        )
+        .bind(e.signature.clone())
+        .bind(e.summary.clone())
+        .bind(vector_blob(&e.embedding))
+        .bind(e.patch_diff.clone())
+        .bind(e.recipe_toml.clone())
+        .bind(e.change_set_id.clone())
+        .bind(now.clone())
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub(crate) async fn knowledge_entry(&self, id: i64) -> Result<Option<KnowledgeEntry>, StoreError> {
+        let row = sqlx::query(concat!("SELECT ", knowledge_columns!(), " FROM knowledge WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(knowledge_from_row).transpose()
+    }
+
+    pub(crate) async fn similar_knowledge(
+        &self,
+        embedder: &EmbedderSpec,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<SimilarEntry>, StoreError> {
+        match self.embedder().await? {
+            None => return Ok(Vec::new()),
+            Some(stored) if &stored != embedder => {
+                return Err(StoreError::EmbedderMismatch { stored, given: embedder.clone() });
+            }
+            Some(_) => {}
+        }
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        // Exact search: the embedded store is small enough to scan; Postgres uses an HNSW index.
+        let rows: Vec<(i64, Vec<u8>)> =
+            sqlx::query_as("SELECT id, embedding FROM knowledge WHERE embedding IS NOT NULL")
+                .fetch_all(&self.pool)
+                .await?;
+        let mut scored: Vec<(f32, i64)> = Vec::with_capacity(rows.len());
+        for (id, blob) in rows {
+            let v = blob_vector(id, &blob)?;
+            scored.push((model::cosine(query, &v), id));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.truncate(k);
+        let mut out = Vec::with_capacity(scored.len());
+        for (similarity, id) in scored {
+            if let Some(entry) = self.knowledge_entry(id).await? {
+                out.push(SimilarEntry { entry, similarity });
+            }
+        }
+        Ok(out)
+    }
+
+    pub(crate) async fn learned_recipes(&self) -> Result<Vec<KnowledgeEntry>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            knowledge_columns!(),
+            " FROM knowledge WHERE recipe_toml IS NOT NULL AND demoted IS NULL \
+             ORDER BY successes DESC, uses DESC, id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(knowledge_from_row).collect()
+    }
+
+    pub(crate) async fn bump_knowledge_use(&self, id: i64) -> Result<bool, StoreError> {
+        self.knowledge_update("UPDATE knowledge SET uses = uses + 1, updated_at = ? WHERE id = ?", id, None).await
+    }
+
+    pub(crate) async fn bump_knowledge_success(&self, id: i64) -> Result<bool, StoreError> {
+        self.knowledge_update("UPDATE knowledge SET successes = successes + 1, updated_at = ? WHERE id = ?", id, None)
+            .await
+    }
+
+    pub(crate) async fn demote_knowledge(&self, id: i64, reason: &str) -> Result<bool, StoreError> {
+        self.knowledge_update("UPDATE knowledge SET updated_at = ?, demoted = ? WHERE id = ?", id, Some(reason)).await
+    }
+
+    async fn knowledge_update(&self, sql: &'static str, id: i64, text: Option<&str>) -> Result<bool, StoreError> {
+        let mut q = sqlx::query(sql).bind(time::now_text());
+        if let Some(text) = text {
+            q = q.bind(text.to_owned());
+        }
+        Ok(q.bind(id).execute(&self.pool).await?.rows_affected() == 1)
+    }
+
+    pub(crate) async fn knowledge_texts(&self) -> Result<Vec<KnowledgeText>, StoreError> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT id, signature FROM knowledge ORDER BY id").fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(|(id, signature)| KnowledgeText { id, signature }).collect())
+    }
+
+    pub(crate) async fn replace_embeddings(
+        &self,
+        embedder: &EmbedderSpec,
+        vectors: &[(i64, Vec<f32>)],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM knowledge ORDER BY id").fetch_all(&mut *tx).await?;
+        model::check_covers(&ids, vectors)?;
+        let now = time::now_text();
+        for (id, v) in vectors {
+            sqlx::query("UPDATE knowledge SET embedding = ?, updated_at = ? WHERE id = ?")
+                .bind(vector_blob(v))
+                .bind(now.clone())
+                .bind(*id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query(
+            "INSERT INTO knowledge_embedder (id, name, dimension, recorded_at) VALUES (1, ?, ?, ?) \
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, dimension = excluded.dimension, \
+             recorded_at = excluded.recorded_at",
+        )
+        .bind(embedder.name.clone())
+        .bind(embedder.dimension as i64)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(crate) async fn record_pull_request(&self, pr: &PullRequestRecord) -> Result<(), StoreError> {
+        let now = time::now_text();
+        sqlx::query(
+            "INSERT INTO pull_requests (number, address, branch, url, state, head_commit, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (number) DO UPDATE SET address = excluded.address, \
+             branch = excluded.branch, url = excluded.url, state = excluded.state, \
+             head_commit = excluded.head_commit, updated_at = excluded.updated_at",
+        )
+        .bind(pr_number(pr.number)?)
+        .bind(pr.address.clone())
+        .bind(pr.branch.clone())
+        .bind(pr.url.clone())
+        .bind(pr.state.as_str())
+        .bind(pr.head_commit.clone())
+        .bind(now.clone())
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn open_pull_request(&self, address: &str) -> Result<Option<PullRequestRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT number, address, branch, url, state, head_commit FROM pull_requests \
+             WHERE address = ? AND state = 'open' ORDER BY number DESC LIMIT 1",
+        )
+        .bind(address.to_owned())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            let state: String = row.try_get("state")?;
+            let number: i64 = row.try_get("number")?;
+            Ok(PullRequestRecord {
+                number: u64::try_from(number).unwrap_or(0),
+                address: row.try_get("address")?,
+                branch: row.try_get("branch")?,
+                url: row.try_get("url")?,
+                state: state.parse()?,
+                head_commit: row.try_get("head_commit")?,
+            })
+        })
+        .transpose()
+    }
+
+    pub(crate) async fn set_pull_request_state(
+        &self,
+        number: u64,
+        state: PullRequestState,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query("UPDATE pull_requests SET state = ?, updated_at = ? WHERE number = ?")
+            .bind(state.as_str())
+            .bind(time::now_text())
+            .bind(pr_number(number)?)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub(crate) async fn record_reconciliation(&self, r: &ReconciliationRecord) -> Result<(), StoreError> {
+        sqlx::query(concat!(
+            "INSERT OR REPLACE INTO reconciliations (",
+            reconciliation_columns!(),
+            ") \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ))
+        .bind(r.change_set_id.clone())
+        .bind(r.trace_summary.clone())
+        .bind(r.actor.clone())
+        .bind(r.intent.clone())
+        .bind(r.motivation.clone())
+        .bind(r.decision.clone())
+        .bind(r.patch_diff.clone())
+        .bind(r.branch.clone())
+        .bind(r.commit_id.clone())
+        .bind(r.pull_request.clone())
+        .bind(to_i64("prompt_tokens", r.prompt_tokens)?)
+        .bind(to_i64("completion_tokens", r.completion_tokens)?)
+        .bind(r.model.clone())
+        .bind(to_i64("duration_ms", r.duration_ms)?)
+        .bind(r.outcome.clone())
+        .bind(time::now_text())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub(crate) async fn reconciliation(&self, change_set_id: &str) -> Result<Option<StoredReconciliation>, StoreError> {
+        let row =
+            sqlx::query(concat!("SELECT ", reconciliation_columns!(), " FROM reconciliations WHERE change_set_id = ?"))
+                .bind(change_set_id.to_owned())
+                .fetch_optional(&self.pool)
+                .await?;
+        row.as_ref().map(reconciliation_from_row).transpose()
+    }
+
+    pub(crate) async fn recent_reconciliations(&self, limit: usize) -> Result<Vec<StoredReconciliation>, StoreError> {
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            reconciliation_columns!(),
+            " FROM reconciliations ORDER BY recorded_at DESC, change_set_id LIMIT ?"
+        ))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(reconciliation_from_row).collect()
+    }
+
+    pub(crate) async fn stats(&self) -> Result<Stats, StoreError> {
+        let scalar = |sql: &'static str| sqlx::query_scalar::<_, i64>(sql).fetch_one(&self.pool);
+        let grouped = |sql: &'static str| sqlx::query_as::<_, (String, i64)>(sql).fetch_all(&self.pool);
         let dropped: Vec<(String, i64)> = sqlx::query_as(
             "SELECT COALESCE(drop_reason, ?) AS reason, COUNT(*) AS n FROM events \
              WHERE disposition = 'dropped' GROUP BY reason ORDER BY n DESC, reason",
@@ -241,18 +840,127 @@ impl Store {
         .bind(NO_REASON)
         .fetch_all(&self.pool)
         .await?;
-        let by_status: Vec<(String, i64)> =
-            sqlx::query_as("SELECT status, COUNT(*) AS n FROM change_sets GROUP BY status ORDER BY n DESC, status")
-                .fetch_all(&self.pool)
-                .await?;
         let counts = |v: Vec<(String, i64)>| v.into_iter().map(|(k, n)| (k, count(n))).collect();
         Ok(Stats {
-            events: count(events),
+            events: count(scalar("SELECT COUNT(*) FROM events").await?),
             events_dropped_by_reason: counts(dropped),
-            bad_records: count(bad_records),
-            change_sets_by_status: counts(by_status),
+            bad_records: count(scalar("SELECT COUNT(*) FROM bad_records").await?),
+            change_sets_by_status: counts(
+                grouped("SELECT status, COUNT(*) AS n FROM change_sets GROUP BY status ORDER BY n DESC, status")
+                    .await?,
+            ),
+            queue_by_status: counts(
+                grouped("SELECT status, COUNT(*) AS n FROM change_set_queue GROUP BY status ORDER BY n DESC, status")
+                    .await?,
+            ),
+            knowledge_entries: count(scalar("SELECT COUNT(*) FROM knowledge").await?),
+            learned_recipes: count(
+                scalar("SELECT COUNT(*) FROM knowledge WHERE recipe_toml IS NOT NULL AND demoted IS NULL").await?,
+            ),
+            reconciliations: count(scalar("SELECT COUNT(*) FROM reconciliations").await?),
+            prompt_tokens: count(scalar("SELECT COALESCE(SUM(prompt_tokens), 0) FROM reconciliations").await?),
+            completion_tokens: count(scalar("SELECT COALESCE(SUM(completion_tokens), 0) FROM reconciliations").await?),
+            embedder: self.embedder().await?,
         })
     }
+}
+
+/// id, decision, rule, rationale, evidence of an audit log row.
+type AuditRow = (i64, String, Option<String>, Option<String>, String);
+
+fn when(row: &SqliteRow, column: &str) -> Result<DateTime<Utc>, StoreError> {
+    let text: String = row.try_get(column)?;
+    time::from_text(column, &text)
+}
+
+fn json_text<T: serde::Serialize + ?Sized>(what: &str, value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Data(format!("{what} is not serialisable: {e}")))
+}
+
+fn to_i64(what: &str, n: u64) -> Result<i64, StoreError> {
+    i64::try_from(n).map_err(|_| StoreError::Data(format!("{what} {n} is too large to store")))
+}
+
+fn pr_number(n: u64) -> Result<i64, StoreError> {
+    to_i64("pull request number", n)
+}
+
+fn vector_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn blob_vector(id: i64, blob: &[u8]) -> Result<Vec<f32>, StoreError> {
+    if !blob.len().is_multiple_of(4) {
+        return Err(StoreError::Data(format!("knowledge {id}: embedding is {} bytes, not float32s", blob.len())));
+    }
+    Ok(blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn queued_from_row(row: &SqliteRow) -> Result<QueuedChangeSet, StoreError> {
+    let id: String = row.try_get("id")?;
+    let event_ids: String = row.try_get("event_ids")?;
+    let status: String = row.try_get("status")?;
+    let lease_until: Option<String> = row.try_get("lease_until")?;
+    let attempts: i64 = row.try_get("attempts")?;
+    Ok(QueuedChangeSet {
+        change_set: PendingChangeSet {
+            resource_key: row.try_get("resource_key")?,
+            actor_session: row.try_get("actor_session")?,
+            first_event_time: when(row, "first_event_time")?,
+            last_event_time: when(row, "last_event_time")?,
+            event_ids: serde_json::from_str(&event_ids).map_err(|e| {
+                StoreError::Data(format!("queued change set {id}: event_ids is not a JSON array of strings: {e}"))
+            })?,
+            id,
+        },
+        status: status.parse()?,
+        claimed_by: row.try_get("claimed_by")?,
+        lease_until: lease_until.map(|t| time::from_text("lease_until", &t)).transpose()?,
+        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+        failure: row.try_get("failure")?,
+    })
+}
+
+fn knowledge_from_row(row: &SqliteRow) -> Result<KnowledgeEntry, StoreError> {
+    let uses: i64 = row.try_get("uses")?;
+    let successes: i64 = row.try_get("successes")?;
+    Ok(KnowledgeEntry {
+        id: row.try_get("id")?,
+        signature: row.try_get("signature")?,
+        summary: row.try_get("summary")?,
+        patch_diff: row.try_get("patch_diff")?,
+        recipe_toml: row.try_get("recipe_toml")?,
+        change_set_id: row.try_get("change_set_id")?,
+        uses: count(uses),
+        successes: count(successes),
+        demoted: row.try_get("demoted")?,
+        created_at: when(row, "created_at")?,
+        updated_at: when(row, "updated_at")?,
+    })
+}
+
+fn reconciliation_from_row(row: &SqliteRow) -> Result<StoredReconciliation, StoreError> {
+    let n = |c: &str| -> Result<u64, StoreError> { Ok(count(row.try_get::<i64, _>(c)?)) };
+    Ok(StoredReconciliation {
+        reconciliation: ReconciliationRecord {
+            change_set_id: row.try_get("change_set_id")?,
+            trace_summary: row.try_get("trace_summary")?,
+            actor: row.try_get("actor")?,
+            intent: row.try_get("intent")?,
+            motivation: row.try_get("motivation")?,
+            decision: row.try_get("decision")?,
+            patch_diff: row.try_get("patch_diff")?,
+            branch: row.try_get("branch")?,
+            commit_id: row.try_get("commit_id")?,
+            pull_request: row.try_get("pull_request")?,
+            prompt_tokens: n("prompt_tokens")?,
+            completion_tokens: n("completion_tokens")?,
+            model: row.try_get("model")?,
+            duration_ms: n("duration_ms")?,
+            outcome: row.try_get("outcome")?,
+        },
+        recorded_at: when(row, "recorded_at")?,
+    })
 }
 
 fn count(n: i64) -> u64 {

@@ -1,12 +1,22 @@
-//! The SQLite store against real database files, each test on a fresh temporary directory.
+//! The SQLite store against real database files, each test on a fresh temporary directory: the
+//! shared suite, and what only a file has (a path, a journal mode, a header).
 
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, TimeZone, Utc};
-use driftback_store::{ChangeSetRecord, Disposition, EventRecord, Stats, Store, StoreError, migrate};
-use serde_json::json;
+use driftback_store::{Disposition, OpenOptions, Stats, Store, StoreError, migrate};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{Connection, SqliteConnection};
+
+use crate::suite::{Fixture, change_set, event};
+
+async fn fixture(name: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join(format!("{name}.sqlite")).display());
+    let store = Store::open(&url, &OpenOptions::default()).await.unwrap();
+    Fixture { store, url, _guard: Box::new(dir) }
+}
+
+crate::store_suite!(fixture);
 
 fn db_path(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("state").join("nested").join("driftback.sqlite")
@@ -15,44 +25,6 @@ fn db_path(dir: &tempfile::TempDir) -> PathBuf {
 /// A plain connection to the file, as `sqlite3` would have, for checks and hand edits.
 async fn raw(path: &Path) -> SqliteConnection {
     SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(path)).await.unwrap()
-}
-
-fn at(secs: i64) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap() + chrono::Duration::seconds(secs)
-}
-
-fn event(id: &str, disposition: Disposition, reason: Option<&str>) -> EventRecord {
-    EventRecord {
-        event_id: id.to_owned(),
-        event_time: at(0),
-        source: "ec2.amazonaws.com".into(),
-        name: "ModifyInstanceAttribute".into(),
-        actor: "arn:aws:iam::123456789012:user/alice".into(),
-        disposition,
-        drop_reason: reason.map(str::to_owned),
-        raw: json!({"eventID": id, "eventName": "ModifyInstanceAttribute", "requestParameters": {"instanceId": "i-1"}}),
-    }
-}
-
-fn change_set(id: &str, status: &str) -> ChangeSetRecord {
-    ChangeSetRecord {
-        id: id.to_owned(),
-        resource_id: Some("i-0abc".into()),
-        address: Some("aws_instance.web".into()),
-        actor: "arn:aws:iam::123456789012:user/alice".into(),
-        via: "console".into(),
-        first_event_time: at(0),
-        last_event_time: at(42) + chrono::Duration::microseconds(123_456),
-        event_ids: vec!["e1".into(), "e2".into()],
-        status: status.to_owned(),
-        decision: None,
-        rule: None,
-        rationale: None,
-        branch: None,
-        commit_id: None,
-        diff: None,
-        notes: vec![],
-    }
 }
 
 #[tokio::test]
@@ -77,7 +49,21 @@ async fn migrations_apply_and_reopen_is_a_no_op() {
         .fetch_all(&mut conn)
         .await
         .unwrap();
-    for t in ["audit_log", "bad_records", "change_sets", "driftback_schema", "events"] {
+    for t in [
+        "audit_log",
+        "bad_records",
+        "change_set_queue",
+        "change_sets",
+        "checkpoints",
+        "driftback_schema",
+        "events",
+        "field_changes",
+        "field_owners",
+        "knowledge",
+        "knowledge_embedder",
+        "pull_requests",
+        "reconciliations",
+    ] {
         assert!(tables.iter().any(|n| n == t), "table {t} missing from {tables:?}");
     }
     conn.close().await.unwrap();
@@ -129,27 +115,6 @@ async fn recording_events_twice_stores_them_once() {
         sqlx::query_as("SELECT disposition, raw FROM events WHERE event_id = 'e3'").fetch_one(&mut conn).await.unwrap();
     assert_eq!(disposition, "bad");
     assert_eq!(serde_json::from_str::<serde_json::Value>(&raw_json).unwrap(), batch[2].raw);
-}
-
-#[tokio::test]
-async fn seen_event_ids_handles_more_ids_than_one_statement_takes() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
-    let events: Vec<EventRecord> = (0..1_200).map(|i| event(&format!("ev-{i:05}"), Disposition::Kept, None)).collect();
-    assert_eq!(store.record_events(&events).await.unwrap(), 1_200);
-    let asked: Vec<String> = (0..40_000).map(|i| format!("ev-{i:05}")).collect();
-    let seen = store.seen_event_ids(&asked).await.unwrap();
-    assert_eq!(seen.len(), 1_200);
-    assert!(seen.contains("ev-00000") && seen.contains("ev-01199") && !seen.contains("ev-01200"));
-}
-
-#[tokio::test]
-async fn empty_event_id_is_rejected_as_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
-    let err = store.record_events(&[event("ok", Disposition::Kept, None), event("", Disposition::Kept, None)]).await;
-    assert!(matches!(err, Err(StoreError::Data(_))), "{err:?}");
-    assert_eq!(store.stats().await.unwrap().events, 0, "nothing of a rejected batch is stored");
 }
 
 #[tokio::test]
@@ -210,25 +175,6 @@ async fn change_set_upsert_is_idempotent_and_updates_status() {
 }
 
 #[tokio::test]
-async fn unknown_change_set_status_is_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
-    let err = store.record_change_set(&change_set("cs-x", "merged")).await;
-    match err {
-        Err(StoreError::Data(msg)) => assert!(msg.contains("merged") && msg.contains("reconciled"), "{msg}"),
-        other => panic!("expected Data, got {other:?}"),
-    }
-    assert!(!err_is_transient(&store.record_change_set(&change_set("", "ignored")).await));
-}
-
-fn err_is_transient(r: &Result<(), StoreError>) -> bool {
-    match r {
-        Err(e) => e.is_transient(),
-        Ok(()) => panic!("expected an error"),
-    }
-}
-
-#[tokio::test]
 async fn a_database_from_a_newer_driftback_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = db_path(&dir);
@@ -255,41 +201,6 @@ async fn a_database_from_a_newer_driftback_is_refused() {
 }
 
 #[tokio::test]
-async fn stats_count_by_reason_and_status() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_sqlite(&db_path(&dir)).await.unwrap();
-    store
-        .record_events(&[
-            event("k1", Disposition::Kept, None),
-            event("d1", Disposition::Dropped, Some("read-only")),
-            event("d2", Disposition::Dropped, Some("read-only")),
-            event("d3", Disposition::Dropped, Some("iac-principal")),
-            event("d4", Disposition::Dropped, None),
-            event("b1", Disposition::Bad, Some("missing resource id")),
-        ])
-        .await
-        .unwrap();
-    store.record_bad_record("events.json:3", "not JSON", "{\"Records\": [").await.unwrap();
-    store.record_bad_record("sqs:msg-9", "record without eventID", "{}").await.unwrap();
-    for (id, status) in [("a", "reconciled"), ("b", "escalated"), ("c", "escalated"), ("d", "no-change")] {
-        store.record_change_set(&change_set(id, status)).await.unwrap();
-    }
-    // Re-recording with a new status moves the change set, it does not add one.
-    store.record_change_set(&change_set("d", "escalated")).await.unwrap();
-
-    let stats = store.stats().await.unwrap();
-    assert_eq!(
-        stats,
-        Stats {
-            events: 6,
-            events_dropped_by_reason: vec![("read-only".into(), 2), ("(none)".into(), 1), ("iac-principal".into(), 1)],
-            bad_records: 2,
-            change_sets_by_status: vec![("escalated".into(), 3), ("reconciled".into(), 1)],
-        }
-    );
-}
-
-#[tokio::test]
 async fn a_file_that_is_not_a_database_fails_to_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("notes.txt");
@@ -299,7 +210,7 @@ async fn a_file_that_is_not_a_database_fails_to_open() {
     )
     .unwrap();
     match Store::open_sqlite(&path).await {
-        Err(StoreError::Open { path: p, .. }) => assert_eq!(p, path),
+        Err(StoreError::Open { target, .. }) => assert_eq!(target, path.display().to_string()),
         other => panic!("expected Open, got {other:?}"),
     }
     let blocked = dir.path().join("notes.txt").join("kb.sqlite");

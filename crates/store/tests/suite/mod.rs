@@ -1,0 +1,611 @@
+//! The store test suite shared by both backends: every case takes a fresh [`Fixture`] and must pass
+//! on SQLite and on Postgres alike.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use driftback_store::{
+    ChangeSetRecord, ClaimOutcome, DecisionRecord, Disposition, EmbedderSpec, EventRecord, FieldChange, NewKnowledge,
+    OpenOptions, PendingChangeSet, PullRequestRecord, PullRequestState, QueueStatus, ReconciliationRecord, Stats,
+    Store, StoreError,
+};
+use serde_json::json;
+
+/// A fresh, empty store and the URL that opens it again (as another replica would).
+pub struct Fixture {
+    pub store: Store,
+    pub url: String,
+    /// Whatever must live as long as the store (a temporary directory, a database to drop).
+    pub _guard: Box<dyn std::any::Any + Send>,
+}
+
+impl Fixture {
+    pub async fn reopen(&self) -> Store {
+        Store::open(&self.url, &OpenOptions::default()).await.unwrap()
+    }
+}
+
+pub fn at(secs: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap() + chrono::Duration::seconds(secs)
+}
+
+pub fn event(id: &str, disposition: Disposition, reason: Option<&str>) -> EventRecord {
+    EventRecord {
+        event_id: id.to_owned(),
+        event_time: at(0) + chrono::Duration::microseconds(7),
+        source: "ec2.amazonaws.com".into(),
+        name: "ModifyInstanceAttribute".into(),
+        actor: "arn:aws:iam::123456789012:user/alice".into(),
+        disposition,
+        drop_reason: reason.map(str::to_owned),
+        raw: json!({"eventID": id, "requestParameters": {"instanceId": "i-1", "instanceType": {"value": "t3.large"}}}),
+    }
+}
+
+pub fn change_set(id: &str, status: &str) -> ChangeSetRecord {
+    ChangeSetRecord {
+        id: id.to_owned(),
+        resource_id: Some("i-0abc".into()),
+        address: Some("aws_instance.web".into()),
+        actor: "arn:aws:iam::123456789012:user/alice".into(),
+        via: "console".into(),
+        first_event_time: at(0),
+        last_event_time: at(42) + chrono::Duration::microseconds(123_456),
+        event_ids: vec!["e1".into(), "e2".into()],
+        status: status.to_owned(),
+        decision: None,
+        rule: None,
+        rationale: None,
+        branch: None,
+        commit_id: None,
+        diff: None,
+        notes: vec![],
+    }
+}
+
+fn pending(id: &str, first: i64, last: i64, events: &[&str]) -> PendingChangeSet {
+    PendingChangeSet {
+        id: id.to_owned(),
+        resource_key: "ec2:i-0abc".into(),
+        actor_session: "alice@console".into(),
+        first_event_time: at(first),
+        last_event_time: at(last),
+        event_ids: events.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn ids(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+pub async fn events_are_recorded_once(f: Fixture) {
+    let store = &f.store;
+    let batch = vec![
+        event("e1", Disposition::Kept, None),
+        event("e2", Disposition::Dropped, Some("read-only")),
+        event("e3", Disposition::Bad, Some("no requestParameters")),
+    ];
+    assert_eq!(store.record_events(&batch).await.unwrap(), 3);
+    assert_eq!(store.record_events(&batch).await.unwrap(), 0);
+    let overlap = vec![
+        event("e3", Disposition::Kept, None),
+        event("e4", Disposition::Kept, None),
+        event("e4", Disposition::Kept, None),
+    ];
+    assert_eq!(store.record_events(&overlap).await.unwrap(), 1);
+    assert_eq!(store.record_events(&[]).await.unwrap(), 0);
+    assert_eq!(store.stats().await.unwrap().events, 4);
+
+    let mut seen: Vec<_> =
+        store.seen_event_ids(&ids(&["e1", "e2", "e4", "nope", "e1"])).await.unwrap().into_iter().collect();
+    seen.sort();
+    assert_eq!(seen, ["e1", "e2", "e4"]);
+    assert!(store.seen_event_ids(&[]).await.unwrap().is_empty());
+
+    let err = store.record_events(&[event("ok", Disposition::Kept, None), event(" ", Disposition::Kept, None)]).await;
+    assert!(matches!(err, Err(StoreError::Data(_))), "{err:?}");
+    assert!(store.seen_event_ids(&ids(&["ok"])).await.unwrap().is_empty(), "nothing of a refused batch is stored");
+
+    store.record_bad_record("events.json:3", "not JSON", "{\"Records\": [").await.unwrap();
+    assert_eq!(store.stats().await.unwrap().bad_records, 1);
+}
+
+pub async fn many_events_in_one_batch_and_many_ids_in_one_question(f: Fixture) {
+    let store = &f.store;
+    let events: Vec<EventRecord> = (0..2_500).map(|i| event(&format!("ev-{i:05}"), Disposition::Kept, None)).collect();
+    assert_eq!(store.record_events(&events).await.unwrap(), 2_500);
+    let asked: Vec<String> = (0..40_000).map(|i| format!("ev-{i:05}")).collect();
+    let seen = store.seen_event_ids(&asked).await.unwrap();
+    assert_eq!(seen.len(), 2_500);
+    assert!(seen.contains("ev-00000") && seen.contains("ev-02499") && !seen.contains("ev-02500"));
+}
+
+pub async fn change_sets_upsert_and_log_decisions(f: Fixture) {
+    let store = &f.store;
+    assert_eq!(store.change_set("cs-1").await.unwrap(), None);
+    let first = change_set("cs-1", "dry-run");
+    store.record_change_set(&first).await.unwrap();
+    store.record_change_set(&first).await.unwrap();
+    assert_eq!(store.change_set("cs-1").await.unwrap().as_ref(), Some(&first));
+    assert!(store.decisions("cs-1").await.unwrap().is_empty(), "no decision, no audit row");
+
+    let mut decided = first.clone();
+    decided.status = "reconciled".into();
+    decided.decision = Some("reconcile".into());
+    decided.rule = Some("default-reconcile".into());
+    decided.rationale = Some("console change within bounds".into());
+    decided.branch = Some("driftback/cs-1".into());
+    decided.commit_id = Some("0123abcd".into());
+    decided.diff = Some("-  instance_type = \"t3.medium\"\n+  instance_type = \"t3.large\"\n".into());
+    decided.notes = vec!["value changed at var.instance_type".into()];
+    store.record_change_set(&decided).await.unwrap();
+    assert_eq!(store.change_set("cs-1").await.unwrap().as_ref(), Some(&decided));
+    let log = store.decisions("cs-1").await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].decision.kind, "reconcile");
+    assert_eq!(log[0].decision.rule, decided.rule);
+
+    let err = store.record_change_set(&change_set("cs-x", "merged")).await.unwrap_err();
+    assert!(!err.is_transient());
+    assert!(err.to_string().contains("merged") && err.to_string().contains("reconciled"), "{err}");
+
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.change_sets_by_status, vec![("reconciled".to_string(), 1)]);
+}
+
+pub async fn decisions_are_appended_once_per_distinct_decision(f: Fixture) {
+    let store = &f.store;
+    let d = DecisionRecord {
+        change_set_id: "cs-9".into(),
+        kind: "ignore_changes".into(),
+        rule: Some("service-owned".into()),
+        evidence: json!({"owner": "autoscaling", "history": [{"actor": "alice", "at": "2024-05-01T12:00:00Z"}]}),
+        rationale: Some("desired_capacity is owned by the autoscaler".into()),
+    };
+    let id = store.record_decision(&d).await.unwrap();
+    assert_eq!(store.record_decision(&d).await.unwrap(), id, "a retried decision is stored once");
+    let escalate = DecisionRecord { kind: "escalate".into(), evidence: json!({"oscillations": 3}), ..d.clone() };
+    let id2 = store.record_decision(&escalate).await.unwrap();
+    assert!(id2 > id);
+    let again = store.record_decision(&d).await.unwrap();
+    assert!(again > id2, "the same decision after a different one is a new entry");
+    store.record_decision(&DecisionRecord { change_set_id: "other".into(), ..d.clone() }).await.unwrap();
+
+    let log = store.decisions("cs-9").await.unwrap();
+    assert_eq!(
+        log.iter().map(|l| l.decision.kind.as_str()).collect::<Vec<_>>(),
+        ["ignore_changes", "escalate", "ignore_changes"]
+    );
+    assert_eq!(log[0].decision, d);
+    assert_eq!(log[1].decision.evidence, json!({"oscillations": 3}));
+    assert!(log[0].recorded_at <= log[2].recorded_at);
+    assert!(store.record_decision(&DecisionRecord { kind: "".into(), ..d }).await.is_err());
+}
+
+pub async fn pending_change_sets_merge_until_claimed(f: Fixture) {
+    let store = &f.store;
+    assert!(store.save_pending(&pending("cs-a", 10, 20, &["a1", "a2"])).await.unwrap());
+    assert!(store.save_pending(&pending("cs-a", 5, 30, &["a3", "a1"])).await.unwrap());
+    assert!(store.save_pending(&pending("cs-b", 40, 41, &["b1"])).await.unwrap());
+    let unfinished = store.unfinished_change_sets().await.unwrap();
+    assert_eq!(unfinished.len(), 2);
+    let a = &unfinished[0];
+    assert_eq!(a.change_set.id, "cs-a");
+    assert_eq!(a.change_set.event_ids, ["a1", "a2", "a3"]);
+    assert_eq!((a.change_set.first_event_time, a.change_set.last_event_time), (at(5), at(30)));
+    assert_eq!((a.status, a.attempts, a.claimed_by.as_deref()), (QueueStatus::Pending, 0, None));
+
+    // Quiet window: only change sets whose last event is at or before `quiet_before` are due.
+    let lease = Duration::from_secs(60);
+    let claimed = store.claim_due_change_sets("w1", at(35), at(100), lease, 10).await.unwrap();
+    assert_eq!(claimed.iter().map(|c| c.change_set.id.as_str()).collect::<Vec<_>>(), ["cs-a"]);
+    assert_eq!(claimed[0].status, QueueStatus::Claimed);
+    assert_eq!(claimed[0].claimed_by.as_deref(), Some("w1"));
+    assert_eq!(claimed[0].lease_until, Some(at(160)));
+    assert_eq!(claimed[0].attempts, 1);
+    assert!(store.claim_due_change_sets("w2", at(35), at(100), lease, 10).await.unwrap().is_empty(), "held by w1");
+
+    // New events for a claimed change set are refused: the caller starts a new one.
+    assert!(!store.save_pending(&pending("cs-a", 31, 32, &["a4"])).await.unwrap());
+    assert_eq!(store.queued_change_set("cs-a").await.unwrap().unwrap().change_set.event_ids, ["a1", "a2", "a3"]);
+
+    // Only the holder renews or finishes.
+    assert!(!store.renew_claim("cs-a", "w2", at(500)).await.unwrap());
+    assert!(store.renew_claim("cs-a", "w1", at(200)).await.unwrap());
+    assert!(!store.finish_claim("cs-a", "w2", &ClaimOutcome::Done).await.unwrap());
+    // The lease ended (now = 201 > 200): another worker takes it over, and w1 has lost it.
+    let taken = store.claim_due_change_sets("w2", at(35), at(201), lease, 10).await.unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!((taken[0].claimed_by.as_deref(), taken[0].attempts), (Some("w2"), 2));
+    assert!(!store.finish_claim("cs-a", "w1", &ClaimOutcome::Done).await.unwrap());
+    assert!(store.finish_claim("cs-a", "w2", &ClaimOutcome::Done).await.unwrap());
+    let done = store.queued_change_set("cs-a").await.unwrap().unwrap();
+    assert_eq!((done.status, done.lease_until), (QueueStatus::Done, None));
+    assert!(!store.save_pending(&pending("cs-a", 31, 32, &["a4"])).await.unwrap());
+
+    // Released work is due again at once; failures keep their reason.
+    let b = store.claim_due_change_sets("w1", at(50), at(300), lease, 10).await.unwrap();
+    assert_eq!(b[0].change_set.id, "cs-b");
+    assert!(store.finish_claim("cs-b", "w1", &ClaimOutcome::Release).await.unwrap());
+    let released = store.queued_change_set("cs-b").await.unwrap().unwrap();
+    assert_eq!((released.status, released.claimed_by.as_deref()), (QueueStatus::Pending, None));
+    let b = store.claim_due_change_sets("w3", at(50), at(301), lease, 10).await.unwrap();
+    assert_eq!(b[0].attempts, 2);
+    assert!(store.finish_claim("cs-b", "w3", &ClaimOutcome::Failed("repository is not clean".into())).await.unwrap());
+    let failed = store.queued_change_set("cs-b").await.unwrap().unwrap();
+    assert_eq!((failed.status, failed.failure.as_deref()), (QueueStatus::Failed, Some("repository is not clean")));
+    assert!(store.unfinished_change_sets().await.unwrap().is_empty());
+    assert!(store.claim_due_change_sets("w1", at(1000), at(1000), lease, 10).await.unwrap().is_empty());
+    assert_eq!(store.queued_change_set("nope").await.unwrap(), None);
+
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.queue_by_status, vec![("done".to_string(), 1), ("failed".to_string(), 1)]);
+    assert!(store.save_pending(&pending("bad", 10, 5, &[])).await.is_err(), "first after last is refused");
+}
+
+pub async fn claims_are_oldest_first_and_limited(f: Fixture) {
+    let store = &f.store;
+    for (id, last) in [("c3", 30), ("c1", 10), ("c2", 20)] {
+        store.save_pending(&pending(id, last, last, &[id])).await.unwrap();
+    }
+    let lease = Duration::from_secs(30);
+    let first = store.claim_due_change_sets("w", at(100), at(100), lease, 2).await.unwrap();
+    assert_eq!(first.iter().map(|c| c.change_set.id.as_str()).collect::<Vec<_>>(), ["c1", "c2"]);
+    let rest = store.claim_due_change_sets("w", at(100), at(100), lease, 2).await.unwrap();
+    assert_eq!(rest.iter().map(|c| c.change_set.id.as_str()).collect::<Vec<_>>(), ["c3"]);
+    assert!(store.claim_due_change_sets("w", at(100), at(100), lease, 0).await.unwrap().is_empty());
+}
+
+/// Replicas sharing one store, each with its own connection pool, claiming at the same time:
+/// every change set is claimed by exactly one of them.
+pub async fn replicas_never_claim_one_change_set_twice(f: Fixture) {
+    const N: usize = 60;
+    for i in 0..N {
+        f.store.save_pending(&pending(&format!("cs-{i:03}"), 0, 1, &[&format!("e{i}")])).await.unwrap();
+    }
+    let mut workers = tokio::task::JoinSet::new();
+    for w in 0..4 {
+        let replica = f.reopen().await;
+        workers.spawn(async move {
+            let owner = format!("replica-{w}");
+            let mut mine = Vec::new();
+            loop {
+                let got = replica.claim_due_change_sets(&owner, at(10), at(10), Duration::from_secs(600), 3).await;
+                let got = match got {
+                    Ok(got) => got,
+                    Err(e) if e.is_transient() => continue,
+                    Err(e) => panic!("{owner}: {e}"),
+                };
+                if got.is_empty() {
+                    break;
+                }
+                for c in got {
+                    assert_eq!(c.claimed_by.as_deref(), Some(owner.as_str()));
+                    mine.push(c.change_set.id);
+                }
+            }
+            replica.close().await;
+            mine
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(mine) = workers.join_next().await {
+        all.extend(mine.unwrap());
+    }
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(all.len(), N, "every change set claimed once: {all:?}");
+    assert_eq!(unique.len(), N);
+}
+
+pub async fn checkpoints_are_replaced(f: Fixture) {
+    let store = &f.store;
+    assert_eq!(store.checkpoint("cloudtrail:us-east-1").await.unwrap(), None);
+    store.set_checkpoint("cloudtrail:us-east-1", "2024-05-01T12:00:00Z").await.unwrap();
+    store.set_checkpoint("cloudtrail:us-east-1", "2024-05-01T13:00:00Z").await.unwrap();
+    store.set_checkpoint("sqs", "").await.unwrap();
+    assert_eq!(store.checkpoint("cloudtrail:us-east-1").await.unwrap().as_deref(), Some("2024-05-01T13:00:00Z"));
+    assert_eq!(store.checkpoint("sqs").await.unwrap().as_deref(), Some(""));
+    assert!(store.set_checkpoint("", "x").await.is_err());
+}
+
+pub async fn field_ownership_ledger(f: Fixture) {
+    let store = &f.store;
+    let change = |actor: &str, event_id: &str, secs: i64| FieldChange {
+        address: "aws_autoscaling_group.workers".into(),
+        attribute_path: "desired_capacity".into(),
+        actor: actor.into(),
+        event_id: event_id.into(),
+        event_time: at(secs),
+        change_set_id: Some(format!("cs-{event_id}")),
+    };
+    let history = vec![change("alice", "e1", 10), change("autoscaling", "e2", 20), change("alice", "e3", 30)];
+    assert_eq!(store.record_field_changes(&history).await.unwrap(), 3);
+    assert_eq!(store.record_field_changes(&history[1..]).await.unwrap(), 0, "recorded again: nothing new");
+    let other = FieldChange { attribute_path: "max_size".into(), ..change("bob", "e4", 40) };
+    assert_eq!(store.record_field_changes(&[other]).await.unwrap(), 1);
+
+    let all = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(0)).await.unwrap();
+    assert_eq!(all, history);
+    let since = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(20)).await.unwrap();
+    assert_eq!(since.iter().map(|c| c.event_id.as_str()).collect::<Vec<_>>(), ["e2", "e3"]);
+    assert!(store.field_history("aws_autoscaling_group.workers", "min_size", at(0)).await.unwrap().is_empty());
+
+    assert_eq!(store.field_owner("aws_autoscaling_group.workers", "desired_capacity").await.unwrap(), None);
+    store.set_field_owner("aws_autoscaling_group.workers", "desired_capacity", "terraform", None).await.unwrap();
+    store
+        .set_field_owner("aws_autoscaling_group.workers", "desired_capacity", "autoscaling", Some("service-owned"))
+        .await
+        .unwrap();
+    let owner = store.field_owner("aws_autoscaling_group.workers", "desired_capacity").await.unwrap().unwrap();
+    assert_eq!((owner.owner.as_str(), owner.rule.as_deref()), ("autoscaling", Some("service-owned")));
+    assert!(store.record_field_changes(&[FieldChange { event_id: "".into(), ..change("x", "e9", 1) }]).await.is_err());
+}
+
+fn spec(name: &str, dimension: usize) -> EmbedderSpec {
+    EmbedderSpec { name: name.into(), dimension }
+}
+
+fn unit(dimension: usize, hot: &[(usize, f32)]) -> Vec<f32> {
+    let mut v = vec![0.0; dimension];
+    for (i, x) in hot {
+        v[*i] = *x;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / norm).collect()
+}
+
+fn knowledge(signature: &str, embedding: Vec<f32>, recipe: Option<&str>) -> NewKnowledge {
+    NewKnowledge {
+        signature: signature.into(),
+        summary: format!("learned from {signature}"),
+        embedding,
+        patch_diff: Some("+  instance_type = \"t3.large\"\n".into()),
+        recipe_toml: recipe.map(str::to_owned),
+        change_set_id: Some("cs-1".into()),
+    }
+}
+
+pub async fn knowledge_search_and_recipes(f: Fixture) {
+    let store = &f.store;
+    let hashing = spec("hashing-v1", 8);
+    assert_eq!(store.embedder().await.unwrap(), None);
+    assert!(store.similar_knowledge(&hashing, &unit(8, &[(0, 1.0)]), 5).await.unwrap().is_empty());
+
+    let a = store
+        .upsert_knowledge(&hashing, &knowledge("ec2 ModifyInstanceAttribute", unit(8, &[(0, 1.0)]), None))
+        .await
+        .unwrap();
+    let b = store
+        .upsert_knowledge(
+            &hashing,
+            &knowledge(
+                "ec2 ModifyInstanceAttribute tags",
+                unit(8, &[(0, 1.0), (1, 1.0)]),
+                Some("[[recipe]]\nname = \"b\"\n"),
+            ),
+        )
+        .await
+        .unwrap();
+    let c = store
+        .upsert_knowledge(
+            &hashing,
+            &knowledge("sqs SetQueueAttributes", unit(8, &[(5, 1.0)]), Some("[[recipe]]\nname = \"c\"\n")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.embedder().await.unwrap(), Some(hashing.clone()));
+
+    let found = store.similar_knowledge(&hashing, &unit(8, &[(0, 1.0), (1, 0.2)]), 2).await.unwrap();
+    assert_eq!(found.iter().map(|s| s.entry.id).collect::<Vec<_>>(), [a, b]);
+    assert!(found[0].similarity > found[1].similarity && found[0].similarity > 0.9 && found[0].similarity <= 1.0001);
+    assert_eq!(found[1].entry.recipe_toml.as_deref(), Some("[[recipe]]\nname = \"b\"\n"));
+    let all = store.similar_knowledge(&hashing, &unit(8, &[(5, 1.0)]), 10).await.unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[0].entry.id, c);
+
+    // The same signature updates its entry, keeping its id and counts.
+    assert!(store.bump_knowledge_use(b).await.unwrap());
+    assert!(store.bump_knowledge_use(b).await.unwrap());
+    assert!(store.bump_knowledge_success(b).await.unwrap());
+    assert!(store.bump_knowledge_use(c).await.unwrap());
+    let b_again = store
+        .upsert_knowledge(&hashing, &knowledge("ec2 ModifyInstanceAttribute tags", unit(8, &[(1, 1.0)]), None))
+        .await
+        .unwrap();
+    assert_eq!(b_again, b);
+    let entry = store.knowledge_entry(b).await.unwrap().unwrap();
+    assert_eq!((entry.uses, entry.successes), (2, 1));
+    assert_eq!(entry.recipe_toml.as_deref(), Some("[[recipe]]\nname = \"b\"\n"), "no new recipe keeps the old");
+    assert!(entry.updated_at >= entry.created_at);
+    assert_eq!(store.knowledge_entry(9_999).await.unwrap(), None);
+    assert!(!store.bump_knowledge_use(9_999).await.unwrap());
+
+    let recipes = store.learned_recipes().await.unwrap();
+    assert_eq!(recipes.iter().map(|e| e.id).collect::<Vec<_>>(), [b, c], "most successful first");
+    assert!(store.demote_knowledge(b, "its patch failed validation twice").await.unwrap());
+    assert_eq!(store.learned_recipes().await.unwrap().iter().map(|e| e.id).collect::<Vec<_>>(), [c]);
+    assert_eq!(
+        store.knowledge_entry(b).await.unwrap().unwrap().demoted.as_deref(),
+        Some("its patch failed validation twice")
+    );
+    // A new recipe for the signature lifts the demotion.
+    store
+        .upsert_knowledge(
+            &hashing,
+            &knowledge("ec2 ModifyInstanceAttribute tags", unit(8, &[(1, 1.0)]), Some("[[recipe]]\nname = \"b2\"\n")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.learned_recipes().await.unwrap().len(), 2);
+
+    let stats = store.stats().await.unwrap();
+    assert_eq!((stats.knowledge_entries, stats.learned_recipes, stats.embedder), (3, 2, Some(hashing.clone())));
+
+    // Another embedder's vectors are refused, for writing and for searching.
+    let openai = spec("openai:text-embedding-3-small", 4);
+    let err = store.upsert_knowledge(&openai, &knowledge("x", unit(4, &[(0, 1.0)]), None)).await.unwrap_err();
+    assert!(matches!(err, StoreError::EmbedderMismatch { .. }), "{err:?}");
+    assert!(err.to_string().contains("kb reembed") && err.to_string().contains("hashing-v1"), "{err}");
+    let renamed = spec("hashing-v2", 8);
+    assert!(matches!(
+        store.similar_knowledge(&renamed, &unit(8, &[(0, 1.0)]), 3).await,
+        Err(StoreError::EmbedderMismatch { .. })
+    ));
+    assert!(matches!(store.similar_knowledge(&hashing, &unit(4, &[(0, 1.0)]), 3).await, Err(StoreError::Data(_))));
+}
+
+pub async fn reembedding_switches_every_vector_at_once(f: Fixture) {
+    let store = &f.store;
+    let old = spec("hashing-v1", 8);
+    let a = store.upsert_knowledge(&old, &knowledge("a", unit(8, &[(0, 1.0)]), None)).await.unwrap();
+    let b = store.upsert_knowledge(&old, &knowledge("b", unit(8, &[(1, 1.0)]), None)).await.unwrap();
+    let texts = store.knowledge_texts().await.unwrap();
+    assert_eq!(texts.iter().map(|t| (t.id, t.signature.as_str())).collect::<Vec<_>>(), [(a, "a"), (b, "b")]);
+
+    let new = spec("openai:text-embedding-3-small", 3);
+    // Leaving an entry out is refused, and changes nothing.
+    let err = store.replace_embeddings(&new, &[(a, unit(3, &[(2, 1.0)]))]).await.unwrap_err();
+    assert!(err.to_string().contains("1 entries missing"), "{err}");
+    assert_eq!(store.embedder().await.unwrap(), Some(old.clone()));
+    assert_eq!(store.similar_knowledge(&old, &unit(8, &[(1, 1.0)]), 1).await.unwrap()[0].entry.id, b);
+
+    store.replace_embeddings(&new, &[(a, unit(3, &[(2, 1.0)])), (b, unit(3, &[(0, 1.0)]))]).await.unwrap();
+    assert_eq!(store.embedder().await.unwrap(), Some(new.clone()));
+    let found = store.similar_knowledge(&new, &unit(3, &[(2, 1.0), (0, 0.1)]), 2).await.unwrap();
+    assert_eq!(found.iter().map(|s| s.entry.id).collect::<Vec<_>>(), [a, b]);
+    assert!(matches!(
+        store.similar_knowledge(&old, &unit(8, &[(0, 1.0)]), 1).await,
+        Err(StoreError::EmbedderMismatch { .. })
+    ));
+    // New entries now use the new embedder.
+    store.upsert_knowledge(&new, &knowledge("c", unit(3, &[(1, 1.0)]), None)).await.unwrap();
+    assert_eq!(store.similar_knowledge(&new, &unit(3, &[(1, 1.0)]), 1).await.unwrap()[0].entry.signature, "c");
+}
+
+pub async fn pull_requests_per_address(f: Fixture) {
+    let store = &f.store;
+    let pr = PullRequestRecord {
+        number: 17,
+        address: "aws_instance.web".into(),
+        branch: "driftback/aws_instance.web-cs1".into(),
+        url: "https://github.com/acme/infra/pull/17".into(),
+        state: PullRequestState::Open,
+        head_commit: "aaaa".into(),
+    };
+    assert_eq!(store.open_pull_request("aws_instance.web").await.unwrap(), None);
+    store.record_pull_request(&pr).await.unwrap();
+    let updated = PullRequestRecord { head_commit: "bbbb".into(), ..pr.clone() };
+    store.record_pull_request(&updated).await.unwrap();
+    assert_eq!(store.open_pull_request("aws_instance.web").await.unwrap(), Some(updated.clone()));
+    assert_eq!(store.open_pull_request("aws_instance.api").await.unwrap(), None);
+
+    assert!(store.set_pull_request_state(17, PullRequestState::Merged).await.unwrap());
+    assert_eq!(store.open_pull_request("aws_instance.web").await.unwrap(), None);
+    assert!(!store.set_pull_request_state(18, PullRequestState::Closed).await.unwrap());
+    let next = PullRequestRecord { number: 21, head_commit: "cccc".into(), ..pr.clone() };
+    store.record_pull_request(&next).await.unwrap();
+    assert_eq!(store.open_pull_request("aws_instance.web").await.unwrap().map(|p| p.number), Some(21));
+}
+
+fn reconciliation(cs: &str, prompt: u64, completion: u64) -> ReconciliationRecord {
+    ReconciliationRecord {
+        change_set_id: cs.into(),
+        trace_summary: "recipe ec2-instance-type; 1 edit at var.instance_type".into(),
+        actor: "arn:aws:iam::123456789012:user/alice".into(),
+        intent: "performance".into(),
+        motivation: "incident".into(),
+        decision: "reconcile".into(),
+        patch_diff: Some("+x\n".into()),
+        branch: Some(format!("driftback/{cs}")),
+        commit_id: Some("abcd".into()),
+        pull_request: None,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        model: Some("gpt-4.1-mini".into()),
+        duration_ms: 1234,
+        outcome: "reconciled".into(),
+    }
+}
+
+pub async fn reconciliations_are_kept_per_change_set(f: Fixture) {
+    let store = &f.store;
+    store.record_reconciliation(&reconciliation("cs-1", 100, 20)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    store.record_reconciliation(&reconciliation("cs-2", 1000, 200)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let replaced = ReconciliationRecord {
+        pull_request: Some("https://github.com/acme/infra/pull/3".into()),
+        ..reconciliation("cs-1", 150, 30)
+    };
+    store.record_reconciliation(&replaced).await.unwrap();
+
+    assert_eq!(store.reconciliation("cs-1").await.unwrap().unwrap().reconciliation, replaced);
+    assert_eq!(store.reconciliation("cs-3").await.unwrap(), None);
+    let recent = store.recent_reconciliations(10).await.unwrap();
+    assert_eq!(recent.iter().map(|r| r.reconciliation.change_set_id.as_str()).collect::<Vec<_>>(), ["cs-1", "cs-2"]);
+    assert_eq!(store.recent_reconciliations(1).await.unwrap().len(), 1);
+    let stats = store.stats().await.unwrap();
+    assert_eq!((stats.reconciliations, stats.prompt_tokens, stats.completion_tokens), (2, 1150, 230));
+}
+
+pub async fn stats_count_everything(f: Fixture) {
+    let store = &f.store;
+    assert_eq!(store.stats().await.unwrap(), Stats::default());
+    store
+        .record_events(&[
+            event("k1", Disposition::Kept, None),
+            event("d1", Disposition::Dropped, Some("read-only")),
+            event("d2", Disposition::Dropped, Some("read-only")),
+            event("d3", Disposition::Dropped, Some("iac-principal")),
+            event("d4", Disposition::Dropped, None),
+            event("b1", Disposition::Bad, Some("missing resource id")),
+        ])
+        .await
+        .unwrap();
+    store.record_bad_record("sqs:msg-9", "record without eventID", "{}").await.unwrap();
+    for (id, status) in [("a", "reconciled"), ("b", "escalated"), ("c", "escalated"), ("d", "no-change")] {
+        store.record_change_set(&change_set(id, status)).await.unwrap();
+    }
+    store.record_change_set(&change_set("d", "escalated")).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.events, 6);
+    assert_eq!(
+        stats.events_dropped_by_reason,
+        vec![("read-only".into(), 2), ("(none)".into(), 1), ("iac-principal".into(), 1)]
+    );
+    assert_eq!(stats.bad_records, 1);
+    assert_eq!(stats.change_sets_by_status, vec![("escalated".into(), 3), ("reconciled".into(), 1)]);
+}
+
+/// Generates one `#[tokio::test]` per suite case, each on a fresh store made by `$fixture`.
+#[macro_export]
+macro_rules! store_suite {
+    ($fixture:path) => {
+        $crate::store_suite!(@cases $fixture;
+            events_are_recorded_once,
+            many_events_in_one_batch_and_many_ids_in_one_question,
+            change_sets_upsert_and_log_decisions,
+            decisions_are_appended_once_per_distinct_decision,
+            pending_change_sets_merge_until_claimed,
+            claims_are_oldest_first_and_limited,
+            replicas_never_claim_one_change_set_twice,
+            checkpoints_are_replaced,
+            field_ownership_ledger,
+            knowledge_search_and_recipes,
+            reembedding_switches_every_vector_at_once,
+            pull_requests_per_address,
+            reconciliations_are_kept_per_change_set,
+            stats_count_everything,
+        );
+    };
+    (@cases $fixture:path; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let fixture = $fixture(stringify!($case)).await;
+                $crate::suite::$case(fixture).await;
+            }
+        )*
+    };
+}
