@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::intake::Intake;
 use crate::ledger::{Ledger, record_durably};
-use crate::window::QuietWindow;
 use crate::{FeedError, Shutdown};
 
 /// LookupEvents answers for the last 90 days only.
@@ -143,7 +142,6 @@ impl Backfill {
         &self,
         ledger: &L,
         filter: &FilterConfig,
-        window: &QuietWindow,
         range: std::ops::Range<DateTime<Utc>>,
         shutdown: &Shutdown,
         mut progress: impl FnMut(BackfillProgress),
@@ -177,7 +175,7 @@ impl Backfill {
                 let (intake, next) = self.page(start, end, token.take(), filter, &mut report).await?;
                 report.pages += 1;
                 report.events += intake.events.len();
-                let receipt = record_durably(ledger, &intake, window, "backfill", shutdown).await?;
+                let receipt = record_durably(ledger, &intake, "backfill", shutdown).await?;
                 report.new_events += receipt.new_events;
                 report.duplicates += receipt.duplicates;
                 report.bad += receipt.bad;

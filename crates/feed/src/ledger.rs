@@ -8,7 +8,6 @@ use driftback_events::ChangeSet;
 use driftback_store::ChangeSetRecord;
 
 use crate::intake::Intake;
-use crate::window::QuietWindow;
 
 /// A store failure. `transient` says whether the same call may succeed later (a busy database, a
 /// lost connection): the feed retries those and stops on the others.
@@ -45,15 +44,11 @@ pub struct ClaimedChangeSet {
 pub trait Ledger: Send + Sync + 'static {
     /// Record an intake: each event once by `eventID` (later copies are counted as duplicates and
     /// change nothing), bad input verbatim, and every new kept event joined to the pending change set
-    /// of its resource and actor session (or a new one) under `window`.
-    fn record_intake(
-        &self,
-        intake: &Intake,
-        window: &QuietWindow,
-    ) -> impl Future<Output = Result<IntakeReceipt, LedgerError>> + Send;
+    /// of its resource and actor session (or a new one) under the ledger's [`QuietWindow`](crate::QuietWindow).
+    fn record_intake(&self, intake: &Intake) -> impl Future<Output = Result<IntakeReceipt, LedgerError>> + Send;
 
-    /// Claim up to `limit` pending change sets that are due at `now` and not leased by another
-    /// replica, leasing them to `owner` for `lease`.
+    /// Claim up to `limit` pending change sets that are due at `now` (their quiet window has passed)
+    /// and not leased by another replica, leasing them to `owner` for `lease`.
     fn claim_due(
         &self,
         now: DateTime<Utc>,
@@ -92,13 +87,12 @@ pub trait Ledger: Send + Sync + 'static {
 pub(crate) async fn record_durably<L: Ledger>(
     ledger: &L,
     intake: &Intake,
-    window: &QuietWindow,
     source: &'static str,
     shutdown: &crate::Shutdown,
 ) -> Result<IntakeReceipt, crate::FeedError> {
     let mut delay = Duration::from_millis(200);
     let receipt = loop {
-        match ledger.record_intake(intake, window).await {
+        match ledger.record_intake(intake).await {
             Ok(receipt) => break receipt,
             Err(e) if e.transient && !shutdown.is_triggered() => {
                 crate::metrics::store_error("record_intake", &e);

@@ -18,6 +18,7 @@ mod ops;
 mod reconciler;
 mod shutdown;
 mod sqs;
+mod store_ledger;
 mod window;
 
 pub use backfill::{
@@ -30,4 +31,5 @@ pub use ops::{Probe, ops_router, serve_ops};
 pub use reconciler::{Reconcile, Reconciled, ReconcilerConfig, run_reconciler};
 pub use shutdown::Shutdown;
 pub use sqs::{SqsConfig, SqsConsumer, UnparseablePolicy};
+pub use store_ledger::StoreLedger;
 pub use window::{QuietWindow, due_at};

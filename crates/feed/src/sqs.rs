@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::aws_message;
 use crate::intake::Intake;
 use crate::ledger::{Ledger, record_durably};
-use crate::window::QuietWindow;
 use crate::{FeedError, Shutdown};
 
 /// What to do with a message whose body is not a CloudTrail record or EventBridge envelope, once it
@@ -156,14 +155,13 @@ impl SqsConsumer {
         &self,
         ledger: L,
         filter: FilterConfig,
-        window: QuietWindow,
         shutdown: Shutdown,
     ) -> Result<(), FeedError> {
         let filter = Arc::new(filter);
         let mut tasks = tokio::task::JoinSet::new();
         for n in 0..self.config.receivers {
             let (me, ledger, filter, shutdown) = (self.clone(), ledger.clone(), filter.clone(), shutdown.clone());
-            tasks.spawn(async move { me.receive_loop(n, &ledger, &filter, &window, &shutdown).await });
+            tasks.spawn(async move { me.receive_loop(n, &ledger, &filter, &shutdown).await });
         }
         let mut result = Ok(());
         while let Some(done) = tasks.join_next().await {
@@ -190,7 +188,6 @@ impl SqsConsumer {
         n: usize,
         ledger: &L,
         filter: &FilterConfig,
-        window: &QuietWindow,
         shutdown: &Shutdown,
     ) -> Result<(), FeedError> {
         let mut failures = 0u32;
@@ -219,7 +216,7 @@ impl SqsConsumer {
             if messages.is_empty() {
                 continue;
             }
-            self.handle_batch(messages, ledger, filter, window, shutdown).await?;
+            self.handle_batch(messages, ledger, filter, shutdown).await?;
         }
         tracing::debug!(receiver = n, "receive loop stopped");
         Ok(())
@@ -250,7 +247,6 @@ impl SqsConsumer {
         messages: Vec<Message>,
         ledger: &L,
         filter: &FilterConfig,
-        window: &QuietWindow,
         shutdown: &Shutdown,
     ) -> Result<(), FeedError> {
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -279,7 +275,7 @@ impl SqsConsumer {
             async move { me.keep_invisible(&receipts).await }
         });
         let intake = Intake::merge(received.iter().map(|r| r.intake.clone()));
-        let recorded = record_durably(ledger, &intake, window, "sqs", shutdown).await;
+        let recorded = record_durably(ledger, &intake, "sqs", shutdown).await;
         heartbeat.abort();
         match recorded {
             Ok(receipt) => {

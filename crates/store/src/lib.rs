@@ -124,6 +124,12 @@ impl Store {
         dispatch!(self.seen_event_ids(ids))
     }
 
+    /// The recorded events among `ids` (raw records included), in no particular order; ids not
+    /// recorded are left out. The daemon rebuilds a claimed change set's events from them.
+    pub async fn events_by_id(&self, ids: &[String]) -> Result<Vec<EventRecord>, StoreError> {
+        dispatch!(self.events_by_id(ids))
+    }
+
     /// Records events in one transaction; an event whose id is already recorded is left as it was.
     /// Returns how many were new. A batch with an empty event id is refused whole.
     pub async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {

@@ -78,6 +78,40 @@ impl SqliteStore {
         Ok(seen)
     }
 
+    /// The recorded events among `ids`, in no particular order.
+    pub(crate) async fn events_by_id(&self, ids: &[String]) -> Result<Vec<EventRecord>, StoreError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(IN_CHUNK) {
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT event_id, event_time, source, name, actor, disposition, drop_reason, raw FROM events \
+                 WHERE event_id IN (",
+            );
+            let mut list = query.separated(", ");
+            for id in chunk {
+                list.push_bind(id.clone());
+            }
+            list.push_unseparated(")");
+            for row in query.build().fetch_all(&self.pool).await? {
+                let event_id: String = row.try_get("event_id")?;
+                let time_text: String = row.try_get("event_time")?;
+                let disposition: String = row.try_get("disposition")?;
+                let raw: String = row.try_get("raw")?;
+                out.push(EventRecord {
+                    event_time: time::from_text("event_time", &time_text)?,
+                    source: row.try_get("source")?,
+                    name: row.try_get("name")?,
+                    actor: row.try_get("actor")?,
+                    disposition: disposition.parse()?,
+                    drop_reason: row.try_get("drop_reason")?,
+                    raw: serde_json::from_str(&raw)
+                        .map_err(|e| StoreError::Data(format!("event {event_id}: column raw is not JSON: {e}")))?,
+                    event_id,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// Records events in one transaction; an event whose id is already recorded is left as it was.
     /// Returns how many were new.
     pub(crate) async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
