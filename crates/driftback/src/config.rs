@@ -18,6 +18,70 @@ pub struct Config {
     pub store: StoreConfig,
     pub publish: PublishConfig,
     pub recipes: RecipesConfig,
+    /// `driftback serve`'s queue: the SQS queue an EventBridge rule feeds.
+    pub feed: driftback_feed::SqsConfig,
+    /// CloudTrail LookupEvents backfill (`driftback backfill`, and `serve` at start-up).
+    pub backfill: driftback_feed::BackfillConfig,
+    /// `driftback serve`: the repository, the operations endpoint, leases and shutdown.
+    pub serve: ServeConfig,
+}
+
+/// `[serve]`: the daemon's repository, operations endpoint, change-set leases and shutdown.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// The infrastructure repository to clone (a URL or a path to a bare repository). driftback
+    /// owns the clone in `workdir`: it fetches and resets it to `base_branch` before each change set
+    /// and pushes its branches there.
+    pub repo_url: Option<String>,
+    /// Or: a repository mounted in the container, used as it is (no fetch, no reset, no push):
+    /// branches start from its checked-out commit.
+    pub repo_path: Option<PathBuf>,
+    /// Where the clone of `repo_url` lives.
+    pub workdir: PathBuf,
+    /// The branch every driftback branch starts from.
+    pub base_branch: String,
+    /// The Terraform state, relative to the repository.
+    pub state_path: PathBuf,
+    /// Address of `/healthz`, `/readyz` and `/metrics`.
+    pub listen: String,
+    /// On SIGTERM or SIGINT, in-flight work gets this long to finish before the process exits
+    /// (unfinished messages reappear on the queue; unfinished change sets are released).
+    pub shutdown_deadline_secs: u64,
+    /// A change set takes events for at most this long after its first, so a resource touched
+    /// every minute is still reconciled (at most this plus the quiet window after its first event).
+    pub max_change_set_age_secs: u64,
+    /// This replica's name in change-set leases; default: host name and process id.
+    pub replica: Option<String>,
+    /// How long a claimed change set is leased (renewed while work goes on).
+    pub lease_secs: u64,
+    /// How often the store is asked for due change sets when none was due.
+    pub poll_ms: u64,
+    /// While the feed runs, the CloudTrail checkpoint moves every this many seconds to now minus
+    /// `checkpoint_margin_secs` (CloudTrail delivers within about 5 minutes), so a restart backfills
+    /// only the time it was down.
+    pub checkpoint_interval_secs: u64,
+    pub checkpoint_margin_secs: u64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            repo_url: None,
+            repo_path: None,
+            workdir: PathBuf::from("driftback-work"),
+            base_branch: "main".into(),
+            state_path: PathBuf::from("terraform.tfstate"),
+            listen: "127.0.0.1:9464".into(),
+            shutdown_deadline_secs: 30,
+            max_change_set_age_secs: 900,
+            replica: None,
+            lease_secs: 300,
+            poll_ms: 1000,
+            checkpoint_interval_secs: 60,
+            checkpoint_margin_secs: 900,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,10 +1,13 @@
 //! `driftback`: keeps Terraform code true to the cloud.
 
+mod backfill;
 mod config;
 mod demo;
 mod eval;
+mod logs;
 mod pipeline;
 mod reconcile;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,20 +43,29 @@ enum Command {
     /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
     /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
     Eval(eval::Args),
+    /// Run the daemon: consume the SQS queue an EventBridge rule on "AWS API Call via CloudTrail"
+    /// feeds, and reconcile each change set once its resource has been quiet.
+    ///
+    /// Needs [feed] queue_url and [serve] repo_url (a clone driftback keeps) or repo_path. Serves
+    /// /healthz, /readyz and /metrics on [serve] listen. SIGTERM or SIGINT stops it gracefully.
+    /// See docs/operations.md.
+    Serve(serve::Args),
+    /// Read past events through CloudTrail LookupEvents (at most 90 days, 2 requests a second) into
+    /// the same pipeline, then reconcile the change sets they make.
+    Backfill(backfill::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DRIFTBACK_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    logs::init(matches!(cli.command, Command::Serve(_)));
     let result = (|| -> anyhow::Result<ExitCode> {
         let config = config::Config::load(cli.config.as_deref())?;
         match cli.command {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Eval(args) => eval::run(&args),
+            Command::Serve(args) => serve::run(&config, &args).map(|_| ExitCode::SUCCESS),
+            Command::Backfill(args) => backfill::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }
     })();
     match result {

@@ -182,11 +182,11 @@ pub fn load_catalog(config: &Config, repo: &Path) -> anyhow::Result<Catalog> {
     Ok(catalog)
 }
 
-fn resolve(base: &Path, path: &Path) -> PathBuf {
+pub(crate) fn resolve(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
 }
 
-fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetRecord {
+pub(crate) fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetRecord {
     ChangeSetRecord {
         id: change_set.id.clone(),
         resource_id: change_set.resource_id.clone(),
@@ -210,7 +210,7 @@ fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetReco
     }
 }
 
-fn commit_message(change_set: &ChangeSet, outcome: &Outcome, label: &str) -> String {
+pub(crate) fn commit_message(change_set: &ChangeSet, outcome: &Outcome, label: &str) -> String {
     let calls: Vec<String> = change_set.events.iter().map(|e| e.raw_name.clone()).collect();
     let mut unique_calls: Vec<String> = Vec::new();
     for c in calls {

@@ -74,7 +74,7 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
         }
         for claim in claimed {
             match one(&ledger, &reconcile, &config.replica, lease, claim).await {
-                Ok(()) => delay = Duration::from_millis(config.poll_ms.max(10)),
+                Ok(_) => delay = Duration::from_millis(config.poll_ms.max(10)),
                 Err(e) if matches!(&e, FeedError::Ledger(le) if !le.transient) => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e, "change set released; it will be retried");
@@ -86,13 +86,34 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
     Ok(())
 }
 
+/// Reconcile every change set that is due now, one at a time, and return what became of each:
+/// (change set id, status, branch). For one-shot runs such as `driftback backfill`.
+pub async fn reconcile_due<L: Ledger + Clone, R: Reconcile>(
+    ledger: &L,
+    reconcile: &Arc<R>,
+    config: &ReconcilerConfig,
+) -> Result<Vec<(String, String, Option<String>)>, FeedError> {
+    let lease = Duration::from_secs(config.lease_secs.max(3));
+    let mut done = Vec::new();
+    loop {
+        let claimed = ledger.claim_due(Utc::now(), &config.replica, lease, 1).await?;
+        if claimed.is_empty() {
+            return Ok(done);
+        }
+        for claim in claimed {
+            let record = one(ledger, reconcile, &config.replica, lease, claim).await?;
+            done.push((record.id, record.status, record.branch));
+        }
+    }
+}
+
 async fn one<L: Ledger + Clone, R: Reconcile>(
     ledger: &L,
     reconcile: &Arc<R>,
     owner: &str,
     lease: Duration,
     claim: ClaimedChangeSet,
-) -> Result<(), FeedError> {
+) -> Result<ChangeSetRecord, FeedError> {
     let id = claim.change_set.id.clone();
     let started = Instant::now();
     let renewer = tokio::spawn({
@@ -126,7 +147,7 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
             ledger.complete(owner, &done.record).await?;
             let lag = (Utc::now() - claim.change_set.last_time()).to_std().ok();
             crate::metrics::change_set_done(&id, &done.record.status, started.elapsed(), lag, done.tokens);
-            Ok(())
+            Ok(done.record)
         }
         Err(reason) => {
             ledger.release(&id, owner).await?;

@@ -1,0 +1,412 @@
+//! `driftback serve`: the daemon on the EventBridge -> SQS feed.
+//!
+//! Messages are recorded in the knowledge base (events deduplicated by eventID, kept events in
+//! pending change sets) before they are deleted; a reconcile loop claims change sets whose quiet
+//! window has passed and commits each on its own branch of the infrastructure repository, fetched
+//! to the latest base first. `/healthz`, `/readyz` and `/metrics` tell operators how it goes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use git2::{BranchType, Repository};
+
+use driftback_events::ChangeSet;
+use driftback_feed::{
+    Backfill, Ledger, QuietWindow, Reconcile, Reconciled, ReconcilerConfig, Shutdown, SqsConsumer, StoreLedger,
+};
+use driftback_publish::{Author, GitRepo, branch_name};
+use driftback_recipes::Catalog;
+use driftback_store::{CHANGE_SET_STATUSES, Store};
+use driftback_terraform::{Repo, State};
+
+use crate::config::{Config, ServeConfig};
+use crate::pipeline::{self, Status};
+use crate::reconcile::{change_set_record, commit_message, load_catalog, resolve};
+
+/// The trailer that ties a commit to its change set, so a restarted daemon finds work it had
+/// already committed and does not commit it twice.
+const CHANGE_SET_TRAILER: &str = "Drift-Change-Set";
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The operations endpoint's address (overrides [serve] listen), e.g. 0.0.0.0:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+}
+
+pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(serve(config, args))
+}
+
+/// The repository driftback works in, and the knowledge base next to it.
+pub struct Workspace {
+    pub repo_dir: PathBuf,
+    /// `true` for driftback's own clone of `repo_url`: fetched, reset and pushed to.
+    pub owned_clone: bool,
+    pub store: Store,
+}
+
+impl Workspace {
+    /// Clone `repo_url` into `workdir` (once) or open `repo_path`, then open the knowledge base.
+    pub async fn prepare(config: &Config) -> anyhow::Result<Workspace> {
+        let serve = &config.serve;
+        let (repo_dir, owned_clone) = match (&serve.repo_url, &serve.repo_path) {
+            (Some(_), Some(_)) => anyhow::bail!(
+                "[serve] has both repo_url and repo_path; give one: repo_url to let driftback keep its own \
+                 clone, repo_path for a repository mounted in place"
+            ),
+            (None, None) => anyhow::bail!(
+                "[serve] needs the infrastructure repository: repo_url (cloned into workdir) or repo_path \
+                 (a mounted working tree), e.g. DRIFTBACK_SERVE__REPO_URL=https://github.com/acme/infra.git"
+            ),
+            (Some(url), None) => {
+                let dir = serve.workdir.clone();
+                clone_once(url, &dir, &serve.base_branch)?;
+                (dir, true)
+            }
+            (None, Some(path)) => {
+                GitRepo::open_clean(path)?;
+                (path.clone(), false)
+            }
+        };
+        let db = resolve(&repo_dir, &config.store.sqlite_path);
+        let store =
+            Store::open_sqlite(&db).await.with_context(|| format!("opening the knowledge base {}", db.display()))?;
+        Ok(Workspace { repo_dir, owned_clone, store })
+    }
+
+    pub fn window(config: &Config) -> QuietWindow {
+        QuietWindow { quiet_secs: config.group.quiet_window_secs, max_age_secs: config.serve.max_change_set_age_secs }
+    }
+
+    pub fn ledger(&self, config: &Config) -> StoreLedger {
+        StoreLedger::new(self.store.clone(), Self::window(config))
+    }
+
+    pub fn reconciler(&self, config: &Config) -> anyhow::Result<GitReconciler> {
+        Ok(GitReconciler {
+            repo_dir: self.repo_dir.clone(),
+            owned_clone: self.owned_clone,
+            catalog: load_catalog(config, &self.repo_dir)?,
+            serve: config.serve.clone(),
+            branch_prefix: config.publish.branch_prefix.clone(),
+            author: Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() },
+        })
+    }
+}
+
+pub fn reconciler_config(serve: &ServeConfig) -> ReconcilerConfig {
+    let mut config = ReconcilerConfig { lease_secs: serve.lease_secs, poll_ms: serve.poll_ms, ..Default::default() };
+    if let Some(replica) = &serve.replica {
+        config.replica = replica.clone();
+    }
+    config
+}
+
+async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
+    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets(driftback_feed::metrics::DURATION_BUCKETS)?
+        .install_recorder()
+        .context("installing the metrics recorder")?;
+    driftback_feed::metrics::describe();
+
+    let workspace = Workspace::prepare(config).await?;
+    let ledger = workspace.ledger(config);
+    let reconciler = Arc::new(workspace.reconciler(config)?);
+    let consumer = SqsConsumer::new(config.feed.clone()).await?;
+    let shutdown = Shutdown::new();
+    listen_for_signals(shutdown.clone())?;
+
+    let probes: Vec<driftback_feed::Probe> = vec![
+        ("store", {
+            let ledger = ledger.clone();
+            Arc::new(move || {
+                let ledger = ledger.clone();
+                Box::pin(async move { ledger.ping().await.map_err(|e| e.to_string()) })
+            })
+        }),
+        ("queue", {
+            let consumer = consumer.clone();
+            Arc::new(move || {
+                let consumer = consumer.clone();
+                Box::pin(async move { consumer.probe().await.map_err(|e| e.to_string()) })
+            })
+        }),
+    ];
+    let listen = args.listen.clone().unwrap_or_else(|| config.serve.listen.clone());
+    let (bound, ops) =
+        driftback_feed::serve_ops(&listen, driftback_feed::ops_router(metrics, probes), shutdown.clone()).await?;
+    tracing::info!(
+        listen = %bound,
+        queue = consumer.queue_url(),
+        repository = %workspace.repo_dir.display(),
+        "serving: /healthz /readyz /metrics"
+    );
+
+    if config.backfill.on_start {
+        backfill_gap(config, &ledger, &shutdown).await;
+    }
+
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn({
+        let (consumer, ledger, filter, shutdown) =
+            (consumer.clone(), ledger.clone(), config.filter.clone(), shutdown.clone());
+        async move { consumer.run(ledger, filter, shutdown).await.map_err(anyhow::Error::from) }
+    });
+    tasks.spawn({
+        let (ledger, shutdown) = (ledger.clone(), shutdown.clone());
+        let reconcile_config = reconciler_config(&config.serve);
+        async move {
+            driftback_feed::run_reconciler(ledger, reconciler, reconcile_config, shutdown)
+                .await
+                .map_err(anyhow::Error::from)
+        }
+    });
+    tasks.spawn(advance_checkpoint_while_running(config.clone(), ledger.clone(), shutdown.clone()));
+
+    // Run until a signal, or until a task fails for good.
+    let mut failure = None;
+    tokio::select! {
+        _ = shutdown.wait() => {}
+        Some(done) = tasks.join_next() => {
+            failure = task_failure(done);
+            shutdown.trigger();
+        }
+    }
+    let deadline = Duration::from_secs(config.serve.shutdown_deadline_secs);
+    tracing::info!(deadline_secs = deadline.as_secs(), "shutting down: no new work; finishing what is in hand");
+    let finished = tokio::time::timeout(deadline, async {
+        while let Some(done) = tasks.join_next().await {
+            if let Some(e) = task_failure(done) {
+                failure.get_or_insert(e);
+            }
+        }
+    })
+    .await;
+    if finished.is_err() {
+        tracing::warn!(
+            deadline_secs = deadline.as_secs(),
+            "deadline passed with work in hand: undeleted messages reappear on the queue, claimed change sets \
+             are taken up again when their lease ends"
+        );
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(2), ops).await;
+    workspace.store.close().await;
+    match failure {
+        Some(e) => Err(e),
+        None => {
+            tracing::info!("stopped");
+            Ok(())
+        }
+    }
+}
+
+fn task_failure(done: Result<anyhow::Result<()>, tokio::task::JoinError>) -> Option<anyhow::Error> {
+    match done {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(e) => Some(anyhow::anyhow!("a task panicked: {e}")),
+    }
+}
+
+fn listen_for_signals(shutdown: Shutdown) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    tokio::spawn(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        tracing::info!(signal = name, "shutdown requested");
+        shutdown.trigger();
+    });
+    Ok(())
+}
+
+/// At start-up: backfill from the last checkpoint to now, so the time the daemon was down is
+/// covered. Without a checkpoint (first start) there is nothing to catch up on. A failure is logged,
+/// not fatal: the queue still works.
+async fn backfill_gap(config: &Config, ledger: &StoreLedger, shutdown: &Shutdown) {
+    let result = async {
+        let backfill = Backfill::new(config.backfill.clone()).await?;
+        let Some(since) = ledger.checkpoint(&backfill.checkpoint_name()).await? else {
+            tracing::info!(region = backfill.region(), "no CloudTrail checkpoint yet: nothing to backfill");
+            return Ok::<_, driftback_feed::FeedError>(());
+        };
+        let now = chrono::Utc::now();
+        let oldest = now - chrono::Duration::days(driftback_feed::LOOKUP_EVENTS_MAX_AGE_DAYS);
+        let since = since.max(oldest);
+        tracing::info!(since = %since.to_rfc3339(), region = backfill.region(), "backfilling from the checkpoint");
+        let report = backfill.run(ledger, &config.filter, since..now, shutdown, |_| {}).await?;
+        tracing::info!(pages = report.pages, events = report.events, new = report.new_events, "backfill done");
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "start-up backfill failed; the queue is consumed anyway");
+    }
+}
+
+/// While the feed runs, move the CloudTrail checkpoint to "now minus the delivery margin".
+async fn advance_checkpoint_while_running(
+    config: Config,
+    ledger: StoreLedger,
+    shutdown: Shutdown,
+) -> anyhow::Result<()> {
+    let region = match &config.backfill.region {
+        Some(region) => region.clone(),
+        None => match std::env::var("AWS_REGION").or_else(|_| std::env::var("AWS_DEFAULT_REGION")) {
+            Ok(region) => region,
+            Err(_) => return Ok(()),
+        },
+    };
+    let name = driftback_feed::checkpoint_name(&region);
+    let every = Duration::from_secs(config.serve.checkpoint_interval_secs.max(1));
+    let margin = chrono::Duration::seconds(config.serve.checkpoint_margin_secs as i64);
+    loop {
+        tokio::select! {
+            _ = shutdown.wait() => return Ok(()),
+            _ = tokio::time::sleep(every) => {}
+        }
+        if let Err(e) = ledger.advance_checkpoint(&name, chrono::Utc::now() - margin).await {
+            tracing::warn!(error = %e, "could not move the CloudTrail checkpoint");
+        }
+    }
+}
+
+/// Clone `url` into `dir` unless `dir` already holds the clone.
+fn clone_once(url: &str, dir: &Path, base_branch: &str) -> anyhow::Result<()> {
+    if dir.join(".git").exists() {
+        let repo = Repository::open(dir).with_context(|| format!("opening the working clone {}", dir.display()))?;
+        let origin = repo.find_remote("origin").ok().and_then(|r| r.url().ok().map(str::to_string));
+        anyhow::ensure!(
+            origin.as_deref() == Some(url),
+            "{} is a clone of {}, not of {url}; point [serve] workdir at an empty directory",
+            dir.display(),
+            origin.unwrap_or_else(|| "nothing".into())
+        );
+        return Ok(());
+    }
+    if dir.exists() && std::fs::read_dir(dir)?.next().is_some() {
+        anyhow::bail!("[serve] workdir {} is not empty and not a clone; give an empty or new directory", dir.display());
+    }
+    tracing::info!(url, dir = %dir.display(), "cloning the infrastructure repository");
+    git2::build::RepoBuilder::new()
+        .branch(base_branch)
+        .clone(url, dir)
+        .with_context(|| format!("cloning {url} (branch {base_branch}) into {}", dir.display()))?;
+    Ok(())
+}
+
+/// Reconciles change sets into branches of the repository (runs on a blocking thread).
+pub struct GitReconciler {
+    repo_dir: PathBuf,
+    owned_clone: bool,
+    catalog: Catalog,
+    serve: ServeConfig,
+    branch_prefix: String,
+    author: Author,
+}
+
+impl GitReconciler {
+    /// Fetch the base branch and reset the clone to it; returns the base commit.
+    fn refresh(&self) -> Result<git2::Oid, String> {
+        let repo = Repository::open(&self.repo_dir).map_err(|e| format!("opening {}: {e}", self.repo_dir.display()))?;
+        if !self.owned_clone {
+            return GitRepo::open_clean(&self.repo_dir).and_then(|g| g.head_commit()).map_err(|e| e.to_string());
+        }
+        let base = &self.serve.base_branch;
+        let mut origin = repo.find_remote("origin").map_err(|e| format!("the clone has no origin: {e}"))?;
+        origin
+            .fetch(&[format!("+refs/heads/{base}:refs/remotes/origin/{base}")], None, None)
+            .map_err(|e| format!("fetching {base} from origin: {e}"))?;
+        let tip = repo
+            .refname_to_id(&format!("refs/remotes/origin/{base}"))
+            .map_err(|e| format!("origin has no branch {base}: {e}"))?;
+        let object = repo.find_object(tip, None).map_err(|e| e.to_string())?;
+        repo.reset(&object, git2::ResetType::Hard, None).map_err(|e| format!("resetting the clone to {base}: {e}"))?;
+        Ok(tip)
+    }
+
+    /// A branch already holding this change set's commit (from before a crash), if any.
+    fn already_committed(&self, repo: &Repository, branch: &str, change_set: &str) -> Option<(String, git2::Oid)> {
+        let trailer = format!("{CHANGE_SET_TRAILER}: {change_set}");
+        let candidates = [(branch.to_string(), BranchType::Local), (format!("origin/{branch}"), BranchType::Remote)];
+        for (name, kind) in candidates {
+            if let Ok(found) = repo.find_branch(&name, kind) {
+                if let Ok(commit) = found.get().peel_to_commit() {
+                    if commit.message().unwrap_or_default().lines().any(|l| l == trailer) {
+                        return Some((branch.to_string(), commit.id()));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn push(&self, repo: &Repository, branch: &str) -> Result<(), String> {
+        if !self.owned_clone {
+            return Ok(());
+        }
+        let mut origin = repo.find_remote("origin").map_err(|e| e.to_string())?;
+        origin
+            .push(&[format!("refs/heads/{branch}:refs/heads/{branch}")], None)
+            .map_err(|e| format!("pushing {branch} to origin: {e}"))
+    }
+}
+
+impl Reconcile for GitReconciler {
+    fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, String> {
+        let base = self.refresh()?;
+        let state_path = self.repo_dir.join(&self.serve.state_path);
+        let state_text = std::fs::read_to_string(&state_path)
+            .map_err(|e| format!("cannot read the Terraform state {}: {e}", state_path.display()))?;
+        let state = State::parse(&state_text, &state_path.display().to_string()).map_err(|e| e.to_string())?;
+        let repo = Repo::load(&self.repo_dir).map_err(|e| e.to_string())?;
+        let outcome = pipeline::process(&self.catalog, &state, &repo, change_set);
+        let label = outcome
+            .addresses
+            .first()
+            .cloned()
+            .or_else(|| change_set.resource_id.clone())
+            .unwrap_or_else(|| change_set.id.clone());
+        let mut record = change_set_record(change_set, &outcome);
+        if !CHANGE_SET_STATUSES.contains(&record.status.as_str()) {
+            // The knowledge base has no `revert` status yet: it is escalated, with the reason kept.
+            record.rationale = Some(format!("{}: {}", record.status, record.rationale.unwrap_or_default()));
+            record.status = "escalated".into();
+        }
+        if outcome.status == Status::Reconciled {
+            let git = GitRepo::open_clean(&self.repo_dir).map_err(|e| e.to_string())?;
+            let raw = Repository::open(&self.repo_dir).map_err(|e| e.to_string())?;
+            let wanted = branch_name(&self.branch_prefix, &label, &change_set.id);
+            let (branch, commit) = match self.already_committed(&raw, &wanted, &change_set.id) {
+                Some(found) => {
+                    tracing::info!(change_set = change_set.id, branch = found.0, "already committed before a restart");
+                    if raw.find_branch(&found.0, BranchType::Local).is_err() {
+                        let commit = raw.find_commit(found.1).map_err(|e| e.to_string())?;
+                        raw.branch(&found.0, &commit, false).map_err(|e| e.to_string())?;
+                    }
+                    found
+                }
+                None => {
+                    let changes: Vec<(PathBuf, Option<String>)> =
+                        outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                    let mut message = commit_message(change_set, &outcome, &label);
+                    message.push_str(&format!("{CHANGE_SET_TRAILER}: {}\n", change_set.id));
+                    git.commit_on_branch(base, &wanted, &changes, &message, &self.author).map_err(|e| e.to_string())?
+                }
+            };
+            self.push(&raw, &branch)?;
+            record.branch = Some(branch);
+            record.commit_id = Some(commit.to_string());
+            record.diff = git.diff_of(commit).ok();
+        }
+        Ok(Reconciled { record, tokens: 0 })
+    }
+}
