@@ -131,17 +131,25 @@ impl Config {
             anyhow::ensure!(path.is_file(), "configuration file {} does not exist", path.display());
             builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml));
         }
-        builder = builder.add_source(
-            config::Environment::with_prefix("DRIFTBACK")
-                .prefix_separator("_")
-                .separator("__")
-                .try_parsing(true)
-                .list_separator(","),
-        );
+        // Only DRIFTBACK_<SECTION>__<KEY>: DRIFTBACK_LOG, DRIFTBACK_CONFIG and the like are not keys.
+        let vars = std::env::vars().filter(|(k, _)| k.starts_with("DRIFTBACK_") && k.contains("__")).collect();
+        builder = builder.add_source(environment().source(Some(vars)));
         let raw = builder.build().context("reading the configuration")?;
         let origin = path.map(|p| p.display().to_string()).unwrap_or_else(|| "the environment".into());
         raw.try_deserialize::<Config>().with_context(|| format!("invalid configuration in {origin}"))
     }
+}
+
+/// `DRIFTBACK_<SECTION>__<KEY>` variables. Only the keys that are lists are split on commas;
+/// every other value stays one string or number (a URL keeps its commas).
+fn environment() -> config::Environment {
+    config::Environment::with_prefix("DRIFTBACK")
+        .prefix_separator("_")
+        .separator("__")
+        .try_parsing(true)
+        .list_separator(",")
+        .with_list_parse_key("filter.iac_principals")
+        .with_list_parse_key("recipes.catalogs")
 }
 
 #[cfg(test)]
@@ -158,5 +166,20 @@ mod tests {
         let err = format!("{:#}", Config::load(Some(&path)).unwrap_err());
         assert!(err.contains("quiet_windw_secs"), "{err}");
         assert!(Config::load(Some(&dir.path().join("missing.toml"))).is_err());
+    }
+
+    #[test]
+    fn environment_values_keep_their_types() {
+        let vars = [
+            ("DRIFTBACK_FEED__ENDPOINT_URL", "http://127.0.0.1:5000"),
+            ("DRIFTBACK_FEED__MAX_MESSAGES", "7"),
+            ("DRIFTBACK_FILTER__IAC_PRINCIPALS", "terraform-ci,atlantis"),
+        ];
+        let map = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let raw = config::Config::builder().add_source(environment().source(Some(map))).build().unwrap();
+        let config: Config = raw.try_deserialize().unwrap();
+        assert_eq!(config.feed.endpoint_url.as_deref(), Some("http://127.0.0.1:5000"));
+        assert_eq!(config.feed.max_messages, 7);
+        assert_eq!(config.filter.iac_principals, ["terraform-ci", "atlantis"]);
     }
 }
