@@ -39,7 +39,8 @@ trap 'exit 143' TERM
 
 endpoint="http://127.0.0.1:$port"
 for _ in $(seq 1 100); do
-  if curl -fsS -o /dev/null "$endpoint/moto-api/" 2>/dev/null; then
+  if python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+      "$endpoint/moto-api/" 2>/dev/null; then
     break
   fi
   if ! kill -0 "$moto_pid" 2>/dev/null; then

@@ -410,3 +410,86 @@ impl Reconcile for GitReconciler {
         Ok(Reconciled { record, tokens: 0 })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// A bare remote with the demo project, and a working repository to push new base commits from.
+    fn remote(root: &Path) -> (PathBuf, PathBuf) {
+        let src = root.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/project");
+        for name in ["main.tf", "terraform.tfstate"] {
+            std::fs::copy(demo.join(name), src.join(name)).unwrap();
+        }
+        git(&src, &["init", "-q", "-b", "main"]);
+        git(&src, &["add", "."]);
+        git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+        let bare = root.join("remote.git");
+        let out = Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&bare).output().unwrap();
+        assert!(out.status.success());
+        git(&src, &["remote", "add", "origin", bare.to_str().unwrap()]);
+        (bare, src)
+    }
+
+    fn change_sets() -> Vec<ChangeSet> {
+        let batch = driftback_events::read_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/events.json"))
+            .unwrap();
+        let kept: Vec<_> = batch
+            .events
+            .into_iter()
+            .map(|(e, _)| e)
+            .filter(|e| {
+                driftback_events::classify(e, &Default::default()) == driftback_events::Disposition::Keep
+            })
+            .collect();
+        driftback_events::group(kept, &Default::default())
+    }
+
+    #[test]
+    fn a_change_set_committed_before_a_crash_is_not_committed_again_and_branches_start_from_the_latest_base() {
+        let root = tempfile::tempdir().unwrap();
+        let (bare, src) = remote(root.path());
+        let mut config = Config::default();
+        config.serve.repo_url = Some(bare.display().to_string());
+        config.serve.workdir = root.path().join("work");
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let workspace = runtime.block_on(Workspace::prepare(&config)).unwrap();
+        let reconciler = workspace.reconciler(&config).unwrap();
+        let sets = change_sets();
+        let web = sets.iter().find(|s| s.events.iter().any(|e| e.name == "ModifyInstanceAttribute")).unwrap();
+
+        let first = reconciler.reconcile(web).unwrap().record;
+        // The daemon died before recording the outcome: the change set is claimed and reconciled again.
+        let again = reconciler.reconcile(web).unwrap().record;
+        assert_eq!(first.status, "reconciled");
+        assert_eq!((again.branch.clone(), again.commit_id.clone()), (first.branch.clone(), first.commit_id.clone()));
+        let branches = git(&bare, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"]);
+        assert_eq!(branches.lines().count(), 1, "{branches}");
+        let branch = first.branch.unwrap();
+        assert!(git(&bare, &["log", "-1", "--format=%B", &branch]).contains(&format!("Drift-Change-Set: {}", web.id)));
+
+        // Someone merges into main: the next change set's branch starts from the new tip.
+        std::fs::write(src.join("README.md"), "infra\n").unwrap();
+        git(&src, &["add", "README.md"]);
+        git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "docs"]);
+        git(&src, &["push", "-q", "origin", "main"]);
+        let tip = git(&bare, &["rev-parse", "main"]);
+        let other = sets
+            .iter()
+            .filter(|s| s.id != web.id)
+            .map(|s| reconciler.reconcile(s).unwrap().record)
+            .find(|r| r.status == "reconciled")
+            .expect("another reconciled change set");
+        let parent = git(&bare, &["rev-parse", &format!("{}^", other.branch.unwrap())]);
+        assert_eq!(parent, tip);
+    }
+}
