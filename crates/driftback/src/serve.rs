@@ -39,7 +39,11 @@ pub struct Args {
 
 pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(serve(config, args))
+    let result = runtime.block_on(serve(config, args));
+    // A reconciliation still running past the shutdown deadline is not waited for: its change set
+    // is taken up again when its lease ends.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
 }
 
 /// The repository driftback works in, and the knowledge base next to it.
@@ -117,7 +121,8 @@ async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
     let workspace = Workspace::prepare(config).await?;
     let ledger = workspace.ledger(config);
     let reconciler = Arc::new(workspace.reconciler(config)?);
-    let consumer = SqsConsumer::new(config.feed.clone()).await?;
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let consumer = SqsConsumer::new(config.feed.clone()).await?.with_wakeup(wake.clone());
     let shutdown = Shutdown::new();
     listen_for_signals(shutdown.clone())?;
 
@@ -161,7 +166,7 @@ async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
         let (ledger, shutdown) = (ledger.clone(), shutdown.clone());
         let reconcile_config = reconciler_config(&config.serve);
         async move {
-            driftback_feed::run_reconciler(ledger, reconciler, reconcile_config, shutdown)
+            driftback_feed::run_reconciler(ledger, reconciler, reconcile_config, wake, shutdown)
                 .await
                 .map_err(anyhow::Error::from)
         }
@@ -441,15 +446,13 @@ mod tests {
     }
 
     fn change_sets() -> Vec<ChangeSet> {
-        let batch = driftback_events::read_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/events.json"))
-            .unwrap();
+        let batch =
+            driftback_events::read_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/events.json")).unwrap();
         let kept: Vec<_> = batch
             .events
             .into_iter()
             .map(|(e, _)| e)
-            .filter(|e| {
-                driftback_events::classify(e, &Default::default()) == driftback_events::Disposition::Keep
-            })
+            .filter(|e| driftback_events::classify(e, &Default::default()) == driftback_events::Disposition::Keep)
             .collect();
         driftback_events::group(kept, &Default::default())
     }

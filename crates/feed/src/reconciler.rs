@@ -48,10 +48,12 @@ impl Default for ReconcilerConfig {
 
 /// Claim and reconcile due change sets one at a time until shutdown. The change set in hand when
 /// shutdown comes is finished (the caller bounds that with its deadline) and then the loop stops.
+/// Between polls it also wakes when `wake` is notified (new pending events).
 pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
     ledger: L,
     reconcile: Arc<R>,
     config: ReconcilerConfig,
+    wake: Arc<tokio::sync::Notify>,
     shutdown: Shutdown,
 ) -> Result<(), FeedError> {
     let lease = Duration::from_secs(config.lease_secs.max(3));
@@ -69,6 +71,7 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
             tokio::select! {
                 _ = shutdown.wait() => break,
                 _ = tokio::time::sleep(delay) => {}
+                _ = wake.notified() => {}
             }
             continue;
         }

@@ -100,6 +100,8 @@ impl SqsConfig {
 pub struct SqsConsumer {
     client: Client,
     config: Arc<SqsConfig>,
+    /// Notified when a batch added events to pending change sets (wakes the reconcile loop).
+    wake: Arc<tokio::sync::Notify>,
 }
 
 /// One received message and what its body decoded to.
@@ -121,7 +123,14 @@ impl SqsConsumer {
             loader = loader.endpoint_url(endpoint.clone());
         }
         let sdk = loader.load().await;
-        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config) })
+        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config), wake: Arc::default() })
+    }
+
+    /// Notify `wake` whenever a batch adds events to pending change sets, so a reconcile loop
+    /// waiting on it looks for due change sets at once instead of at its next poll.
+    pub fn with_wakeup(mut self, wake: Arc<tokio::sync::Notify>) -> SqsConsumer {
+        self.wake = wake;
+        self
     }
 
     pub fn queue_url(&self) -> &str {
@@ -279,6 +288,9 @@ impl SqsConsumer {
         heartbeat.abort();
         match recorded {
             Ok(receipt) => {
+                if receipt.pending > 0 {
+                    self.wake.notify_one();
+                }
                 tracing::debug!(
                     messages = received.len(),
                     new = receipt.new_events,
