@@ -312,3 +312,76 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     assert!(unfinished.is_empty(), "{unfinished:?}");
     store.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let dlq_url = sqs.create_queue().queue_name(format!("dlq-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    let dlq_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone();
+    let policy = json!({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "2"}).to_string();
+    let queue_url = sqs
+        .create_queue()
+        .queue_name(format!("feed-{suffix}"))
+        .attributes(QueueAttributeName::RedrivePolicy, policy)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    sqs.send_message().queue_url(&queue_url).message_body("{\"truncated\": ").send().await.unwrap();
+
+    let workdir = root.path().join("work");
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_FEED__VISIBILITY_TIMEOUT_SECS", "2".to_string()),
+        ("DRIFTBACK_FEED__UNPARSEABLE", "redrive".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{}", free_port())),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    wait_for("the poison message in the dead-letter queue", &mut daemon, async || {
+        let out = sqs
+            .get_queue_attributes()
+            .queue_url(&dlq_url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .unwrap();
+        out.attributes().unwrap()[&QueueAttributeName::ApproximateNumberOfMessages] == "1"
+    })
+    .await;
+    let status = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
+    assert!(queue_is_empty(&sqs, &queue_url).await);
+
+    // Each receive was recorded with the text verbatim before the message moved on.
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.bad_records, 2, "{stats:?}");
+    assert_eq!(stats.events, 0);
+    store.close().await;
+    assert!(daemon.log().contains("left for the queue's redrive policy"), "{}", daemon.log());
+}

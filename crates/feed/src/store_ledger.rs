@@ -50,8 +50,9 @@ fn change_set_id(resource: Option<&str>, first_event: &str) -> String {
     format!("cs-{hash:016x}")
 }
 
-/// Where each new kept event goes: pending change sets to save, given the ones already pending.
-/// Pure, so the joining rules are tested without a database.
+/// Where each new kept event goes, given the change sets already pending: for every change set the
+/// new events join or start, a [`PendingChangeSet`] holding only those new events (the store
+/// merges them into the stored one). Pure, so the joining rules are tested without a database.
 pub(crate) fn plan_pending(
     mut open: Vec<PendingChangeSet>,
     events: &[&ApiEvent],
@@ -59,7 +60,7 @@ pub(crate) fn plan_pending(
 ) -> Vec<PendingChangeSet> {
     let mut sorted: Vec<&ApiEvent> = events.to_vec();
     sorted.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
-    let mut touched: Vec<String> = Vec::new();
+    let mut additions: Vec<PendingChangeSet> = Vec::new();
     for event in sorted {
         let ids = resource_ids(event);
         let keys: Vec<(Option<String>, String)> = if ids.is_empty() {
@@ -75,14 +76,14 @@ pub(crate) fn plan_pending(
                     && (p.event_ids.contains(&event.id)
                         || (resource.is_some() && window.joins(p.first_event_time, p.last_event_time, event.time)))
             });
-            let id = match found {
+            let set = match found {
+                // A redelivery of an event already pending: nothing to add.
+                Some(p) if p.event_ids.contains(&event.id) => continue,
                 Some(p) => {
-                    if !p.event_ids.contains(&event.id) {
-                        p.event_ids.push(event.id.clone());
-                        p.first_event_time = p.first_event_time.min(event.time);
-                        p.last_event_time = p.last_event_time.max(event.time);
-                    }
-                    p.id.clone()
+                    p.event_ids.push(event.id.clone());
+                    p.first_event_time = p.first_event_time.min(event.time);
+                    p.last_event_time = p.last_event_time.max(event.time);
+                    p.clone()
                 }
                 None => {
                     let p = PendingChangeSet {
@@ -93,17 +94,26 @@ pub(crate) fn plan_pending(
                         last_event_time: event.time,
                         event_ids: vec![event.id.clone()],
                     };
-                    let id = p.id.clone();
-                    open.push(p);
-                    id
+                    open.push(p.clone());
+                    p
                 }
             };
-            if !touched.contains(&id) {
-                touched.push(id);
+            match additions.iter_mut().find(|a| a.id == set.id) {
+                Some(a) => {
+                    a.event_ids.push(event.id.clone());
+                    a.first_event_time = a.first_event_time.min(event.time);
+                    a.last_event_time = a.last_event_time.max(event.time);
+                }
+                None => additions.push(PendingChangeSet {
+                    event_ids: vec![event.id.clone()],
+                    first_event_time: event.time,
+                    last_event_time: event.time,
+                    ..set
+                }),
             }
         }
     }
-    open.into_iter().filter(|p| touched.contains(&p.id)).collect()
+    additions
 }
 
 fn event_record(e: &crate::IntakeEvent) -> EventRecord {
@@ -136,13 +146,14 @@ impl Ledger for StoreLedger {
                 .map(|q| q.change_set)
                 .collect();
             for pending in plan_pending(open, &kept, &self.window) {
-                if !self.store.save_pending(&pending).await.map_err(err)? {
-                    // Claimed meanwhile: these events start a change set of their own.
-                    let fresh = PendingChangeSet {
-                        id: change_set_id(Some(&pending.resource_key), &format!("{}+late", pending.id)),
-                        ..pending
-                    };
-                    self.store.save_pending(&fresh).await.map_err(err)?;
+                let mut attempt = 0;
+                let mut candidate = pending.clone();
+                // `false`: the change set was claimed meanwhile; these events start one of their own.
+                while !self.store.save_pending(&candidate).await.map_err(err)? {
+                    attempt += 1;
+                    let first = format!("{}#{attempt}", pending.event_ids[0]);
+                    candidate =
+                        PendingChangeSet { id: change_set_id(Some(&pending.resource_key), &first), ..pending.clone() };
                 }
             }
         }
@@ -273,13 +284,15 @@ mod tests {
             ev("4", "2024-03-01T11:00:00Z", "alice", "i-1"),
             ev("2", "2024-03-01T10:00:30Z", "bob", "i-1"),
         ];
+        // Only the new events are handed to the store, which merges them into the stored change set.
         let saved2 = plan_pending(saved.clone(), &later.iter().collect::<Vec<_>>(), &w);
-        let alice = saved2.iter().find(|p| p.event_ids.contains(&"1".to_string())).unwrap();
-        assert_eq!(alice.event_ids, ["1", "0", "3"]);
+        assert_eq!(saved2.len(), 2, "{saved2:?}");
+        let alice = saved2.iter().find(|p| p.event_ids.contains(&"3".to_string())).unwrap();
+        assert_eq!(alice.event_ids, ["0", "3"]);
         assert_eq!(alice.id, saved.iter().find(|p| p.event_ids == ["1"]).unwrap().id, "the id stays");
         assert_eq!(alice.first_event_time.to_rfc3339(), "2024-03-01T09:59:00+00:00");
-        assert!(saved2.iter().any(|p| p.event_ids == ["4"]));
-        let bob = saved2.iter().find(|p| p.event_ids == ["2"]).unwrap();
-        assert_eq!(bob.id, saved.iter().find(|p| p.event_ids == ["2"]).unwrap().id);
+        assert_eq!(alice.last_event_time.to_rfc3339(), "2024-03-01T10:01:30+00:00");
+        let late = saved2.iter().find(|p| p.event_ids == ["4"]).unwrap();
+        assert_ne!(late.id, alice.id);
     }
 }
