@@ -137,6 +137,8 @@ fn trail(records: usize) -> String {
 
 struct Run {
     elapsed: Duration,
+    /// Time spent in parse + normalise, filter, and group.
+    phases: [Duration; 3],
     kept: usize,
     dropped: usize,
     change_sets: usize,
@@ -146,6 +148,7 @@ fn rust_pipeline(bytes: &[u8]) -> Run {
     let filter = FilterConfig { iac_principals: vec!["terraform-ci".into()] };
     let start = Instant::now();
     let batch = decode(bytes, "bench").expect("the trail decodes");
+    let decoded = start.elapsed();
     let mut kept = Vec::new();
     let mut dropped = 0;
     for (event, _) in batch.events {
@@ -155,8 +158,10 @@ fn rust_pipeline(bytes: &[u8]) -> Run {
         }
     }
     let n = kept.len();
+    let filtered = start.elapsed();
     let sets = group(kept, &GroupConfig::default());
-    Run { elapsed: start.elapsed(), kept: n, dropped, change_sets: sets.len() }
+    let elapsed = start.elapsed();
+    Run { elapsed, phases: [decoded, filtered - decoded, elapsed - filtered], kept: n, dropped, change_sets: sets.len() }
 }
 
 fn main() {
@@ -183,6 +188,13 @@ fn main() {
         median.kept,
         median.dropped,
         median.change_sets
+    );
+    let [parse, filter, grouping] = median.phases;
+    println!(
+        "        parse + normalise {:.3} s, filter {:.3} s, group {:.3} s",
+        parse.as_secs_f64(),
+        filter.as_secs_f64(),
+        grouping.as_secs_f64()
     );
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/intake.py");
