@@ -1,11 +1,14 @@
 //! The configuration file (TOML) with environment overrides (`DRIFTBACK_<SECTION>__<KEY>`).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use driftback_embed::EmbedConfig;
 use driftback_events::{FilterConfig, GroupConfig};
+use driftback_store::OpenOptions;
 
 /// Every key, with its default. Unknown keys are rejected with their name.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -18,6 +21,9 @@ pub struct Config {
     pub store: StoreConfig,
     pub publish: PublishConfig,
     pub recipes: RecipesConfig,
+    pub policy: PolicyConfig,
+    /// How knowledge is embedded for similarity search.
+    pub embed: EmbedConfig,
     /// `driftback serve`'s queue: the SQS queue an EventBridge rule feeds.
     pub feed: driftback_feed::SqsConfig,
     /// CloudTrail LookupEvents backfill (`driftback backfill`, and `serve` at start-up).
@@ -86,32 +92,147 @@ impl Default for ServeConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    /// The ownership policy, relative to the repository. Missing file: the built-in safe defaults.
+    pub file: PathBuf,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig { file: PathBuf::from(crate::policy_cmd::DEFAULT_POLICY_FILE) }
+    }
+}
+
+/// The `[store]` section of the configuration file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
-    /// The embedded knowledge base (SQLite). Relative paths are relative to the repository.
+    /// The knowledge base: `postgres://USER@HOST:PORT/DB` or `sqlite:PATH`. Unset: the SQLite file
+    /// `sqlite_path`.
+    pub url: Option<String>,
+    /// The embedded knowledge base (SQLite) when `url` is unset. Relative paths are relative to the
+    /// repository.
     pub sqlite_path: PathBuf,
+    /// Connection attempts while the database does not answer at start.
+    pub connect_attempts: u32,
+    /// The longest time spent on those attempts, in seconds.
+    pub connect_max_wait_secs: u64,
+    /// Connections in the pool (Postgres).
+    pub max_connections: u32,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        StoreConfig { sqlite_path: PathBuf::from(".git/driftback/kb.sqlite") }
+        let open = OpenOptions::default();
+        StoreConfig {
+            url: None,
+            sqlite_path: PathBuf::from(".git/driftback/kb.sqlite"),
+            connect_attempts: open.connect_attempts,
+            connect_max_wait_secs: open.connect_max_wait.as_secs(),
+            max_connections: open.max_connections,
+        }
     }
 }
 
+impl StoreConfig {
+    /// The store URL: `url`, else `sqlite:` and `sqlite_path` resolved against `repo`.
+    pub fn resolved_url(&self, repo: &Path) -> String {
+        match &self.url {
+            Some(url) if !url.trim().is_empty() => url.clone(),
+            _ => {
+                let path = if self.sqlite_path.is_absolute() {
+                    self.sqlite_path.clone()
+                } else {
+                    repo.join(&self.sqlite_path)
+                };
+                format!("sqlite:{}", path.display())
+            }
+        }
+    }
+
+    pub fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            connect_attempts: self.connect_attempts.max(1),
+            connect_max_wait: Duration::from_secs(self.connect_max_wait_secs),
+            max_connections: self.max_connections.max(1),
+            ..OpenOptions::default()
+        }
+    }
+}
+
+/// Where reconciled change sets go. See docs/publishing.md.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PublishConfig {
+    /// `none`: local branches only (the embedded default); `push`: also push each branch to the
+    /// remote; `pull-request`: push and open (or update) one pull request per resource.
+    pub mode: PublishMode,
     /// Branches are named `<prefix>/<address>-<change set>`.
     pub branch_prefix: String,
     pub author_name: String,
     pub author_email: String,
+    /// The remote to push to: `https://...` or a local path. Default: the repository's `origin`.
+    pub remote_url: Option<String>,
+    /// The branch pull requests target. Default: the checked-out branch.
+    pub base_branch: Option<String>,
+    /// The environment variable holding the token (HTTPS push and the GitHub API). Never logged.
+    pub token_env: String,
+    /// GitHub's REST API: `https://api.github.com`, or `https://HOST/api/v3` for GitHub Enterprise.
+    pub api_url: String,
+    /// `OWNER/NAME` on GitHub. Default: taken from the remote URL.
+    pub repository: Option<String>,
+    /// Labels put on new pull requests.
+    pub labels: Vec<String>,
+    /// Open pull requests as drafts.
+    pub draft: bool,
+    /// Tries for network and server failures (push, fetch, API), with exponential backoff.
+    pub retry_attempts: u32,
+    /// The first backoff wait, doubled after each further failure (at most 30 s).
+    pub retry_delay_ms: u64,
+    /// The environment variable holding the webhook secret (for `X-Hub-Signature-256`).
+    pub webhook_secret_env: String,
+}
+
+/// How far publishing goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", try_from = "String")]
+pub enum PublishMode {
+    #[default]
+    None,
+    Push,
+    PullRequest,
+}
+
+impl TryFrom<String> for PublishMode {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        match value.as_str() {
+            "none" => Ok(PublishMode::None),
+            "push" => Ok(PublishMode::Push),
+            "pull-request" => Ok(PublishMode::PullRequest),
+            other => Err(format!("publish.mode {other:?} is not one of none, push, pull-request")),
+        }
+    }
 }
 
 impl Default for PublishConfig {
     fn default() -> Self {
         PublishConfig {
+            mode: PublishMode::None,
             branch_prefix: "driftback".into(),
             author_name: "driftback".into(),
             author_email: "driftback@localhost".into(),
+            remote_url: None,
+            base_branch: None,
+            token_env: "GITHUB_TOKEN".into(),
+            api_url: "https://api.github.com".into(),
+            repository: None,
+            labels: vec!["driftback".into()],
+            draft: false,
+            retry_attempts: 4,
+            retry_delay_ms: 500,
+            webhook_secret_env: "DRIFTBACK_WEBHOOK_SECRET".into(),
         }
     }
 }
@@ -150,6 +271,7 @@ fn environment() -> config::Environment {
         .list_separator(",")
         .with_list_parse_key("filter.iac_principals")
         .with_list_parse_key("recipes.catalogs")
+        .with_list_parse_key("publish.labels")
 }
 
 #[cfg(test)]
@@ -181,5 +303,20 @@ mod tests {
         assert_eq!(config.feed.endpoint_url.as_deref(), Some("http://127.0.0.1:5000"));
         assert_eq!(config.feed.max_messages, 7);
         assert_eq!(config.filter.iac_principals, ["terraform-ci", "atlantis"]);
+    }
+
+    #[test]
+    fn publish_mode_is_none_unless_chosen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("driftback.toml");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(Config::load(Some(&path)).unwrap().publish.mode, PublishMode::None);
+        std::fs::write(&path, "[publish]\nmode = \"pull-request\"\nlabels = [\"drift\"]\n").unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.publish.mode, PublishMode::PullRequest);
+        assert_eq!(config.publish.labels, ["drift"]);
+        std::fs::write(&path, "[publish]\nmode = \"pr\"\n").unwrap();
+        let err = format!("{:#}", Config::load(Some(&path)).unwrap_err());
+        assert!(err.contains("pull-request"), "{err}");
     }
 }

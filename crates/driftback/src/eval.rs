@@ -184,22 +184,25 @@ fn run_scenario(corpus: &Path, dir: &Path, catalog: &Catalog) -> anyhow::Result<
         .map(|(e, _)| e)
         .filter(|e| classify(e, &FilterConfig::default()) == Disposition::Keep)
         .collect();
+    // The project folder is the infrastructure repository: its policy file decides.
+    let policy = crate::policy_cmd::load_policy(&crate::config::Config::default(), &project)?;
+    let mut ledger: Vec<driftback_policy::LedgerEntry> = Vec::new();
     let mut edits = 0;
     let mut decisions = Vec::new();
     let mut escalations = Vec::new();
     for change_set in group(kept, &GroupConfig::default()) {
-        let outcome = pipeline::process(catalog, &state, &repo, &change_set);
+        let outcome = pipeline::process(catalog, &state, &repo, &change_set, &policy, &ledger);
+        ledger.extend(outcome.ledger.iter().cloned());
         if let Some(d) = &outcome.decision {
             decisions.push(d.kind.as_str().to_string());
         }
         match &outcome.status {
-            Status::Escalated(reason) => escalations.push(reason.clone()),
+            Status::Escalated(reason) | Status::Revert(reason) => escalations.push(reason.clone()),
             Status::Reconciled => {
                 edits += outcome.edits;
                 for (file, text) in &outcome.files {
-                    repo.files.insert(file.clone(), text.clone());
+                    repo.set_file(file, text.clone());
                 }
-                repo.reindex();
                 pipeline::remember_created(&mut state, &outcome);
             }
             _ => {}
@@ -229,14 +232,14 @@ fn judge(
 ) -> Option<String> {
     let why_not =
         || if escalations.is_empty() { String::new() } else { format!(" (escalated: {})", escalations.join("; ")) };
-    if let Some(d) = after.diagnostics.iter().find(|d| !before.diagnostics.iter().any(|b| b.file == d.file)) {
+    let before_diagnostics = before.diagnostics();
+    if let Some(d) = after.diagnostics().into_iter().find(|d| !before_diagnostics.iter().any(|b| b.file == d.file)) {
         return Some(format!("the patched project does not parse: {d}"));
     }
-    if let Some((file, _)) = after.files.iter().find(|(_, t)| t.contains("HIDDEN_DUE_TO_SECURITY_REASONS")) {
+    if let Some((file, _)) = after.files().find(|(_, t)| t.contains("HIDDEN_DUE_TO_SECURITY_REASONS")) {
         return Some(format!("{} contains a redacted value", file.display()));
     }
-    let changed: Vec<&PathBuf> =
-        after.files.iter().filter(|(p, t)| before.files.get(*p) != Some(t)).map(|(p, _)| p).collect();
+    let changed: Vec<&PathBuf> = after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p).collect();
     if expect.no_patch && !changed.is_empty() {
         return Some(format!(
             "expected no patch, but changed {}",
@@ -281,7 +284,8 @@ fn judge(
     for a in &expect.absent {
         let Ok(address) = Address::parse(&a.address) else { return Some(format!("bad address {}", a.address)) };
         named.push(address.to_string());
-        if after.find_resource(&address).is_some() {
+        // A keyed instance is gone when its block is, or when count/for_each no longer produce it.
+        if effective_config(after, &address).is_some() {
             return Some(format!("{} is still in the configuration{}", a.address, why_not()));
         }
     }
@@ -328,11 +332,11 @@ fn judge(
 /// `(to, id)` of every import block in the repository.
 fn imports(repo: &Repo) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for (path, text) in &repo.files {
+    for (path, text) in repo.files() {
         if path.extension().is_none_or(|e| e != "tf") {
             continue;
         }
-        let Ok(body) = driftback_terraform::edit::parse(text) else { continue };
+        let Some(body) = repo.body(path) else { continue };
         for block in body.blocks().filter(|b| b.ident.as_str() == "import") {
             let to = block
                 .body

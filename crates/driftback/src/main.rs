@@ -4,8 +4,12 @@ mod backfill;
 mod config;
 mod demo;
 mod eval;
+mod kb;
 mod logs;
+mod ownership;
 mod pipeline;
+mod policy_cmd;
+mod publishing;
 mod reconcile;
 mod serve;
 
@@ -43,6 +47,17 @@ enum Command {
     /// CORPUS holds projects/<name>/ and scenarios/<id>/{scenario.toml,events.json}. Prints one line
     /// per scenario and ends with `N passed, N failed`. Exits non-zero when a scenario fails.
     Eval(eval::Args),
+    /// Check the ownership policy, or explain what it decides for a CloudTrail file.
+    ///
+    /// The policy lives in the infrastructure repository (.driftback/policy.toml); without one the
+    /// built-in safe defaults apply. Nothing is written.
+    #[command(subcommand)]
+    Policy(policy_cmd::Command),
+    /// Look into the knowledge base: similar past changes, counts, entries; re-embed it.
+    ///
+    /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
+    /// repository's SQLite file by default.
+    Kb(kb::Args),
     /// Run the daemon: consume the SQS queue an EventBridge rule on "AWS API Call via CloudTrail"
     /// feeds, and reconcile each change set once its resource has been quiet.
     ///
@@ -64,6 +79,8 @@ fn main() -> ExitCode {
             Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Eval(args) => eval::run(&args),
+            Command::Policy(command) => policy_cmd::run(&config, &command),
+            Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Serve(args) => serve::run(&config, &args).map(|_| ExitCode::SUCCESS),
             Command::Backfill(args) => backfill::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use driftback_events::ChangeSet;
-use driftback_policy::{Decision, DecisionKind};
+use driftback_policy::{DecideInput, Decision, DecisionKind, LedgerEntry, Policy};
 use driftback_recipes::{Catalog, Plan};
 use driftback_terraform::{Repo, State, StateInstance};
 use serde::Serialize;
@@ -24,6 +24,9 @@ pub struct Outcome {
     /// Resources adopted: address and the attributes the state will know them by.
     #[serde(skip)]
     pub created: Vec<(driftback_terraform::Address, serde_json::Map<String, serde_json::Value>)>,
+    /// Field changes for the ownership ledger (history for oscillation detection).
+    #[serde(skip)]
+    pub ledger: Vec<LedgerEntry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,8 +55,16 @@ impl Status {
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 
-/// Plan, decide and patch one change set against `repo` (which is not modified).
-pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &ChangeSet) -> Outcome {
+/// Plan, decide and patch one change set against `repo` (which is not modified). `history` is the
+/// ownership ledger so far (earlier change sets and runs), for oscillation detection.
+pub fn process(
+    catalog: &Catalog,
+    state: &State,
+    repo: &Repo,
+    change_set: &ChangeSet,
+    policy: &Policy,
+    history: &[LedgerEntry],
+) -> Outcome {
     let mut outcome = Outcome {
         status: Status::NoChange,
         addresses: vec![],
@@ -63,26 +74,38 @@ pub fn process(catalog: &Catalog, state: &State, repo: &Repo, change_set: &Chang
         recipes: vec![],
         edits: 0,
         created: vec![],
+        ledger: vec![],
     };
-    let plan = match driftback_recipes::plan(catalog, change_set, state, repo) {
-        Ok(plan) => plan,
-        Err(e) => {
-            // A security-weakening change is escalated as such, whether or not a recipe knows it.
-            let (decision, _) = driftback_policy::decide(change_set, &Plan::default());
-            let (rule, reason) = match decision.kind {
-                DecisionKind::Escalate => (decision.rule, decision.rationale),
-                _ => ("no recipe or resource".to_string(), e.to_string()),
-            };
-            outcome.decision = Some(Decision { kind: DecisionKind::Escalate, rule, rationale: reason.clone() });
-            outcome.status = Status::Escalated(reason);
-            return outcome;
-        }
+    let attribution = driftback_attribute::attribute(change_set, &policy.actors);
+    let planned = driftback_recipes::plan(catalog, change_set, state, repo);
+    let plan_error = planned.as_ref().err().map(ToString::to_string);
+    let plan_input = match (&planned, &plan_error) {
+        (Ok(plan), _) => Ok(plan),
+        (Err(_), Some(reason)) => Err(reason.as_str()),
+        (Err(_), None) => Err("the change set could not be planned"),
     };
-    outcome.addresses = plan.changes.iter().map(|c| c.address.to_string()).collect();
-    outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
-    outcome.notes.extend(plan.notes.clone());
-    let (decision, plan) = driftback_policy::decide(change_set, &plan);
+    let decided = policy.decide(&DecideInput {
+        change_set,
+        attribution: &attribution,
+        plan: plan_input,
+        repo: Some(repo),
+        history,
+    });
+    let decision: Decision = decided.decision;
+    outcome.ledger = decided.ledger;
     outcome.decision = Some(decision.clone());
+    let Ok(planned) = planned else {
+        // Whatever the policy says, nothing can be written without a plan.
+        outcome.status = match decision.kind {
+            DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
+            _ => Status::Escalated(decision.rationale.clone()),
+        };
+        return outcome;
+    };
+    outcome.addresses = planned.changes.iter().map(|c| c.address.to_string()).collect();
+    outcome.recipes = planned.changes.iter().flat_map(|c| c.recipes.clone()).collect();
+    outcome.notes.extend(planned.notes.clone());
+    let plan: Plan = decided.plan;
     match decision.kind {
         DecisionKind::Escalate => {
             outcome.status = Status::Escalated(decision.rationale.clone());
@@ -160,9 +183,9 @@ fn patch(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     }
     let files: Vec<(PathBuf, String)> = touched
         .into_iter()
-        .filter(|f| repo.files.get(f) != work.files.get(f))
+        .filter(|f| repo.text(f) != work.text(f))
         .map(|f| {
-            let text = work.files[&f].clone();
+            let text = work.text(&f).unwrap_or_default().to_string();
             (f, text)
         })
         .collect();

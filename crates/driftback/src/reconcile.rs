@@ -7,13 +7,15 @@ use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 
 use driftback_events::{ChangeSet, Disposition, classify, group, read_file};
+use driftback_publish::github::PullRequestAction;
 use driftback_publish::{Author, GitRepo, branch_name};
 use driftback_recipes::Catalog;
-use driftback_store::{ChangeSetRecord, EventRecord, Store};
+use driftback_store::{ChangeSetRecord, EventRecord};
 use driftback_terraform::{Repo, State};
 
 use crate::config::Config;
 use crate::pipeline::{self, Outcome, Status};
+use crate::publishing::{self, Publisher};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -43,6 +45,8 @@ pub struct Summary {
     pub reconciled: Vec<(String, String)>,
     pub escalated: Vec<(String, String)>,
     pub other: Vec<(String, String)>,
+    /// Fields two actors set back and forth, each reported once.
+    pub oscillations: Vec<String>,
 }
 
 pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
@@ -52,27 +56,22 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", state_path.display()))?;
     let state = State::parse(&state_text, &state_path.display().to_string())?;
     let repo = Repo::load(&args.repo)?;
-    if let Some(d) = repo.diagnostics.first() {
+    if let Some(d) = repo.diagnostics().first() {
         bail!(
-            "{}: does not parse as HCL ({}); fix the file and run again",
+            "{}:{}:{}: {}; fix the file and run again",
             args.repo.join(&d.file).display(),
+            d.line,
+            d.column,
             d.message
         );
     }
     let batch = read_file(&args.events)?;
     let catalog = load_catalog(config, &args.repo)?;
+    let policy = crate::policy_cmd::load_policy(config, &args.repo)?;
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let store = if args.dry_run {
-        None
-    } else {
-        let path = resolve(&args.repo, &config.store.sqlite_path);
-        Some(
-            runtime
-                .block_on(Store::open_sqlite(&path))
-                .with_context(|| format!("opening the knowledge base {}", path.display()))?,
-        )
-    };
+    let store =
+        if args.dry_run { None } else { Some(runtime.block_on(crate::kb::open_store(&config.store, &args.repo))?) };
 
     let mut summary = Summary {
         events_read: batch.events.len() + batch.bad.len(),
@@ -124,8 +123,25 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     summary.change_sets = change_sets.len();
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
+    let publisher = match &git {
+        Some(git) => Publisher::from_config(&config.publish, git, &args.repo)?,
+        None => None,
+    };
+    // The ownership ledger of this run: field changes seen so far, for oscillation detection.
+    let mut ledger: Vec<driftback_policy::LedgerEntry> = match &store {
+        Some(store) => {
+            runtime.block_on(crate::ownership::load_history(store, &catalog, &state, &repo, &policy, &change_sets))?
+        }
+        None => Vec::new(),
+    };
     for change_set in &change_sets {
-        let outcome = pipeline::process(&catalog, &state, &repo, change_set);
+        let outcome = pipeline::process(&catalog, &state, &repo, change_set, &policy, &ledger);
+        ledger.extend(outcome.ledger.iter().cloned());
+        if let Some(decision) = &outcome.decision {
+            for o in decision.oscillations.iter().filter(|o| o.first_report) {
+                summary.oscillations.push(o.describe());
+            }
+        }
         let label = outcome
             .addresses
             .first()
@@ -136,15 +152,65 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         match &outcome.status {
             Status::Reconciled => match (&git, base) {
                 (Some(git), Some(base)) => {
+                    let base_branch =
+                        publisher.as_ref().map(|p| p.base_branch().to_string()).unwrap_or_else(|| git.head_name());
+                    let mut story = publishing::story(change_set, &outcome, &label, String::new(), &base_branch);
+                    // One open pull request per resource: a later change is planned on its branch.
+                    let existing = match &publisher {
+                        Some(p) => p.open_pull_request(&runtime, store.as_ref(), &label)?,
+                        None => None,
+                    };
+                    let mut parent = base;
+                    let mut files = outcome.files.clone();
+                    let mut branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
+                    if let (Some(p), Some(pr)) = (&publisher, &existing) {
+                        if let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? {
+                            let on_branch = pipeline::process(
+                                &catalog,
+                                &state,
+                                &Repo::from_files(tree),
+                                change_set,
+                                &policy,
+                                &ledger,
+                            );
+                            if on_branch.status == Status::Reconciled {
+                                parent = tip;
+                                files = on_branch.files;
+                                branch = pr.head.branch.clone();
+                            }
+                        }
+                    }
                     let changes: Vec<(PathBuf, Option<String>)> =
-                        outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
-                    let branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
-                    let message = commit_message(change_set, &outcome, &label);
-                    let (branch, commit) = git.commit_on_branch(base, &branch, &changes, &message, &author)?;
-                    record.branch = Some(branch.clone());
+                        files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                    let message = commit_message(&story);
+                    let local_branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
+                    let (local_branch, commit) =
+                        git.commit_on_branch(parent, &local_branch, &changes, &message, &author)?;
                     record.commit_id = Some(commit.to_string());
                     record.diff = git.diff_of(commit).ok();
-                    summary.reconciled.push((label.clone(), branch));
+                    let mut shown = local_branch.clone();
+                    record.branch = Some(local_branch);
+                    if let Some(p) = &publisher {
+                        story.diff = record.diff.clone().unwrap_or_default();
+                        let published = p
+                            .publish(&runtime, git, commit, &branch, &story, existing.as_ref())
+                            .with_context(|| format!("publishing the change to {label}"))?;
+                        record.branch = Some(published.branch.clone());
+                        record.commit_id = Some(published.commit.to_string());
+                        if let Some(store) = &store {
+                            publishing::record_pull_request(&runtime, store, &label, &published)?;
+                        }
+                        shown = format!("{} (pushed)", published.branch);
+                        if let Some((number, url, action)) = &published.pull_request {
+                            let verb = match action {
+                                PullRequestAction::Created => "opened",
+                                PullRequestAction::Updated => "updated",
+                            };
+                            record.notes.push(format!("pull request #{number} {verb}: {url}"));
+                            shown = format!("{} (pull request #{number} {verb}: {url})", published.branch);
+                        }
+                    }
+                    summary.reconciled.push((label.clone(), shown));
                 }
                 _ => {
                     record.status = "dry-run".into();
@@ -156,7 +222,11 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
             Status::NoChange => summary.other.push((label.clone(), format!("no change{}", notes_suffix(&outcome)))),
         }
         if let Some(store) = &store {
+            // The decision goes to the audit log with its evidence (ownership::record), so the change
+            // set row does not log it a second time without.
+            record.decision = None;
             runtime.block_on(store.record_change_set(&record))?;
+            runtime.block_on(crate::ownership::record(store, change_set, &outcome))?;
         }
     }
     // Events are marked seen only once their change sets are committed and recorded.
@@ -182,7 +252,7 @@ pub fn load_catalog(config: &Config, repo: &Path) -> anyhow::Result<Catalog> {
     Ok(catalog)
 }
 
-pub(crate) fn resolve(base: &Path, path: &Path) -> PathBuf {
+fn resolve(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
 }
 
@@ -196,7 +266,12 @@ pub(crate) fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> Ch
         first_event_time: change_set.first_time(),
         last_event_time: change_set.last_time(),
         event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
-        status: outcome.status.label().to_string(),
+        // The store knows no `revert` status: a reverted change is ignored by the code (the audit
+        // log holds the revert decision).
+        status: match outcome.status {
+            Status::Revert(_) => "ignored".to_string(),
+            _ => outcome.status.label().to_string(),
+        },
         decision: outcome.decision.as_ref().map(|d| d.kind.as_str().to_string()),
         rule: outcome.decision.as_ref().map(|d| d.rule.clone()),
         rationale: match &outcome.status {
@@ -210,29 +285,9 @@ pub(crate) fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> Ch
     }
 }
 
-pub(crate) fn commit_message(change_set: &ChangeSet, outcome: &Outcome, label: &str) -> String {
-    let calls: Vec<String> = change_set.events.iter().map(|e| e.raw_name.clone()).collect();
-    let mut unique_calls: Vec<String> = Vec::new();
-    for c in calls {
-        if !unique_calls.contains(&c) {
-            unique_calls.push(c);
-        }
-    }
-    let actor = &change_set.actor;
-    let mut message =
-        format!("drift: {label} {} ({}, {})\n\n", unique_calls.join(", "), actor.via.as_str(), actor.display_name);
-    if let Some(d) = &outcome.decision {
-        message.push_str(&format!("Decision: {} ({})\n{}\n", d.kind.as_str(), d.rule, d.rationale));
-    }
-    for note in &outcome.notes {
-        message.push_str(&format!("- {note}\n"));
-    }
-    message.push('\n');
-    for event in &change_set.events {
-        message.push_str(&format!("Drift-Event-Id: {}\n", event.id));
-    }
-    message.push_str(&format!("Drift-Actor: {}\n", actor.principal_arn.as_deref().unwrap_or(&actor.display_name)));
-    message
+/// A one-line conventional summary, the story in brief, and the `Drift-*` trailers.
+fn commit_message(story: &driftback_publish::story::Story) -> String {
+    driftback_publish::message::commit_message(story)
 }
 
 fn print_summary(summary: &Summary, dry_run: bool) {
@@ -257,5 +312,11 @@ fn print_summary(summary: &Summary, dry_run: bool) {
     }
     for (label, what) in &summary.other {
         println!("  {label}: {what}");
+    }
+    if !summary.oscillations.is_empty() {
+        println!("oscillations: {}", summary.oscillations.len());
+        for o in &summary.oscillations {
+            println!("  {o}");
+        }
     }
 }

@@ -24,10 +24,10 @@ use driftback_terraform::{Repo, State};
 
 use crate::config::{Config, ServeConfig};
 use crate::pipeline::{self, Status};
-use crate::reconcile::{change_set_record, commit_message, load_catalog, resolve};
+use crate::reconcile::{change_set_record, load_catalog};
 
-/// The trailer that ties a commit to its change set, so a restarted daemon finds work it had
-/// already committed and does not commit it twice.
+/// The trailer (written by `driftback_publish::message`) that ties a commit to its change set, so a
+/// restarted daemon finds work it had already committed and does not commit it twice.
 const CHANGE_SET_TRAILER: &str = "Drift-Change-Set";
 
 #[derive(Debug, ClapArgs)]
@@ -77,9 +77,7 @@ impl Workspace {
                 (path.clone(), false)
             }
         };
-        let db = resolve(&repo_dir, &config.store.sqlite_path);
-        let store =
-            Store::open_sqlite(&db).await.with_context(|| format!("opening the knowledge base {}", db.display()))?;
+        let store = crate::kb::open_store(&config.store, &repo_dir).await?;
         Ok(Workspace { repo_dir, owned_clone, store })
     }
 
@@ -96,6 +94,7 @@ impl Workspace {
             repo_dir: self.repo_dir.clone(),
             owned_clone: self.owned_clone,
             catalog: load_catalog(config, &self.repo_dir)?,
+            config: config.clone(),
             serve: config.serve.clone(),
             branch_prefix: config.publish.branch_prefix.clone(),
             author: Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() },
@@ -310,6 +309,7 @@ fn clone_once(url: &str, dir: &Path, base_branch: &str) -> anyhow::Result<()> {
 
 /// Reconciles change sets into branches of the repository (runs on a blocking thread).
 pub struct GitReconciler {
+    config: Config,
     repo_dir: PathBuf,
     owned_clone: bool,
     catalog: Catalog,
@@ -373,7 +373,9 @@ impl Reconcile for GitReconciler {
             .map_err(|e| format!("cannot read the Terraform state {}: {e}", state_path.display()))?;
         let state = State::parse(&state_text, &state_path.display().to_string()).map_err(|e| e.to_string())?;
         let repo = Repo::load(&self.repo_dir).map_err(|e| e.to_string())?;
-        let outcome = pipeline::process(&self.catalog, &state, &repo, change_set);
+        // The policy lives in the repository: read it from the commit being built on.
+        let policy = crate::policy_cmd::load_policy(&self.config, &self.repo_dir).map_err(|e| format!("{e:#}"))?;
+        let outcome = pipeline::process(&self.catalog, &state, &repo, change_set, &policy, &[]);
         let label = outcome
             .addresses
             .first()
@@ -402,8 +404,10 @@ impl Reconcile for GitReconciler {
                 None => {
                     let changes: Vec<(PathBuf, Option<String>)> =
                         outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
-                    let mut message = commit_message(change_set, &outcome, &label);
-                    message.push_str(&format!("{CHANGE_SET_TRAILER}: {}\n", change_set.id));
+                    let story =
+                        crate::publishing::story(change_set, &outcome, &label, String::new(), &self.serve.base_branch);
+                    // The message carries `Drift-Change-Set: <id>`, which `already_committed` looks for.
+                    let message = driftback_publish::message::commit_message(&story);
                     git.commit_on_branch(base, &wanted, &changes, &message, &self.author).map_err(|e| e.to_string())?
                 }
             };

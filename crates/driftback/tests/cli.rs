@@ -170,5 +170,5 @@ fn the_corpus_passes_at_its_recorded_rate() {
     assert_eq!(results.len(), passed + failed);
     assert!(results.iter().all(|r| r.get("milliseconds").is_some() && r.get("tokens").is_some()));
     // Raise this floor when the pass rate improves; docs/corpus.md lists the failures.
-    assert!(passed * 100 >= (passed + failed) * 85, "{last}");
+    assert!(passed * 100 >= (passed + failed) * 95, "{last}");
 }

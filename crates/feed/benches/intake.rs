@@ -161,7 +161,13 @@ fn rust_pipeline(bytes: &[u8]) -> Run {
     let filtered = start.elapsed();
     let sets = group(kept, &GroupConfig::default());
     let elapsed = start.elapsed();
-    Run { elapsed, phases: [decoded, filtered - decoded, elapsed - filtered], kept: n, dropped, change_sets: sets.len() }
+    Run {
+        elapsed,
+        phases: [decoded, filtered - decoded, elapsed - filtered],
+        kept: n,
+        dropped,
+        change_sets: sets.len(),
+    }
 }
 
 fn main() {

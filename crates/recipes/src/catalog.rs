@@ -74,6 +74,25 @@ pub struct Recipe {
     pub rules: Option<RulesRule>,
     #[serde(default)]
     pub rules_remove: Option<RulesRemoveRule>,
+    /// Nested blocks known by a key attribute (S3 lifecycle rules by `id`): each request item sets
+    /// attributes of the block whose key matches.
+    #[serde(default)]
+    pub keyed_blocks: Option<KeyedBlocksRule>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyedBlocksRule {
+    /// Nested block type (`rule`).
+    pub block: String,
+    /// The block attribute that identifies it (`id`).
+    pub key_attr: String,
+    /// The request's list of items (a lone object counts as one).
+    pub items: String,
+    /// The item field matched against `key_attr` (`ID`).
+    pub key: String,
+    /// Paths inside the block, from item fields.
+    pub set: Vec<SetRule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -268,13 +287,21 @@ impl Catalog {
                 + r.create.is_some() as usize
                 + r.attach.is_some() as usize
                 + r.rules.is_some() as usize
-                + r.rules_remove.is_some() as usize;
+                + r.rules_remove.is_some() as usize
+                + r.keyed_blocks.is_some() as usize;
             if actions == 0 {
                 return Err(invalid(
                     "says nothing to do (no set, map_*, block_*, delete, create, attach or rules)".into(),
                 ));
             }
-            for rule in r.set.iter().map(|s| &s.path).chain(r.remove.iter()).chain(r.map_merge.iter().map(|m| &m.path))
+            let keyed = r.keyed_blocks.iter().flat_map(|k| k.set.iter().map(|s| &s.path));
+            for rule in r
+                .set
+                .iter()
+                .map(|s| &s.path)
+                .chain(r.remove.iter())
+                .chain(r.map_merge.iter().map(|m| &m.path))
+                .chain(keyed)
             {
                 driftback_terraform::AttrPath::parse(rule).map_err(invalid)?;
             }

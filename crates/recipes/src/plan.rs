@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use driftback_events::{ApiEvent, ChangeSet};
+use driftback_terraform::eval::{effective_config, value_at_path};
 use driftback_terraform::render::is_identifier;
 use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg, State};
 
@@ -190,6 +191,7 @@ impl Planner<'_> {
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
         let parse_path = |p: &str| AttrPath::parse(p).map_err(err);
         let mut ops = Vec::new();
+        let config = effective_config(self.repo, address);
         for rule in &recipe.set {
             let Some(raw) = event_value(event, &rule.from) else { continue };
             let value = match raw.as_str().and_then(|s| rule.map.get(s)) {
@@ -198,7 +200,39 @@ impl Planner<'_> {
             };
             let path = parse_path(&rule.path)?;
             check_secret(&path, &value)?;
+            if self.resent_unchanged(address, config.as_ref(), &path, &value) {
+                continue;
+            }
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+        }
+        if let Some(rule) = &recipe.keyed_blocks {
+            let blocks =
+                config.as_ref().and_then(|c| c.get(&rule.block)).and_then(Value::as_array).cloned().unwrap_or_default();
+            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let Some(key) = value_at(&item, &rule.key) else { continue };
+                let index = blocks.iter().position(|b| {
+                    b.get(&rule.key_attr).is_some_and(|k| driftback_terraform::patch::values_equal(k, &key))
+                });
+                let Some(index) = index else {
+                    return Err(err(format!(
+                        "the request has a `{}` block {key} that the configuration does not have",
+                        rule.block
+                    )));
+                };
+                for set in &rule.set {
+                    let Some(raw) = value_at(&item, &set.from) else { continue };
+                    let value = match raw.as_str().and_then(|s| set.map.get(s)) {
+                        Some(mapped) => mapped.clone(),
+                        None => convert(raw, set.convert),
+                    };
+                    let path = parse_path(&format!("{}[{index}].{}", rule.block, set.path))?;
+                    check_secret(&path, &value)?;
+                    if self.resent_unchanged(address, config.as_ref(), &path, &value) {
+                        continue;
+                    }
+                    ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+                }
+            }
         }
         if let Some(rule) = &recipe.set_named {
             if let (Some(Value::String(name)), Some(value)) =
@@ -373,6 +407,18 @@ impl Planner<'_> {
         Ok(ops)
     }
 
+    /// APIs that take a whole configuration (`PutMetricAlarm`) re-send values that did not change.
+    /// A value the configuration leaves unset and the state already holds is one of those: the
+    /// provider's default, not drift.
+    fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
+        if config.and_then(|c| value_at_path(c, path)).is_some() {
+            return false;
+        }
+        let Some(instance) = self.state.get(address) else { return false };
+        value_at_path(&Value::Object(instance.attributes.clone()), path)
+            .is_some_and(|have| driftback_terraform::patch::values_equal(&have, value))
+    }
+
     fn create(&mut self, recipe: &Recipe, rule: &CreateRule, event: &ApiEvent, id: &str) -> Result<(), PlanError> {
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
         let Some(Value::String(raw_name)) = event_value(event, &rule.name) else {
@@ -458,7 +504,7 @@ impl Planner<'_> {
                 || self.plan.changes.iter().any(|c| c.address.rtype == rtype && c.address.name == name)
                 || self
                     .repo
-                    .modules
+                    .modules()
                     .values()
                     .any(|dir| self.repo.resources_of_type(dir, rtype).iter().any(|(_, n)| n == name))
         };

@@ -20,6 +20,7 @@ mod columns;
 mod error;
 pub mod migrate;
 mod model;
+mod postgres;
 
 mod sqlite;
 mod time;
@@ -40,6 +41,7 @@ pub use model::{
 };
 pub use url::redact_url;
 
+use postgres::PgStore;
 use sqlite::SqliteStore;
 
 /// How to open a store: connection retries while the database is not up yet, and pool size.
@@ -75,6 +77,7 @@ pub struct Store {
 #[derive(Debug, Clone)]
 enum Backend {
     Sqlite(SqliteStore),
+    Postgres(PgStore),
 }
 
 /// Calls the same method on whichever backend the store has.
@@ -82,6 +85,7 @@ macro_rules! dispatch {
     ($self:ident . $method:ident ( $($arg:expr),* )) => {
         match &$self.backend {
             Backend::Sqlite(s) => s.$method($($arg),*).await,
+            Backend::Postgres(p) => p.$method($($arg),*).await,
         }
     };
 }
@@ -92,10 +96,7 @@ impl Store {
     pub async fn open(url: &str, options: &OpenOptions) -> Result<Store, StoreError> {
         match url::parse(url)? {
             url::Target::Sqlite(path) => Store::open_sqlite(&path).await,
-            url::Target::Postgres(url) => {
-                let _ = options;
-                Err(StoreError::Url { url: redact_url(&url), reason: "Postgres lands in the next commit".into() })
-            }
+            url::Target::Postgres(url) => Ok(Store { backend: Backend::Postgres(PgStore::open(&url, options).await?) }),
         }
     }
 
@@ -109,6 +110,7 @@ impl Store {
     pub fn backend_name(&self) -> &'static str {
         match &self.backend {
             Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
         }
     }
 

@@ -1,13 +1,14 @@
 //! The schema migrations compiled into the binary, and the small runner that applies them at open.
 //!
-//! Applied versions are recorded in `driftback_schema (version, name, applied_at)`. Each migration
-//! runs in its own `BEGIN IMMEDIATE` transaction together with its bookkeeping row, so a failed
-//! migration leaves the database at the previous version, and two processes opening the same file
-//! at once apply each migration exactly once. A database that records a version this binary does
+//! Each backend has its own list ([`MIGRATIONS`] for SQLite, [`POSTGRES_MIGRATIONS`]). Applied
+//! versions are recorded in `driftback_schema (version, name, applied_at)`. Each migration runs in
+//! its own transaction together with its bookkeeping row, so a failed migration leaves the database
+//! at the previous version; two processes opening the same database at once apply each migration
+//! exactly once (SQLite: `BEGIN IMMEDIATE`; Postgres: an advisory lock held while migrating). A database that records a version this binary does
 //! not know was written by a newer driftback, and opening it fails with
 //! [`StoreError::SchemaTooNew`](crate::StoreError::SchemaTooNew).
 
-use sqlx::{Connection, SqliteConnection};
+use sqlx::{Connection, PgConnection, SqliteConnection};
 
 use crate::StoreError;
 
@@ -22,7 +23,7 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-/// Every migration this binary knows, in the order they are applied.
+/// Every SQLite migration this binary knows, in the order they are applied.
 pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 1, name: "init", sql: include_str!("../../../migrations/sqlite/0001_init.sql") },
     Migration {
@@ -32,9 +33,69 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
-/// The schema version a database has once this binary has opened it.
+/// Every Postgres migration this binary knows, in the order they are applied.
+pub const POSTGRES_MIGRATIONS: &[Migration] =
+    &[Migration { version: 1, name: "init", sql: include_str!("../../../migrations/postgres/0001_init.sql") }];
+
+/// The schema version a SQLite database has once this binary has opened it.
 pub fn latest_version() -> i64 {
     MIGRATIONS.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// The schema version a Postgres database has once this binary has opened it.
+pub fn latest_postgres_version() -> i64 {
+    POSTGRES_MIGRATIONS.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+const PG_SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS driftback_schema (
+    version    bigint PRIMARY KEY,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)";
+
+/// Arbitrary constant naming driftback's migration lock among the database's advisory locks.
+const PG_MIGRATION_LOCK: i64 = 0x6472_6966_7462_6b01;
+
+/// Applies every Postgres migration the database lacks; fails if the database is newer.
+pub(crate) async fn apply_postgres(conn: &mut PgConnection) -> Result<(), StoreError> {
+    apply_postgres_these(conn, POSTGRES_MIGRATIONS).await
+}
+
+async fn apply_postgres_these(conn: &mut PgConnection, migrations: &[Migration]) -> Result<(), StoreError> {
+    // A session lock: other driftbacks opening the database wait here until this one is done.
+    sqlx::query("SELECT pg_advisory_lock($1)").bind(PG_MIGRATION_LOCK).execute(&mut *conn).await?;
+    let result = apply_postgres_locked(conn, migrations).await;
+    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)").bind(PG_MIGRATION_LOCK).execute(&mut *conn).await;
+    result?;
+    unlocked?;
+    Ok(())
+}
+
+async fn apply_postgres_locked(conn: &mut PgConnection, migrations: &[Migration]) -> Result<(), StoreError> {
+    // Quiet the NOTICE from IF NOT EXISTS on every open.
+    sqlx::query("SET client_min_messages = warning").execute(&mut *conn).await?;
+    sqlx::query(PG_SCHEMA_TABLE).execute(&mut *conn).await?;
+    let applied: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM driftback_schema ORDER BY version").fetch_all(&mut *conn).await?;
+    check_known(migrations, &applied)?;
+    for m in migrations {
+        if applied.contains(&m.version) {
+            continue;
+        }
+        let run = async {
+            let mut tx = conn.begin().await?;
+            sqlx::raw_sql(m.sql).execute(&mut *tx).await?;
+            sqlx::query("INSERT INTO driftback_schema (version, name) VALUES ($1, $2)")
+                .bind(m.version)
+                .bind(m.name)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await
+        };
+        run.await.map_err(|source| StoreError::Migration { version: m.version, source })?;
+    }
+    sqlx::query("RESET client_min_messages").execute(&mut *conn).await?;
+    Ok(())
 }
 
 const SCHEMA_TABLE: &str = "CREATE TABLE IF NOT EXISTS driftback_schema (
@@ -104,11 +165,14 @@ mod tests {
 
     #[test]
     fn versions_strictly_increase_from_one() {
-        assert_eq!(MIGRATIONS[0].version, 1);
-        for w in MIGRATIONS.windows(2) {
-            assert!(w[0].version < w[1].version, "{} before {}", w[0].version, w[1].version);
+        for list in [MIGRATIONS, POSTGRES_MIGRATIONS] {
+            assert_eq!(list[0].version, 1);
+            for w in list.windows(2) {
+                assert!(w[0].version < w[1].version, "{} before {}", w[0].version, w[1].version);
+            }
         }
         assert_eq!(latest_version(), MIGRATIONS.last().unwrap().version);
+        assert_eq!(latest_postgres_version(), POSTGRES_MIGRATIONS.last().unwrap().version);
     }
 
     #[test]

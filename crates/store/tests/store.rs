@@ -5,3 +5,6 @@ mod suite;
 
 #[path = "backends/sqlite.rs"]
 mod sqlite;
+
+#[path = "backends/postgres.rs"]
+mod postgres;

@@ -31,7 +31,7 @@ pub enum EditError {
 }
 
 /// A top-level block, by type and labels: `resource "aws_instance" "web"`, `locals`, `variable "x"`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BlockSel {
     pub ident: String,
     pub labels: Vec<String>,
@@ -63,11 +63,13 @@ pub fn label_str(label: &BlockLabel) -> &str {
 
 /// The top-level block `sel` in `body`.
 pub fn find_block<'a>(body: &'a Body, sel: &BlockSel) -> Option<&'a Block> {
-    body.blocks().find(|b| {
-        b.ident.as_str() == sel.ident
-            && b.labels.len() == sel.labels.len()
-            && b.labels.iter().zip(&sel.labels).all(|(l, s)| label_str(l) == s)
-    })
+    body.blocks().find(|b| is_block(b, sel))
+}
+
+fn is_block(b: &Block, sel: &BlockSel) -> bool {
+    b.ident.as_str() == sel.ident
+        && b.labels.len() == sel.labels.len()
+        && b.labels.iter().zip(&sel.labels).all(|(l, s)| label_str(l) == s)
 }
 
 /// Set the value at `path` inside block `sel` (or at top level when `sel` is `None`, as in tfvars),
@@ -143,11 +145,17 @@ pub fn append_block(text: &str, ident: &str, labels: &[&str], spec: &BlockSpec) 
     Ok(out)
 }
 
-/// Remove a top-level block (with its leading comment lines and one blank line around it).
-pub fn remove_block(text: &str, sel: &BlockSel) -> Result<String, EditError> {
+/// The position of block `sel` among the file's top-level blocks (what [`remove_block`] takes).
+pub fn block_index(text: &str, sel: &BlockSel) -> Result<usize, EditError> {
     let body = parse(text)?;
-    let block = find_block(&body, sel).ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
-    let span = block.span().ok_or_else(|| EditError::BlockNotFound(sel.describe()))?;
+    body.blocks().position(|b| is_block(b, sel)).ok_or_else(|| EditError::BlockNotFound(sel.describe()))
+}
+
+/// Remove the `index`-th top-level block (with its leading comment lines and one blank line around it).
+pub fn remove_block(text: &str, index: usize) -> Result<String, EditError> {
+    let body = parse(text)?;
+    let missing = || EditError::BlockNotFound(format!("top-level block #{index}"));
+    let span = body.blocks().nth(index).and_then(|b| b.span()).ok_or_else(missing)?;
     let mut range = remove_span(text, span);
     // Leading comment lines directly above belong to the block.
     let mut start = range.start;
@@ -244,18 +252,18 @@ fn container<'a>(body: &'a Body, text: &str, sel: Option<&BlockSel>) -> Result<(
     }
 }
 
-fn seg_name(seg: &Seg) -> Option<&str> {
+pub(crate) fn seg_name(seg: &Seg) -> Option<&str> {
     match seg {
         Seg::Name(n) | Seg::Key(n) => Some(n),
         Seg::Index(_) => None,
     }
 }
 
-fn object_get<'a>(object: &'a Object, text: &str, key: &str) -> Option<(&'a ObjectKey, &'a Expression)> {
+pub(crate) fn object_get<'a>(object: &'a Object, text: &str, key: &str) -> Option<(&'a ObjectKey, &'a Expression)> {
     object.iter().find_map(|(k, v)| (object_key_str(text, k).as_deref() == Some(key)).then(|| (k, v.expr())))
 }
 
-fn object_key_str(text: &str, key: &ObjectKey) -> Option<String> {
+pub(crate) fn object_key_str(text: &str, key: &ObjectKey) -> Option<String> {
     match key {
         ObjectKey::Ident(i) => Some(i.as_str().to_string()),
         ObjectKey::Expression(Expression::String(s)) => Some(s.as_str().to_string()),
@@ -591,7 +599,7 @@ fn child_indent_for(text: &str, body: &Body, container: &Range<usize>) -> String
 }
 
 /// The whitespace at the start of the line holding `pos`.
-fn indent_of(text: &str, pos: usize) -> String {
+pub(crate) fn indent_of(text: &str, pos: usize) -> String {
     let start = line_start(text, pos);
     text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
 }
@@ -623,7 +631,7 @@ fn pad_key(item: &str, width: usize) -> String {
 }
 
 /// Widen a span to whole lines when it stands alone on them (with its trailing comment).
-fn remove_span(text: &str, span: Range<usize>) -> Range<usize> {
+pub(crate) fn remove_span(text: &str, span: Range<usize>) -> Range<usize> {
     let start = line_start(text, span.start);
     let end = line_end(text, span.end);
     let before_alone = text[start..span.start].trim().is_empty();

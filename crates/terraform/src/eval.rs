@@ -8,49 +8,166 @@ use hcl_edit::Span;
 use hcl_edit::structure::Body;
 use serde_json::{Map, Value};
 
-use crate::address::{Address, InstanceKey};
-use crate::edit;
+use std::path::Path;
+
+use hcl_edit::structure::Block;
+
+use crate::address::{Address, InstanceKey, ModuleStep};
+use crate::edit::{self, BlockSel};
 use crate::functions::{declare_terraform_functions, eval_try};
 use crate::repo::Repo;
 
-/// The effective configuration of one resource instance, or `None` when its block is not there.
+/// The effective configuration of one resource instance, or `None` when its block is not there or
+/// its `count`/`for_each` does not produce this instance.
 pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
     let location = repo.find_resource(address)?;
-    let text = repo.files.get(&location.file)?;
-    let body = edit::parse(text).ok()?;
-    let block = edit::find_block(&body, &location.sel)?;
-    let scope = module_scope(repo, address, 0)?;
+    let text = repo.text(&location.file)?;
+    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
+    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref())?;
+    Some(body_value(text, &block.body, &ctx))
+}
+
+/// Evaluate the source text of an expression as if it were written in the block `sel` of `file`
+/// (a resource or a module call) of module instance `module`, for instance `key` of that block.
+pub fn eval_in_block(
+    repo: &Repo,
+    module: &[ModuleStep],
+    file: &Path,
+    sel: &BlockSel,
+    key: Option<&InstanceKey>,
+    source: &str,
+) -> Option<Value> {
+    let text = repo.text(file)?;
+    let block = edit::find_block(repo.body(file)?, sel)?;
+    let ctx = block_context(repo, module, text, block, key)?;
+    let parsed: hcl::Expression = source.parse().ok()?;
+    serde_json::to_value(eval_try(&parsed, &ctx).ok()?).ok()
+}
+
+/// The scope of a block's instance: its module's variables and locals, `count.index` or
+/// `each.key`/`each.value`. `None` when the block's `count`/`for_each` does not produce `key`.
+fn block_context(
+    repo: &Repo,
+    module: &[ModuleStep],
+    text: &str,
+    block: &Block,
+    key: Option<&InstanceKey>,
+) -> Option<hcl::eval::Context<'static>> {
+    let scope = module_scope(repo, module, 0)?;
     let mut ctx = scope.context();
-    if let Some(key) = &address.key {
-        match key {
-            InstanceKey::Int(i) => ctx.declare_var("count", hcl::Value::from_iter([("index", hcl::Value::from(*i))])),
-            InstanceKey::Str(k) => {
-                let each_value = block
-                    .body
-                    .get_attribute("for_each")
-                    .and_then(|a| eval_expr(text, &a.value, &ctx))
-                    .and_then(|v| match v {
-                        Value::Object(m) => m.get(k).cloned(),
-                        Value::Array(items) => items.into_iter().find(|i| i.as_str() == Some(k)),
-                        _ => None,
-                    })
-                    .unwrap_or(Value::String(k.clone()));
-                let each =
-                    hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(&each_value))]);
-                ctx.declare_var("each", each);
+    match key {
+        None => {}
+        Some(InstanceKey::Int(i)) => {
+            if let Some(Value::Number(n)) =
+                block.body.get_attribute("count").and_then(|a| eval_expr(text, &a.value, &ctx))
+            {
+                if n.as_f64().is_some_and(|n| (*i as f64) >= n || *i < 0) {
+                    return None;
+                }
+            }
+            ctx.declare_var("count", hcl::Value::from_iter([("index", hcl::Value::from(*i))]));
+        }
+        Some(InstanceKey::Str(k)) => {
+            let each_value = match block.body.get_attribute("for_each").and_then(|a| eval_expr(text, &a.value, &ctx)) {
+                Some(Value::Object(m)) => Some(m.get(k)?.clone()),
+                Some(Value::Array(items)) => Some(items.into_iter().find(|i| i.as_str() == Some(k))?),
+                _ => None,
+            };
+            let each_value = each_value.unwrap_or(Value::String(k.clone()));
+            let each = hcl::Value::from_iter([("key", hcl::Value::from(k.clone())), ("value", to_hcl(&each_value))]);
+            ctx.declare_var("each", each);
+        }
+    }
+    Some(ctx)
+}
+
+/// How many instances a block has, as far as the configuration alone says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Instances {
+    /// No `count` or `for_each`.
+    Single,
+    Keys(Vec<InstanceKey>),
+    /// `count`/`for_each` depends on something only known at apply time.
+    Unknown,
+}
+
+/// The instance keys of the block `TYPE.NAME` (or module call `NAME`, with `rtype` empty) in
+/// module instance `module`.
+fn block_instances(repo: &Repo, module: &[ModuleStep], file: &Path, block: &Block) -> Instances {
+    let Some(text) = repo.text(file) else { return Instances::Unknown };
+    let Some(ctx) = module_scope(repo, module, 0).map(|s| s.context()) else { return Instances::Unknown };
+    if let Some(attr) = block.body.get_attribute("count") {
+        return match eval_expr(text, &attr.value, &ctx).and_then(|v| v.as_f64()) {
+            Some(n) if n >= 0.0 => Instances::Keys((0..n as i64).map(InstanceKey::Int).collect()),
+            _ => Instances::Unknown,
+        };
+    }
+    if let Some(attr) = block.body.get_attribute("for_each") {
+        return match eval_expr(text, &attr.value, &ctx) {
+            Some(Value::Object(m)) => Instances::Keys(m.keys().map(|k| InstanceKey::Str(k.clone())).collect()),
+            Some(Value::Array(items)) => {
+                Instances::Keys(items.iter().filter_map(|i| i.as_str()).map(|k| InstanceKey::Str(k.into())).collect())
+            }
+            _ => Instances::Unknown,
+        };
+    }
+    Instances::Single
+}
+
+/// Every resource instance (not data sources) the configuration declares, through module calls
+/// and their `count`/`for_each`. A block whose instances are unknown is listed once without a key.
+pub fn instances(repo: &Repo) -> Vec<Address> {
+    let mut out = Vec::new();
+    collect_instances(repo, &[], Path::new(""), &mut out, 0);
+    out
+}
+
+fn collect_instances(repo: &Repo, module: &[ModuleStep], dir: &Path, out: &mut Vec<Address>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    for (file, body) in repo.parsed_tf_in(dir) {
+        for block in body.blocks() {
+            let label = |i: usize| block.labels.get(i).map(edit::label_str);
+            match block.ident.as_str() {
+                "resource" => {
+                    let (Some(rtype), Some(name)) = (label(0), label(1)) else { continue };
+                    let base = Address { module: module.to_vec(), ..Address::resource(rtype, name) };
+                    match block_instances(repo, module, file, block) {
+                        Instances::Keys(keys) => {
+                            out.extend(keys.into_iter().map(|k| Address { key: Some(k), ..base.clone() }))
+                        }
+                        Instances::Single | Instances::Unknown => out.push(base),
+                    }
+                }
+                "module" => {
+                    let Some(name) = label(0) else { continue };
+                    let mut path = module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>();
+                    path.push(format!("module.{name}"));
+                    let Some(child_dir) = repo.module_dir(&path.join(".")).cloned() else { continue };
+                    let keys = match block_instances(repo, module, file, block) {
+                        Instances::Keys(keys) => keys.into_iter().map(Some).collect(),
+                        Instances::Single | Instances::Unknown => vec![None],
+                    };
+                    for key in keys {
+                        let mut steps = module.to_vec();
+                        steps.push(ModuleStep { name: name.to_string(), key });
+                        collect_instances(repo, &steps, &child_dir, out, depth + 1);
+                    }
+                }
+                _ => {}
             }
         }
     }
-    Some(body_value(text, &block.body, &ctx))
 }
 
 /// The AWS provider's `default_tags` in the root module, evaluated (all aliases merged).
 pub fn provider_default_tags(repo: &Repo) -> Map<String, Value> {
     let mut out = Map::new();
-    let Some(scope) = module_scope(repo, &Address::resource("x", "x"), 0) else { return out };
+    let Some(scope) = module_scope(repo, &[], 0) else { return out };
     let ctx = scope.context();
     for (file, body) in repo.parsed_tf_in(&scope.module_dir) {
-        let text = &repo.files[file];
+        let text = repo.text(file).unwrap_or_default();
         for provider in body.blocks().filter(|b| b.ident.as_str() == "provider") {
             for dt in provider.body.get_blocks("default_tags") {
                 if let Some(Value::Object(map)) =
@@ -89,16 +206,21 @@ impl Scope {
     }
 }
 
-fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
-    let dir = repo.module_dir(&address.module_path())?.clone();
+fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scope> {
+    let module_path = module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
+    let dir = repo.module_dir(&module_path)?.clone();
     let mut vars = Map::new();
     // Defaults first.
     let mut declared = Vec::new();
+    let mut types = Vec::new();
     for (file, body) in repo.parsed_tf_in(&dir) {
-        let text = &repo.files[file];
+        let text = repo.text(file).unwrap_or_default();
         for block in body.blocks().filter(|b| b.ident.as_str() == "variable") {
             let Some(name) = block.labels.first().map(edit::label_str) else { continue };
             declared.push(name.to_string());
+            if let Some(ty) = block.body.get_attribute("type") {
+                types.push((name.to_string(), text, &ty.value));
+            }
             let default = block
                 .body
                 .get_attribute("default")
@@ -107,10 +229,9 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
             vars.insert(name.to_string(), default);
         }
     }
-    if address.module.is_empty() {
+    if module.is_empty() {
         for file in repo.tfvars_files(&dir) {
-            let text = &repo.files[file];
-            let Ok(body) = edit::parse(text) else { continue };
+            let (Some(text), Some(body)) = (repo.text(file), repo.body(file)) else { continue };
             for attr in body.attributes() {
                 if let Some(v) = eval_expr(text, &attr.value, &hcl::eval::Context::new()) {
                     vars.insert(attr.key.as_str().to_string(), v);
@@ -119,10 +240,9 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
         }
     } else if depth < 16 {
         // Inputs from the module call, evaluated in the parent's scope.
-        let parent = Address { module: address.module[..address.module.len() - 1].to_vec(), ..address.clone() };
-        let parent_scope = module_scope(repo, &parent, depth + 1)?;
+        let parent_scope = module_scope(repo, &module[..module.len() - 1], depth + 1)?;
         let mut ctx = parent_scope.context();
-        let call = address.module.last()?;
+        let call = module.last()?;
         let parent_dir = parent_scope.module_dir.clone();
         if let Some(key) = &call.key {
             match key {
@@ -138,10 +258,10 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
                 ),
             }
         }
-        for (file, body) in repo.parsed_tf_in(&parent_dir) {
-            let text = &repo.files[file];
-            let sel = edit::BlockSel::new("module", &[&call.name]);
-            if let Some(block) = edit::find_block(&body, &sel) {
+        let sel = edit::BlockSel::new("module", &[&call.name]);
+        if let Some(file) = repo.find_block(&parent_dir, &sel) {
+            let (text, body) = (repo.text(file)?, repo.body(file)?);
+            if let Some(block) = edit::find_block(body, &sel) {
                 if let (Some(InstanceKey::Str(k)), Some(fe)) = (&call.key, block.body.get_attribute("for_each")) {
                     if let Some(Value::Object(m)) = eval_expr(text, &fe.value, &ctx) {
                         if let Some(v) = m.get(k) {
@@ -163,6 +283,11 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
             }
         }
     }
+    for (name, text, ty) in types {
+        if let Some(value) = vars.get_mut(&name) {
+            apply_type_defaults(text, ty, value);
+        }
+    }
     let mut scope = Scope { vars, locals: Map::new(), module_dir: dir.clone() };
     // Locals may refer to each other: evaluate in passes until nothing new resolves.
     let mut pending: Vec<(PathBuf, String)> = Vec::new();
@@ -177,8 +302,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
         let ctx = scope.context();
         let mut progressed = false;
         pending.retain(|(file, name)| {
-            let text = &repo.files[file];
-            let Ok(body) = edit::parse(text) else { return false };
+            let (Some(text), Some(body)) = (repo.text(file), repo.body(file)) else { return false };
             let value = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")
@@ -198,8 +322,7 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
     }
     // What never resolved stays symbolic.
     for (file, name) in pending {
-        let text = &repo.files[&file];
-        if let Ok(body) = edit::parse(text) {
+        if let (Some(text), Some(body)) = (repo.text(&file), repo.body(&file)) {
             if let Some(v) = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")
@@ -212,6 +335,64 @@ fn module_scope(repo: &Repo, address: &Address, depth: usize) -> Option<Scope> {
     Some(scope)
 }
 
+/// Fill in the defaults of `optional(TYPE, DEFAULT)` object attributes (and null for a missing
+/// `optional(TYPE)`), through `map(...)`, `list(...)`, `set(...)` and nested objects, as Terraform
+/// does when it converts a value to the variable's type.
+fn apply_type_defaults(text: &str, ty: &hcl_edit::expr::Expression, value: &mut Value) {
+    use hcl_edit::expr::Expression as E;
+    let E::FuncCall(call) = ty else { return };
+    let args: Vec<&E> = call.args.iter().collect();
+    match (call.name.name.as_str(), args.as_slice()) {
+        ("map", [inner]) => {
+            if let Value::Object(m) = value {
+                m.values_mut().for_each(|v| apply_type_defaults(text, inner, v));
+            }
+        }
+        ("list" | "set", [inner]) => {
+            if let Value::Array(items) = value {
+                items.iter_mut().for_each(|v| apply_type_defaults(text, inner, v));
+            }
+        }
+        ("object", [E::Object(attrs)]) => {
+            let Value::Object(m) = value else { return };
+            for (key, attr_ty) in attrs.iter() {
+                let Some(key) = object_key_name(text, key) else { continue };
+                let attr_ty = attr_ty.expr();
+                let (inner, default) = match attr_ty {
+                    E::FuncCall(opt) if opt.name.name.as_str() == "optional" => {
+                        let mut a = opt.args.iter();
+                        let inner = a.next();
+                        let default =
+                            a.next().map(|d| eval_expr(text, d, &hcl::eval::Context::new()).unwrap_or(Value::Null));
+                        (inner, Some(default.unwrap_or(Value::Null)))
+                    }
+                    other => (Some(other), None),
+                };
+                let entry = m.get(&key).filter(|v| !v.is_null()).cloned();
+                match (entry, default) {
+                    (None, Some(default)) => {
+                        m.insert(key.clone(), default);
+                    }
+                    (None, None) => {}
+                    (Some(_), _) => {}
+                }
+                if let (Some(inner), Some(v)) = (inner, m.get_mut(&key)) {
+                    apply_type_defaults(text, inner, v);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn object_key_name(text: &str, key: &hcl_edit::expr::ObjectKey) -> Option<String> {
+    match key {
+        hcl_edit::expr::ObjectKey::Ident(i) => Some(i.as_str().to_string()),
+        hcl_edit::expr::ObjectKey::Expression(hcl_edit::expr::Expression::String(s)) => Some(s.as_str().to_string()),
+        hcl_edit::expr::ObjectKey::Expression(e) => Some(edit::expr_text(text, e)),
+    }
+}
+
 fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
     let mut out = Map::new();
     for attr in body.attributes() {
@@ -219,7 +400,7 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
         if matches!(key, "count" | "for_each" | "depends_on" | "provider") {
             continue;
         }
-        out.insert(key.to_string(), eval_expr(text, &attr.value, ctx).unwrap_or_else(|| symbolic(text, &attr.value)));
+        out.insert(key.to_string(), eval_or_symbolic(text, &attr.value, ctx));
     }
     let mut blocks: Map<String, Value> = Map::new();
     for block in body.blocks() {
@@ -240,6 +421,26 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
     }
     out.extend(blocks);
     Value::Object(out)
+}
+
+/// The value of an expression; where part of it cannot be known (a reference to another
+/// resource), that part stays symbolic and the rest of an object or list is still evaluated.
+fn eval_or_symbolic(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Value {
+    use hcl_edit::expr::Expression as E;
+    if let Some(v) = eval_expr(text, expr, ctx) {
+        return v;
+    }
+    match expr {
+        E::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter_map(|(k, v)| Some((object_key_name(text, k)?, eval_or_symbolic(text, v.expr(), ctx))))
+                .collect(),
+        ),
+        E::Array(items) => Value::Array(items.iter().map(|i| eval_or_symbolic(text, i, ctx)).collect()),
+        E::Parenthesis(inner) => eval_or_symbolic(text, inner.inner(), ctx),
+        _ => symbolic(text, expr),
+    }
 }
 
 fn eval_expr(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Option<Value> {

@@ -1,23 +1,30 @@
 //! Changes to a resource, applied where the value comes from.
 //!
 //! A value written as a literal in the resource block is changed in place. A value that comes from
-//! a variable is changed in `terraform.tfvars` (when it sets the variable) or in the variable's
-//! default; from a local, in the local; from a module input, in the module call; from a `for_each`
-//! map, in that map's entry. When the origin is shared with other resources or instances, the
-//! narrowest correct edit is made instead (a literal on the one resource, or a condition on the one
-//! instance), and a note says which and why.
+//! a variable is changed in the tfvars file that sets it or in the variable's default; from a
+//! local, in the local; from a module input, at the module call; from a `for_each` map, in that
+//! map's entry; from `merge()`, in the argument that supplies the key.
+//!
+//! Every candidate edit ([`crate::origin`]) is checked by evaluation before it is kept: the changed
+//! instance must have the new value, and every other resource instance's effective configuration
+//! must stay as it was. When the origin is shared, the narrowest edit that passes is made instead
+//! (a literal on the one resource, or a condition on the one instance), and a note says which and
+//! why. When no edit passes, the change is refused with the reason.
 
 use std::path::{Path, PathBuf};
 
-use hcl_edit::expr::{Expression, TraversalOperator};
+use hcl_edit::Span;
+use hcl_edit::expr::Expression;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::address::{Address, InstanceKey};
+use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel, EditError};
+use crate::eval::{effective_config, value_at_path};
+use crate::origin::{self, Candidate, Change, Site, Tracer};
 use crate::path::{AttrPath, Seg};
 use crate::render::{AttrValue, BlockSpec, render_key};
-use crate::repo::{Repo, count_references};
+use crate::repo::{BlockLocation, Referrer, Repo, count_references};
 
 /// One change to one resource, in the terms of its configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,54 +73,47 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
     };
     if let Op::CreateResource { spec, import_id } = op {
         create_resource(repo, address, spec, import_id, &mut applied).map_err(|e| err(Path::new(""), e))?;
-        repo.reindex();
         return Ok(applied);
     }
     let location = repo.find_resource(address).ok_or_else(|| PatchError::NoBlock { address: address.to_string() })?;
     let file = location.file.clone();
-    let text = repo.files[&file].clone();
+    let text = repo.text(&file).unwrap_or_default().to_string();
     match op {
-        Op::Set { path, value } => {
-            let ctx = Ctx { repo, address, block_file: &file, block: &location.sel };
-            let edits = ctx.plan_set(path, value, &mut applied.notes).map_err(|e| err(&file, e))?;
-            for (f, new_text) in edits {
-                repo.files.insert(f.clone(), new_text);
-                applied.files.push(f);
-            }
-        }
-        Op::Remove { path } => {
-            let new = edit::remove(&text, Some(&location.sel), path).map_err(|e| err(&file, e))?;
-            write(repo, &file, new, &mut applied);
-        }
+        Op::Set { path, value } => set_value(repo, address, &location, path, value, &mut applied)?,
+        Op::Remove { path } => remove_value(repo, address, &location, path, &mut applied)?,
         Op::AddBlock { block_type, spec } => {
             let new = edit::add_nested_block(&text, &location.sel, block_type, spec).map_err(|e| err(&file, e))?;
             write(repo, &file, new, &mut applied);
         }
         Op::RemoveBlocks { block_type, matching } => {
-            let mut current = text.clone();
-            let mut removed = 0;
-            loop {
-                let body = edit::parse(&current).map_err(|e| err(&file, e))?;
-                let block = edit::find_block(&body, &location.sel)
-                    .ok_or_else(|| PatchError::NoBlock { address: address.to_string() })?;
-                let index = block.body.get_blocks(block_type).position(|b| {
-                    matching.iter().all(|(k, want)| {
-                        b.body
-                            .get_attribute(k)
-                            .and_then(|a| literal_value(&current, &a.value))
-                            .is_some_and(|v| values_equal(&v, want))
-                    })
-                });
-                let Some(index) = index else { break };
-                let path = AttrPath(vec![Seg::Name(block_type.clone()), Seg::Index(index)]);
-                current = edit::remove(&current, Some(&location.sel), &path).map_err(|e| err(&file, e))?;
-                removed += 1;
-            }
-            if removed == 0 {
+            // Compare with the blocks' effective values, so `cidr_blocks = var.allowed` matches too.
+            let config = effective_config(repo, address).unwrap_or(Value::Null);
+            let blocks = config.get(block_type).and_then(Value::as_array).cloned().unwrap_or_default();
+            let indices: Vec<usize> = blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| matching.iter().all(|(k, want)| b.get(k).is_some_and(|v| values_equal(v, want))))
+                .map(|(i, _)| i)
+                .collect();
+            if indices.is_empty() {
                 return Err(PatchError::Refused {
                     address: address.to_string(),
                     reason: format!("no `{block_type}` block matches {}", describe_matching(matching)),
                 });
+            }
+            if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
+                return Err(PatchError::Refused {
+                    address: address.to_string(),
+                    reason: format!(
+                        "the `{block_type}` blocks are shared by every instance of {}",
+                        address.block_name()
+                    ),
+                });
+            }
+            let mut current = text.clone();
+            for index in indices.into_iter().rev() {
+                let path = AttrPath(vec![Seg::Name(block_type.clone()), Seg::Index(index)]);
+                current = edit::remove(&current, Some(&location.sel), &path).map_err(|e| err(&file, e))?;
             }
             write(repo, &file, current, &mut applied);
         }
@@ -121,39 +121,629 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
             let new = edit::add_ignore_changes(&text, &location.sel, attr).map_err(|e| err(&file, e))?;
             write(repo, &file, new, &mut applied);
         }
-        Op::RemoveResource => {
-            let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
-            let referencing = repo.references_to(&dir, &address.rtype, &address.name);
-            if !referencing.is_empty() {
-                let files: Vec<String> = referencing.iter().map(|p| p.display().to_string()).collect();
-                return Err(PatchError::Refused {
-                    address: address.to_string(),
-                    reason: format!(
-                        "other configuration refers to {} ({}); a person must remove those references first",
-                        address.block_name(),
-                        files.join(", ")
-                    ),
-                });
-            }
-            if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
-                return Err(PatchError::Refused {
-                    address: address.to_string(),
-                    reason: "one instance of a count/for_each resource was deleted; shrink its list or map by hand"
-                        .into(),
-                });
-            }
-            let new = edit::remove_block(&text, &location.sel).map_err(|e| err(&file, e))?;
-            write(repo, &file, new, &mut applied);
-            remove_companions(repo, &dir, address, &mut applied).map_err(|e| err(&dir, e))?;
-        }
+        Op::RemoveResource => remove_resource(repo, address, &location, &mut applied)?,
         Op::CreateResource { .. } => unreachable!("handled above"),
     }
-    repo.reindex();
     Ok(applied)
 }
 
+/// The site of a resource block's instance, where tracing starts.
+fn site_of(repo: &Repo, address: &Address, location: &BlockLocation) -> Site {
+    Site {
+        module: address.module.clone(),
+        dir: repo.module_dir(&address.module_path()).cloned().unwrap_or_default(),
+        file: location.file.clone(),
+        block: location.sel.clone(),
+        key: address.key.clone(),
+    }
+}
+
+fn set_value(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    path: &AttrPath,
+    value: &AttrValue,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let current = effective_config(repo, address).and_then(|c| value_at_path(&c, path));
+    if let (AttrValue::Literal(want), Some(have)) = (value, &current) {
+        if values_equal(have, want) {
+            applied.notes.push(format!("{address}: {path} already is {want}"));
+            return Ok(());
+        }
+        // A whole map (Lambda environment, a tag set): change the entries that differ, each at its origin.
+        if let (Value::Object(new), Value::Object(old)) = (want, have) {
+            if is_map_attribute(repo, location, path) {
+                for (key, v) in new {
+                    let sub = with_key(path, key);
+                    match old.get(key) {
+                        Some(o) if is_symbolic(o) => applied
+                            .notes
+                            .push(format!("{address}: kept {sub} = {o}: a reference, whatever its value now")),
+                        Some(o) if values_equal(o, v) => {}
+                        _ => set_value(repo, address, location, &sub, &AttrValue::Literal(v.clone()), applied)?,
+                    }
+                }
+                for (key, o) in old {
+                    if !new.contains_key(key) && !is_symbolic(o) {
+                        remove_value(repo, address, location, &with_key(path, key), applied)?;
+                    }
+                }
+                return Ok(());
+            }
+        }
+    }
+    let site = site_of(repo, address, location);
+    let text = repo.text(&location.file).unwrap_or_default().to_string();
+    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    let change = Change::Set(value.clone());
+    let mut tracer = Tracer::new(repo);
+    let found = body.and_then(|b| origin::attribute_at(&b.body, &path.0));
+    let keyed = address.key.is_some() && has_count_or_for_each(&text, &location.sel);
+    match &found {
+        Some((expr, tail, _)) => tracer.expr(&site, &location.file, expr, tail, &change, "", 0),
+        None => {
+            // Not set yet: a literal in the block (every instance's, when there are several).
+            if let Ok(new) = edit::set(&text, Some(&location.sel), path, value) {
+                tracer.out.push(Candidate {
+                    file: location.file.clone(),
+                    text: new,
+                    note: format!("added {path} to the block"),
+                });
+            }
+        }
+    }
+    let mut candidates = tracer.out;
+    // The narrowest edits: a condition on this one instance, or an overlay on this one resource.
+    if let Some(c) = instance_override(&text, location, address, path, found.as_ref(), value).filter(|_| keyed) {
+        candidates.push(c);
+    }
+    if let Some((expr, tail, used)) = &found {
+        if !tail.is_empty() && !keyed {
+            if let Some(c) = merge_overlay(&text, location, expr, &AttrPath(path.0[..*used].to_vec()), tail, value) {
+                candidates.push(c);
+            }
+        }
+    }
+    let want = match value {
+        AttrValue::Literal(v) => Some(v.clone()),
+        AttrValue::Reference(_) => None,
+    };
+    let check = |config: Option<Value>| match (&want, config.and_then(|c| value_at_path(&c, path))) {
+        (Some(want), Some(got)) => values_equal(&got, want),
+        (None, _) => true,
+        (Some(_), None) => false,
+    };
+    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| refused(format!("{path}: {e}")))?;
+    applied.notes.push(format!("{address}: {path}: {}", chosen.note));
+    write(repo, &chosen.file, chosen.text, applied);
+    Ok(())
+}
+
+fn remove_value(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    path: &AttrPath,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let config = effective_config(repo, address);
+    if config.as_ref().and_then(|c| value_at_path(c, path)).is_none() {
+        applied.notes.push(format!("{address}: {path} is not set: nothing to remove"));
+        return Ok(());
+    }
+    let site = site_of(repo, address, location);
+    let text = repo.text(&location.file).unwrap_or_default().to_string();
+    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    let mut tracer = Tracer::new(repo);
+    match body.and_then(|b| origin::attribute_at(&b.body, &path.0)) {
+        Some((expr, tail, _)) if !tail.is_empty() => {
+            tracer.expr(&site, &location.file, expr, &tail, &Change::Remove, "", 0)
+        }
+        _ => {
+            if let Ok(new) = edit::remove(&text, Some(&location.sel), path) {
+                tracer.out.push(Candidate {
+                    file: location.file.clone(),
+                    text: new,
+                    note: format!("removed {path} from the block"),
+                });
+            }
+        }
+    }
+    let candidates = tracer.out;
+    let check = |config: Option<Value>| config.is_some_and(|c| value_at_path(&c, path).is_none());
+    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| refused(format!("{path}: {e}")))?;
+    applied.notes.push(format!("{address}: {path}: {}", chosen.note));
+    write(repo, &chosen.file, chosen.text, applied);
+    Ok(())
+}
+
+/// The first candidate after which the target passes `check` and no other resource instance's
+/// effective configuration changed (instances `expected_gone` may disappear).
+fn choose(
+    repo: &Repo,
+    target: &Address,
+    candidates: Vec<Candidate>,
+    check: &dyn Fn(Option<Value>) -> bool,
+    expected_gone: &dyn Fn(&Address) -> bool,
+) -> Result<Candidate, String> {
+    if candidates.is_empty() {
+        return Err("no edit of the configuration expresses this change".into());
+    }
+    let before = snapshot(repo, target);
+    let mut leaks = Vec::new();
+    for candidate in candidates {
+        let mut scratch = repo.clone();
+        scratch.set_file(&candidate.file, candidate.text.clone());
+        if !check(effective_config(&scratch, target)) {
+            leaks.push(format!("{} (does not give {target} the value)", candidate.note));
+            continue;
+        }
+        let after = snapshot(&scratch, target);
+        let changed = before
+            .iter()
+            .filter(|(a, _)| !expected_gone(a))
+            .find(|(a, v)| after.get(*a) != Some(*v))
+            .map(|(a, _)| a.clone())
+            .or_else(|| after.keys().find(|a| !before.contains_key(*a)).cloned());
+        match changed {
+            None => return Ok(candidate),
+            Some(other) => leaks.push(format!("{} (would change {other} too)", candidate.note)),
+        }
+    }
+    Err(format!("every edit considered would change something else: {}", leaks.join("; ")))
+}
+
+/// Every resource instance's effective configuration but the target's (without `lifecycle`,
+/// which is Terraform's bookkeeping).
+fn snapshot(repo: &Repo, target: &Address) -> std::collections::BTreeMap<Address, Value> {
+    crate::eval::instances(repo)
+        .into_iter()
+        .filter(|a| a != target && !(a.without_key() == target.without_key() && a.key.is_none()))
+        .filter_map(|a| {
+            let mut config = effective_config(repo, &a)?;
+            if let Some(map) = config.as_object_mut() {
+                map.remove("lifecycle");
+            }
+            Some((a, config))
+        })
+        .collect()
+}
+
+fn is_symbolic(value: &Value) -> bool {
+    value.as_str().is_some_and(|s| s.starts_with("${"))
+}
+
+fn with_key(path: &AttrPath, key: &str) -> AttrPath {
+    let mut segs = path.0.clone();
+    segs.push(Seg::Key(key.to_string()));
+    AttrPath(segs)
+}
+
+/// Whether `path` names a map-valued attribute (not a nested block).
+fn is_map_attribute(repo: &Repo, location: &BlockLocation, path: &AttrPath) -> bool {
+    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    match body.and_then(|b| origin::attribute_at(&b.body, &path.0)) {
+        Some((_, tail, _)) => tail.is_empty(),
+        None => path.0.len() > 1,
+    }
+}
+
+/// One instance of a count/for_each block differs: a condition on its index or key.
+fn instance_override(
+    text: &str,
+    location: &BlockLocation,
+    address: &Address,
+    path: &AttrPath,
+    found: Option<&(&Expression, Vec<Seg>, usize)>,
+    value: &AttrValue,
+) -> Option<Candidate> {
+    let condition = match address.key.as_ref()? {
+        InstanceKey::Int(i) => format!("count.index == {i}"),
+        InstanceKey::Str(k) => format!("each.key == {}", crate::render::quote(k)),
+    };
+    let rendered = value.render("").ok()?;
+    let new = match found {
+        Some((expr, tail, _)) => {
+            let span = expr.span()?;
+            let old = &text[span.clone()];
+            let replacement = if tail.is_empty() {
+                format!("{condition} ? {rendered} : {old}")
+            } else {
+                format!("merge({old}, {condition} ? {} : {{}})", overlay(tail, &rendered)?)
+            };
+            format!("{}{replacement}{}", &text[..span.start], &text[span.end..])
+        }
+        None => {
+            let created = edit::set(text, Some(&location.sel), path, value).ok()?;
+            let span = edit::find(&created, Some(&location.sel), path).ok()??;
+            let set = &created[span.clone()];
+            format!("{}{condition} ? {set} : null{}", &created[..span.start], &created[span.end..])
+        }
+    };
+    edit::parse(&new).ok()?;
+    Some(Candidate {
+        file: location.file.clone(),
+        text: new,
+        note: format!("written as a condition on {address} only, since its origin is shared"),
+    })
+}
+
+/// `{ a = { b = VALUE } }` for the path `a.b`.
+fn overlay(tail: &[Seg], rendered: &str) -> Option<String> {
+    let mut out = rendered.to_string();
+    for seg in tail.iter().rev() {
+        let key = match seg {
+            Seg::Name(n) | Seg::Key(n) => render_key(n),
+            Seg::Index(_) => return None,
+        };
+        out = format!("{{ {key} = {out} }}");
+    }
+    Some(out)
+}
+
+/// A map built elsewhere (a shared local, a function): overlay the one entry with `merge()` on this resource.
+fn merge_overlay(
+    text: &str,
+    location: &BlockLocation,
+    expr: &Expression,
+    attr: &AttrPath,
+    tail: &[Seg],
+    value: &AttrValue,
+) -> Option<Candidate> {
+    let span = expr.span()?;
+    let rendered = value.render("").ok()?;
+    let new = format!(
+        "{}merge({}, {}){}",
+        &text[..span.start],
+        &text[span.clone()],
+        overlay(tail, &rendered)?,
+        &text[span.end..]
+    );
+    edit::parse(&new).ok()?;
+    Some(Candidate {
+        file: location.file.clone(),
+        text: new,
+        note: format!(
+            "overlaid {} on {attr} with merge() on this resource, since its origin is shared",
+            AttrPath(tail.to_vec())
+        ),
+    })
+}
+
+/// AWS resources that configure another one and cannot outlive it: `(parent type, child type
+/// or prefix*, the child's attribute naming the parent)`. When the parent is deleted, they are gone too.
+const DEPENDENTS: &[(&str, &str, &str)] = &[
+    ("aws_s3_bucket", "aws_s3_bucket_*", "bucket"),
+    ("aws_security_group", "aws_vpc_security_group_ingress_rule", "security_group_id"),
+    ("aws_security_group", "aws_vpc_security_group_egress_rule", "security_group_id"),
+    ("aws_security_group", "aws_security_group_rule", "security_group_id"),
+    ("aws_iam_role", "aws_iam_role_policy_attachment", "role"),
+    ("aws_iam_role", "aws_iam_role_policy", "role"),
+    ("aws_sqs_queue", "aws_sqs_queue_policy", "queue_url"),
+    ("aws_sqs_queue", "aws_sqs_queue_redrive_policy", "queue_url"),
+    ("aws_sns_topic", "aws_sns_topic_subscription", "topic_arn"),
+    ("aws_sns_topic", "aws_sns_topic_policy", "arn"),
+    ("aws_lambda_function", "aws_lambda_permission", "function_name"),
+    ("aws_lambda_function", "aws_lambda_function_event_invoke_config", "function_name"),
+    ("aws_autoscaling_group", "aws_autoscaling_policy", "autoscaling_group_name"),
+    ("aws_autoscaling_group", "aws_autoscaling_schedule", "autoscaling_group_name"),
+    ("aws_instance", "aws_volume_attachment", "instance_id"),
+    ("aws_instance", "aws_eip_association", "instance_id"),
+];
+
+/// Resource blocks in `dir` that depend on `TYPE.NAME` per [`DEPENDENTS`].
+fn dependents_of(repo: &Repo, dir: &Path, rtype: &str, name: &str) -> Vec<(String, String)> {
+    let needle = format!("{rtype}.{name}");
+    let mut out = Vec::new();
+    for (file, body) in repo.parsed_tf_in(dir) {
+        let text = repo.text(file).unwrap_or_default();
+        for block in body.blocks().filter(|b| b.ident.as_str() == "resource") {
+            let (Some(ctype), Some(cname)) = (block.labels.first(), block.labels.get(1)) else { continue };
+            let (ctype, cname) = (edit::label_str(ctype), edit::label_str(cname));
+            let rule = DEPENDENTS.iter().find(|(p, c, _)| {
+                *p == rtype && (c.strip_suffix('*').map_or(*c == ctype, |prefix| ctype.starts_with(prefix)))
+            });
+            let Some((_, _, attr)) = rule else { continue };
+            let refers = block
+                .body
+                .get_attribute(attr)
+                .is_some_and(|a| count_references(&edit::expr_text(text, &a.value), &needle) > 0);
+            if refers {
+                out.push((ctype.to_string(), cname.to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn remove_resource(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let text = repo.text(&location.file).unwrap_or_default().to_string();
+    if address.key.is_some() && has_count_or_for_each(&text, &location.sel) {
+        return remove_instance(repo, address, location, applied);
+    }
+    let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
+    // The resource and what cannot outlive it, transitively.
+    let mut doomed = vec![(address.rtype.clone(), address.name.clone())];
+    let mut i = 0;
+    while i < doomed.len() {
+        for d in dependents_of(repo, &dir, &doomed[i].0, &doomed[i].1) {
+            if !doomed.contains(&d) {
+                doomed.push(d);
+            }
+        }
+        i += 1;
+    }
+    let names: Vec<String> = doomed.iter().map(|(t, n)| format!("{t}.{n}")).collect();
+    // Whoever else refers to them: outputs that only expose them go too; anything else is a person's call.
+    let mut outputs = Vec::new();
+    for (t, n) in &doomed {
+        for referrer in repo.referencing_structures(&dir, t, n) {
+            let is_doomed = referrer.sel.ident == "resource"
+                && doomed.iter().any(|(dt, dn)| referrer.sel.labels == [dt.clone(), dn.clone()]);
+            if is_doomed {
+                continue;
+            }
+            if referrer.sel.ident == "output" && only_refers_to(repo, &dir, &referrer, &names) {
+                if !outputs.contains(&referrer) {
+                    outputs.push(referrer);
+                }
+                continue;
+            }
+            return Err(refused(format!(
+                "{} in {} refers to {t}.{n}; a person must remove that reference first",
+                describe_sel(&referrer.sel),
+                referrer.file.display()
+            )));
+        }
+    }
+    if !address.module.is_empty() {
+        return remove_in_module(repo, address, &dir, &doomed, &outputs, applied);
+    }
+    for (t, n) in &doomed {
+        remove_block_of(repo, &dir, &BlockSel::resource(t, n), applied).map_err(|e| refused(e.to_string()))?;
+        let gone = Address { module: address.module.clone(), ..Address::resource(t, n) };
+        remove_companions(repo, &dir, &gone, applied).map_err(|e| refused(e.to_string()))?;
+        if (t, n) != (&address.rtype, &address.name) {
+            applied.notes.push(format!("removed {t}.{n} with {}: it cannot exist without it", address.block_name()));
+        }
+    }
+    for output in outputs {
+        remove_block_of(repo, &dir, &output.sel, applied).map_err(|e| refused(e.to_string()))?;
+        applied.notes.push(format!(
+            "removed {} from {}: it only exposed what was deleted",
+            describe_sel(&output.sel),
+            output.file.display()
+        ));
+    }
+    Ok(())
+}
+
+/// A resource inside a module: the module's files serve every call of it, so the edit is the
+/// call itself. When everything the module manages is gone, the call goes (with root outputs that
+/// only exposed it); otherwise a person decides.
+fn remove_in_module(
+    repo: &mut Repo,
+    address: &Address,
+    dir: &Path,
+    doomed: &[(String, String)],
+    _outputs: &[Referrer],
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let index = repo.module_index(dir);
+    let everything =
+        index.resources.iter().filter(|r| !r.data).all(|r| doomed.contains(&(r.rtype.clone(), r.name.clone())));
+    let call = address.module.last().cloned().unwrap_or_else(|| ModuleStep { name: String::new(), key: None });
+    if !everything || !index.module_calls.is_empty() {
+        return Err(refused(format!(
+            "{} is one of several resources of module.{}; its files serve every call of the module, so a person must decide",
+            address.block_name(),
+            call.name
+        )));
+    }
+    if call.key.is_some() {
+        return Err(refused(format!("module.{} is called with count/for_each; shrink it by hand", call.name)));
+    }
+    let parent = Address { module: address.module[..address.module.len() - 1].to_vec(), ..address.clone() };
+    let parent_dir = repo.module_dir(&parent.module_path()).cloned().unwrap_or_default();
+    let needle = format!("module.{}", call.name);
+    let sel = BlockSel::new("module", &[&call.name]);
+    let mut outputs = Vec::new();
+    for (file, body) in repo.parsed_tf_in(&parent_dir) {
+        let text = repo.text(file).unwrap_or_default();
+        for block in body.blocks() {
+            let block_text = block.span().map(|s| &text[s]).unwrap_or_default();
+            let own = block.ident.as_str() == "module"
+                && block.labels.first().map(edit::label_str) == Some(call.name.as_str());
+            if own
+                || count_references(block_text, &needle) == 0
+                || matches!(block.ident.as_str(), "moved" | "removed" | "import")
+            {
+                continue;
+            }
+            let referrer = Referrer {
+                file: file.clone(),
+                sel: BlockSel {
+                    ident: block.ident.as_str().to_string(),
+                    labels: block.labels.iter().map(|l| edit::label_str(l).to_string()).collect(),
+                },
+            };
+            if referrer.sel.ident == "output"
+                && only_refers_to(repo, &parent_dir, &referrer, std::slice::from_ref(&needle))
+            {
+                outputs.push(referrer);
+            } else {
+                return Err(refused(format!(
+                    "{} in {} uses module.{}; a person must remove that first",
+                    describe_sel(&referrer.sel),
+                    file.display(),
+                    call.name
+                )));
+            }
+        }
+    }
+    remove_block_of(repo, &parent_dir, &sel, applied).map_err(|e| refused(e.to_string()))?;
+    applied.notes.push(format!(
+        "removed the call module.{}: everything it managed ({}) was deleted",
+        call.name,
+        doomed.iter().map(|(t, n)| format!("{t}.{n}")).collect::<Vec<_>>().join(", ")
+    ));
+    for output in outputs {
+        remove_block_of(repo, &parent_dir, &output.sel, applied).map_err(|e| refused(e.to_string()))?;
+        applied.notes.push(format!(
+            "removed {} from {}: it only exposed module.{}",
+            describe_sel(&output.sel),
+            output.file.display(),
+            call.name
+        ));
+    }
+    Ok(())
+}
+
+/// One instance of a count/for_each resource: its entry leaves the `for_each` map at its origin, or
+/// the last `count` item leaves the list; other instances must stay as they are.
+fn remove_instance(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
+    // A reference to this very instance would break.
+    let own = format!("{}{}", address.block_name(), address.key.as_ref().map(|k| k.to_string()).unwrap_or_default());
+    for (file, _) in repo.parsed_tf_in(&dir) {
+        if repo.text(file).is_some_and(|t| t.contains(&own)) {
+            return Err(refused(format!(
+                "{} refers to {own}; a person must remove that reference first",
+                file.display()
+            )));
+        }
+    }
+    let site = site_of(repo, address, location);
+    let block = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    let mut tracer = Tracer::new(repo);
+    match (&address.key, block) {
+        (Some(InstanceKey::Str(key)), Some(block)) => {
+            if let Some(fe) = block.body.get_attribute("for_each") {
+                tracer.expr(&site, &location.file, &fe.value, &[Seg::Key(key.clone())], &Change::Remove, "for_each", 0);
+            }
+        }
+        (Some(InstanceKey::Int(i)), Some(block)) => {
+            let count = block.body.get_attribute("count");
+            let n = effective_count(repo, address, location);
+            if n != Some(*i + 1) {
+                return Err(refused(format!(
+                    "instance [{i}] is not the last of {}; removing it would renumber the others, so a person must decide",
+                    address.block_name()
+                )));
+            }
+            if let Some(count) = count {
+                match &count.value {
+                    Expression::FuncCall(call)
+                        if call.name.name.as_str() == "length" && call.args.iter().count() == 1 =>
+                    {
+                        if let Some(list) = call.args.iter().next() {
+                            tracer.expr(
+                                &site,
+                                &location.file,
+                                list,
+                                &[Seg::Index(*i as usize)],
+                                &Change::Remove,
+                                "count",
+                                0,
+                            );
+                        }
+                    }
+                    other => tracer.expr(
+                        &site,
+                        &location.file,
+                        other,
+                        &[],
+                        &Change::Set(AttrValue::Literal(Value::from(*i))),
+                        "count",
+                        0,
+                    ),
+                }
+            }
+        }
+        _ => {}
+    }
+    let candidates = tracer.out;
+    let check = |config: Option<Value>| config.is_none();
+    // Dependents of this instance (same key) may go with it.
+    let dependents = dependents_of(repo, &dir, &address.rtype, &address.name);
+    let gone = |a: &Address| {
+        a.key == address.key
+            && a.module == address.module
+            && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n)
+    };
+    let chosen = choose(repo, address, candidates, &check, &gone).map_err(refused)?;
+    applied.notes.push(format!("{address}: removed its instance: {}", chosen.note));
+    write(repo, &chosen.file, chosen.text, applied);
+    Ok(())
+}
+
+fn effective_count(repo: &Repo, address: &Address, location: &BlockLocation) -> Option<i64> {
+    let text = repo.text(&location.file)?;
+    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
+    let count = block.body.get_attribute("count")?;
+    let source = edit::expr_text(text, &count.value);
+    crate::eval::eval_in_block(repo, &address.module, &location.file, &location.sel, None, &source)?.as_i64()
+}
+
+/// Whether every resource or module reference in an output's value is one of `names` (`TYPE.NAME`
+/// or `module.NAME`).
+fn only_refers_to(repo: &Repo, dir: &Path, referrer: &Referrer, names: &[String]) -> bool {
+    let Some(file) = repo.find_block(dir, &referrer.sel) else { return false };
+    let Some(text) = repo.text(file) else { return false };
+    let Some(block) = repo.body(file).and_then(|b| edit::find_block(b, &referrer.sel)) else { return false };
+    let Some(value) = block.body.get_attribute("value") else { return false };
+    let source = edit::expr_text(text, &value.value);
+    let managed: Vec<String> = repo
+        .module_index(dir)
+        .resources
+        .iter()
+        .filter(|r| !r.data)
+        .map(|r| format!("{}.{}", r.rtype, r.name))
+        .chain(repo.module_index(dir).module_calls.iter().map(|c| format!("module.{}", c.name)))
+        .collect();
+    let mentioned: Vec<&String> = managed.iter().filter(|m| count_references(&source, m) > 0).collect();
+    !mentioned.is_empty()
+        && mentioned.iter().all(|m| names.contains(m))
+        && !source.contains("var.")
+        && !source.contains("local.")
+        && !source.contains("data.")
+}
+
+fn describe_sel(sel: &BlockSel) -> String {
+    if sel.ident.is_empty() {
+        return "a top-level attribute".into();
+    }
+    let labels: Vec<String> = sel.labels.iter().map(|l| format!("{l:?}")).collect();
+    format!("{} {}", sel.ident, labels.join(" ")).trim().to_string()
+}
+
+fn remove_block_of(repo: &mut Repo, dir: &Path, sel: &BlockSel, applied: &mut Applied) -> Result<(), EditError> {
+    let Some(file) = repo.find_block(dir, sel).cloned() else { return Ok(()) };
+    let text = repo.text(&file).unwrap_or_default();
+    let new = edit::remove_block(text, edit::block_index(text, sel)?)?;
+    write(repo, &file, new, applied);
+    Ok(())
+}
+
 fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
-    repo.files.insert(file.to_path_buf(), text);
+    repo.set_file(file, text);
     if !applied.files.iter().any(|f| f == file) {
         applied.files.push(file.to_path_buf());
     }
@@ -168,7 +758,7 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
     let target = address.without_key().to_string();
     let files: Vec<PathBuf> = repo.parsed_tf_in(dir).map(|(p, _)| p.clone()).collect();
     for file in files {
-        let mut text = repo.files[&file].clone();
+        let mut text = repo.text(&file).unwrap_or_default().to_string();
         let mut changed = false;
         loop {
             let body = edit::parse(&text)?;
@@ -183,7 +773,7 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
                 })
             });
             let Some((index, _)) = found else { break };
-            text = remove_nth_block(&text, index)?;
+            text = edit::remove_block(&text, index)?;
             changed = true;
         }
         if changed {
@@ -191,21 +781,6 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
         }
     }
     Ok(())
-}
-
-fn remove_nth_block(text: &str, index: usize) -> Result<String, EditError> {
-    use hcl_edit::Span;
-    let body = edit::parse(text)?;
-    let block = body.blocks().nth(index).ok_or_else(|| EditError::BlockNotFound(format!("block #{index}")))?;
-    let span = block.span().ok_or_else(|| EditError::BlockNotFound(format!("block #{index}")))?;
-    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
-    let mut end = text[span.end..].find('\n').map_or(text.len(), |i| span.end + i + 1);
-    if text[end..].starts_with('\n') {
-        end += 1;
-    }
-    let out = format!("{}{}", &text[..start], &text[end..]);
-    edit::parse(&out).map_err(|e| EditError::Reparse(e.to_string()))?;
-    Ok(out)
 }
 
 fn create_resource(
@@ -227,7 +802,7 @@ fn create_resource(
         .max_by_key(|(_, n)| **n)
         .map(|(f, _)| (*f).clone())
         .unwrap_or_else(|| dir.join(format!("{}.tf", address.rtype.trim_start_matches("aws_"))));
-    let text = repo.files.get(&file).cloned().unwrap_or_default();
+    let text = repo.text(&file).unwrap_or_default().to_string();
     let text = edit::append_block(&text, "resource", &[&address.rtype, &address.name], spec)?;
     let import = BlockSpec {
         attrs: vec![
@@ -275,435 +850,6 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
         }
         _ => a == b,
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Origin tracing for `Op::Set`
-
-struct Ctx<'a> {
-    repo: &'a Repo,
-    address: &'a Address,
-    block_file: &'a Path,
-    block: &'a BlockSel,
-}
-
-/// Where an expression takes its value from.
-enum Origin {
-    Var(String, Vec<Seg>),
-    Local(String, Vec<Seg>),
-    EachValue(Vec<Seg>),
-    /// `merge(a, b, { ... })`: the last literal object argument, by its span.
-    MergeObject(std::ops::Range<usize>),
-    Other,
-}
-
-impl Ctx<'_> {
-    fn dir(&self) -> PathBuf {
-        self.block_file.parent().unwrap_or(Path::new("")).to_path_buf()
-    }
-
-    fn plan_set(
-        &self,
-        path: &AttrPath,
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let text = &self.repo.files[self.block_file];
-        match edit::set(text, Some(self.block), path, value) {
-            Ok(new) => {
-                let instance_shared = self.address.key.is_some() && has_count_or_for_each(text, self.block);
-                if instance_shared && edit::find(text, Some(self.block), path)?.is_some() {
-                    // A literal in a count/for_each block is every instance's value.
-                    return self.instance_override(text, path, value, notes);
-                }
-                Ok(vec![(self.block_file.to_path_buf(), new)])
-            }
-            Err(EditError::NotLiteral { .. }) => self.trace(text, path, value, notes),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The value at `path` (or a prefix of it) is an expression: follow it to its origin.
-    fn trace(
-        &self,
-        text: &str,
-        path: &AttrPath,
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        // Find the longest prefix of the path that is an expression in the block.
-        let (prefix_len, span) = (1..=path.0.len())
-            .rev()
-            .find_map(|n| {
-                let prefix = AttrPath(path.0[..n].to_vec());
-                edit::find(text, Some(self.block), &prefix).ok().flatten().map(|s| (n, s))
-            })
-            .ok_or_else(|| EditError::PathNotFound { path: path.to_string() })?;
-        let tail: Vec<Seg> = path.0[prefix_len..].to_vec();
-        let expr_src = &text[span.clone()];
-        let origin = origin_of(expr_src, span.start);
-        let dir = self.dir();
-        match origin {
-            Origin::Var(name, sub) => {
-                let full_tail = [sub, tail.clone()].concat();
-                if self.address.module.is_empty() {
-                    if self.shared(&dir, &format!("var.{name}")) {
-                        return self.override_here(
-                            text,
-                            path,
-                            prefix_len,
-                            value,
-                            notes,
-                            &format!("var.{name} is used elsewhere"),
-                        );
-                    }
-                    self.set_variable(&dir, &name, &full_tail, value, notes)
-                } else {
-                    // A module input: change it in the module call, in the parent module. The module's
-                    // own files are shared by every call of it, so they are not the place.
-                    self.set_module_input(&name, &full_tail, value, notes)
-                }
-            }
-            Origin::Local(name, sub) => {
-                if self.shared(&dir, &format!("local.{name}")) {
-                    return self.override_here(
-                        text,
-                        path,
-                        prefix_len,
-                        value,
-                        notes,
-                        &format!("local.{name} is used elsewhere"),
-                    );
-                }
-                let full_tail = [sub, tail].concat();
-                let (file, sel) = self
-                    .find_local(&dir, &name)
-                    .ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
-                let local_text = &self.repo.files[&file];
-                let mut segs = vec![Seg::Name(name.clone())];
-                segs.extend(full_tail);
-                let local_path = AttrPath(segs);
-                match edit::set(local_text, Some(&sel), &local_path, value) {
-                    Ok(new) => {
-                        notes.push(format!("changed local.{name} in {}", file.display()));
-                        Ok(vec![(file, new)])
-                    }
-                    Err(EditError::NotLiteral { .. }) => {
-                        self.override_here(text, path, prefix_len, value, notes, &format!("local.{name} is computed"))
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            Origin::EachValue(sub) => {
-                let Some(InstanceKey::Str(key)) = &self.address.key else {
-                    return self.override_here(
-                        text,
-                        path,
-                        prefix_len,
-                        value,
-                        notes,
-                        "each.value without a for_each key",
-                    );
-                };
-                let for_each = AttrPath(vec![Seg::Name("for_each".into())]);
-                let Some(fe_span) = edit::find(text, Some(self.block), &for_each)? else {
-                    return self.override_here(text, path, prefix_len, value, notes, "no for_each");
-                };
-                let mut segs = vec![Seg::Key(key.clone())];
-                segs.extend(sub);
-                segs.extend(tail);
-                self.set_in_expression(text, self.block_file, fe_span, &segs, value, notes).or_else(|_| {
-                    self.override_here(text, path, prefix_len, value, notes, "the for_each map is computed")
-                })
-            }
-            Origin::MergeObject(object_span) => {
-                if tail.is_empty() {
-                    return self.override_here(
-                        text,
-                        path,
-                        prefix_len,
-                        value,
-                        notes,
-                        "the value is a merge() of several maps",
-                    );
-                }
-                self.set_in_expression(text, self.block_file, object_span, &tail, value, notes)
-            }
-            Origin::Other => {
-                let reason = format!("the value comes from the expression `{}`", expr_src.trim());
-                self.override_here(text, path, prefix_len, value, notes, &reason)
-            }
-        }
-    }
-
-    /// Set `segs` inside the expression at `span` of `file` (a literal object, or a var/local holding one).
-    fn set_in_expression(
-        &self,
-        text: &str,
-        file: &Path,
-        span: std::ops::Range<usize>,
-        segs: &[Seg],
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let expr_src = &text[span.clone()];
-        match origin_of(expr_src, span.start) {
-            Origin::Var(name, sub) if self.address.module.is_empty() => {
-                let tail = [sub, segs.to_vec()].concat();
-                self.set_variable(&self.dir(), &name, &tail, value, notes)
-            }
-            Origin::Local(name, sub) => {
-                let (lfile, sel) = self
-                    .find_local(&self.dir(), &name)
-                    .ok_or_else(|| EditError::PathNotFound { path: format!("local.{name}") })?;
-                let mut path = vec![Seg::Name(name.clone())];
-                path.extend(sub);
-                path.extend(segs.iter().cloned());
-                let new = edit::set(&self.repo.files[&lfile], Some(&sel), &AttrPath(path), value)?;
-                notes.push(format!("changed local.{name} in {}", lfile.display()));
-                Ok(vec![(lfile, new)])
-            }
-            _ => {
-                // A literal object written in place: wrap it as a tiny document and edit it there.
-                let wrapper = format!("x = {expr_src}\n");
-                let mut path = vec![Seg::Name("x".into())];
-                path.extend(segs.iter().cloned());
-                let edited = edit::set(&wrapper, None, &AttrPath(path), value)?;
-                let inner = edited.strip_prefix("x = ").and_then(|s| s.strip_suffix('\n')).unwrap_or(&edited);
-                let new = format!("{}{}{}", &text[..span.start], inner, &text[span.end..]);
-                edit::parse(&new).map_err(|e| EditError::Reparse(e.to_string()))?;
-                notes.push(format!("changed the map entry in {}", file.display()));
-                Ok(vec![(file.to_path_buf(), new)])
-            }
-        }
-    }
-
-    /// Is `reference` used more than once in the module (or by several instances of this block)?
-    fn shared(&self, dir: &Path, reference: &str) -> bool {
-        let uses: usize = self
-            .repo
-            .files
-            .iter()
-            .filter(|(p, _)| p.parent().unwrap_or(Path::new("")) == dir && p.extension().is_some_and(|e| e == "tf"))
-            .map(|(_, t)| count_references(t, reference))
-            .sum();
-        let text = &self.repo.files[self.block_file];
-        uses > 1
-            || (self.address.key.is_some()
-                && has_count_or_for_each(text, self.block)
-                && !reference.starts_with("each."))
-    }
-
-    fn set_variable(
-        &self,
-        dir: &Path,
-        name: &str,
-        tail: &[Seg],
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let mut tfvars_path = vec![Seg::Name(name.to_string())];
-        tfvars_path.extend(tail.iter().cloned());
-        let tfvars_path = AttrPath(tfvars_path);
-        // The last tfvars file that sets it wins, as in Terraform: *.auto.tfvars after terraform.tfvars.
-        let candidates = self.repo.tfvars_files(dir);
-        for file in candidates.into_iter().rev() {
-            let text = &self.repo.files[file];
-            if edit::find(text, None, &AttrPath(vec![Seg::Name(name.to_string())])).ok().flatten().is_some() {
-                let new = edit::set(text, None, &tfvars_path, value)?;
-                notes.push(format!("changed var.{name} in {}, where it is set", file.display()));
-                return Ok(vec![(file.clone(), new)]);
-            }
-        }
-        let sel = BlockSel::new("variable", &[name]);
-        let file = self
-            .repo
-            .parsed_tf_in(dir)
-            .find(|(_, b)| edit::find_block(b, &sel).is_some())
-            .map(|(p, _)| p.clone())
-            .ok_or_else(|| EditError::BlockNotFound(format!("variable {name:?}")))?;
-        let mut default_path = vec![Seg::Name("default".into())];
-        default_path.extend(tail.iter().cloned());
-        let new = edit::set(&self.repo.files[&file], Some(&sel), &AttrPath(default_path), value)?;
-        notes.push(format!("changed the default of var.{name} in {}", file.display()));
-        Ok(vec![(file, new)])
-    }
-
-    fn set_module_input(
-        &self,
-        name: &str,
-        tail: &[Seg],
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let call = self.address.module.last().map(|m| m.name.clone()).unwrap_or_default();
-        let parent_path = self.address.module[..self.address.module.len() - 1]
-            .iter()
-            .map(|m| format!("module.{}", m.name))
-            .collect::<Vec<_>>()
-            .join(".");
-        let parent_dir = self.repo.module_dir(&parent_path).cloned().unwrap_or_default();
-        let sel = BlockSel::new("module", &[&call]);
-        let file = self
-            .repo
-            .parsed_tf_in(&parent_dir)
-            .find(|(_, b)| edit::find_block(b, &sel).is_some())
-            .map(|(p, _)| p.clone())
-            .ok_or_else(|| EditError::BlockNotFound(format!("module {call:?}")))?;
-        let text = &self.repo.files[&file];
-        let mut input = vec![Seg::Name(name.to_string())];
-        input.extend(tail.iter().cloned());
-        let input = AttrPath(input);
-        let parent_addr =
-            Address { module: self.address.module[..self.address.module.len() - 1].to_vec(), ..self.address.clone() };
-        let parent = Ctx { repo: self.repo, address: &parent_addr, block_file: &file, block: &sel };
-        let new = match edit::set(text, Some(&sel), &input, value) {
-            Ok(new) => new,
-            Err(EditError::NotLiteral { .. }) => {
-                // The input is itself an expression in the parent: follow it there.
-                return parent.trace(text, &input, value, notes);
-            }
-            Err(e) => return Err(e),
-        };
-        notes.push(format!("changed the input {name} of module.{call} in {}", file.display()));
-        Ok(vec![(file, new)])
-    }
-
-    fn find_local(&self, dir: &Path, name: &str) -> Option<(PathBuf, BlockSel)> {
-        let sel = BlockSel::new("locals", &[]);
-        for (file, body) in self.repo.parsed_tf_in(dir) {
-            for block in body.blocks().filter(|b| b.ident.as_str() == "locals") {
-                if block.body.has_attribute(name) {
-                    // Several `locals` blocks in one file: the edit finds the first; make sure it is this one.
-                    let first = body.blocks().find(|b| b.ident.as_str() == "locals");
-                    if first.is_some_and(|f| f.body.has_attribute(name)) {
-                        return Some((file.clone(), sel));
-                    }
-                }
-            }
-        }
-        None
-    }
-
-    /// Write the value as a literal on this resource (or this instance) instead of at a shared origin.
-    fn override_here(
-        &self,
-        text: &str,
-        path: &AttrPath,
-        prefix_len: usize,
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-        why: &str,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let instance_shared = self.address.key.is_some() && has_count_or_for_each(text, self.block);
-        if instance_shared {
-            return self.instance_override(text, path, value, notes);
-        }
-        if prefix_len < path.0.len() {
-            // A map built elsewhere: overlay the one entry with merge().
-            let prefix = AttrPath(path.0[..prefix_len].to_vec());
-            let span = edit::find(text, Some(self.block), &prefix)?
-                .ok_or_else(|| EditError::PathNotFound { path: prefix.to_string() })?;
-            let mut overlay = value.render("").map_err(EditError::Value)?;
-            for seg in path.0[prefix_len..].iter().rev() {
-                let key = match seg {
-                    Seg::Name(n) | Seg::Key(n) => render_key(n),
-                    Seg::Index(_) => return Err(EditError::PathNotFound { path: path.to_string() }),
-                };
-                overlay = format!("{{ {key} = {overlay} }}");
-            }
-            let new = format!("{}merge({}, {overlay}){}", &text[..span.start], &text[span.clone()], &text[span.end..]);
-            edit::parse(&new).map_err(|e| EditError::Reparse(e.to_string()))?;
-            notes.push(format!("overlaid {path} on {} with merge(): {why}", self.address));
-            return Ok(vec![(self.block_file.to_path_buf(), new)]);
-        }
-        let span = edit::find(text, Some(self.block), path)?
-            .ok_or_else(|| EditError::PathNotFound { path: path.to_string() })?;
-        let rendered = value.render(&indent_at(text, span.start)).map_err(EditError::Value)?;
-        let new = format!("{}{}{}", &text[..span.start], rendered, &text[span.end..]);
-        edit::parse(&new).map_err(|e| EditError::Reparse(e.to_string()))?;
-        notes.push(format!("set {path} as a literal on {} instead of at its origin: {why}", self.address));
-        Ok(vec![(self.block_file.to_path_buf(), new)])
-    }
-
-    /// One instance of a count/for_each block differs: a condition on its index or key.
-    fn instance_override(
-        &self,
-        text: &str,
-        path: &AttrPath,
-        value: &AttrValue,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<(PathBuf, String)>, EditError> {
-        let condition = match &self.address.key {
-            Some(InstanceKey::Int(i)) => format!("count.index == {i}"),
-            Some(InstanceKey::Str(k)) => format!("each.key == {}", crate::render::quote(k)),
-            None => return Err(EditError::PathNotFound { path: path.to_string() }),
-        };
-        let top = AttrPath(path.0[..1].to_vec());
-        let span = edit::find(text, Some(self.block), &top)?
-            .ok_or_else(|| EditError::PathNotFound { path: top.to_string() })?;
-        if path.0.len() > 1 {
-            return Err(EditError::NotLiteral { path: path.to_string(), expr: text[span].to_string() });
-        }
-        let rendered = value.render("").map_err(EditError::Value)?;
-        let old = &text[span.clone()];
-        let new = format!("{}{condition} ? {rendered} : {old}{}", &text[..span.start], &text[span.end..]);
-        edit::parse(&new).map_err(|e| EditError::Reparse(e.to_string()))?;
-        notes.push(format!("{path} differs for {} only: written as a condition on that instance", self.address));
-        Ok(vec![(self.block_file.to_path_buf(), new)])
-    }
-}
-
-fn indent_at(text: &str, pos: usize) -> String {
-    let start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-    text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
-}
-
-/// Classify an expression's source text by where its value comes from.
-fn origin_of(source: &str, offset: usize) -> Origin {
-    let Ok(expr) = hcl_edit::parser::parse_expr(source) else { return Origin::Other };
-    match &expr {
-        Expression::Traversal(t) => {
-            let Expression::Variable(root) = &t.expr else { return Origin::Other };
-            let mut ops = t.operators.iter().map(|o| o.value());
-            let first = match ops.next() {
-                Some(TraversalOperator::GetAttr(name)) => name.as_str().to_string(),
-                _ => return Origin::Other,
-            };
-            let mut rest = Vec::new();
-            for op in ops {
-                match op {
-                    TraversalOperator::GetAttr(n) => rest.push(Seg::Name(n.as_str().to_string())),
-                    TraversalOperator::Index(Expression::String(s)) => rest.push(Seg::Key(s.as_str().to_string())),
-                    TraversalOperator::Index(Expression::Number(n)) => match n.as_u64() {
-                        Some(i) => rest.push(Seg::Index(i as usize)),
-                        None => return Origin::Other,
-                    },
-                    TraversalOperator::LegacyIndex(i) => rest.push(Seg::Index(*i.value() as usize)),
-                    _ => return Origin::Other,
-                }
-            }
-            match root.as_str() {
-                "var" => Origin::Var(first, rest),
-                "local" => Origin::Local(first, rest),
-                "each" if first == "value" => Origin::EachValue(rest),
-                _ => Origin::Other,
-            }
-        }
-        Expression::FuncCall(call) if call.name.name.as_str() == "merge" => {
-            use hcl_edit::Span;
-            call.args
-                .iter()
-                .filter_map(|a| match a {
-                    Expression::Object(o) => o.span(),
-                    _ => None,
-                })
-                .last()
-                .map(|s| Origin::MergeObject(offset + s.start..offset + s.end))
-                .unwrap_or(Origin::Other)
-        }
-        _ => Origin::Other,
     }
 }
 

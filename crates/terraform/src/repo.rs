@@ -1,26 +1,35 @@
 //! The repository's Terraform: every `.tf` and `.tfvars` file of the root module and its local
-//! modules, held as text, with an index from resource blocks to files.
+//! modules, held as text together with its parsed body, and an index of what each module declares.
+//!
+//! Every file is parsed once, when it enters the repository ([`Repo::load`], [`Repo::from_files`],
+//! [`Repo::set_file`]); lookups by address are hash lookups after that, whatever the repository's
+//! size. A file that does not parse is reported with its place ([`Diagnostic`]) and left out of the
+//! index; the rest still indexes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
-use hcl_edit::structure::Body;
+use hcl_edit::structure::{Block, Body};
 
 use crate::address::Address;
-use crate::edit::{self, BlockSel, label_str};
+use crate::edit::{BlockSel, label_str};
 
-/// A file that does not parse: reported with its place, and left out of the index.
+/// A problem with one file: it does not parse, or it declares something twice. The line and
+/// column are 1-based.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
     pub message: String,
 }
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.file.display(), self.message)
+        write!(f, "{}:{}:{}: {}", self.file.display(), self.line, self.column, self.message)
     }
 }
 
@@ -30,14 +39,88 @@ pub enum RepoError {
     Io { path: String, source: std::io::Error },
 }
 
-/// A Terraform repository in memory. Paths are relative to its root.
-#[derive(Debug, Clone, Default)]
-pub struct Repo {
-    /// `.tf` and `.tfvars` files, by path relative to the root.
-    pub files: BTreeMap<PathBuf, String>,
-    /// Module path (`""` for the root, `module.web`, `module.web.module.db`) to its directory.
-    pub modules: BTreeMap<String, PathBuf>,
-    pub diagnostics: Vec<Diagnostic>,
+/// How a resource block becomes instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expansion {
+    /// One instance, no key.
+    Single,
+    /// `count`: instances keyed `[0]`, `[1]`, ...
+    Count,
+    /// `for_each`: instances keyed by string.
+    ForEach,
+}
+
+/// A `resource` or `data` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceDecl {
+    pub rtype: String,
+    pub name: String,
+    pub data: bool,
+    pub expansion: Expansion,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// A `variable` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariableDecl {
+    pub name: String,
+    pub has_default: bool,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// One entry of a `locals` block, or an `output` block: a name and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedDecl {
+    pub name: String,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// A `module` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleCallDecl {
+    pub name: String,
+    /// The `source` when it is a plain string.
+    pub source: Option<String>,
+    /// The module's directory when the source is local (`./x`, `../x`) and stays in the repository.
+    pub dir: Option<PathBuf>,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// A `provider` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderDecl {
+    pub name: String,
+    pub alias: Option<String>,
+    /// The source text of `default_tags { tags = ... }`, when the block has one.
+    pub default_tags: Option<String>,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// What one module directory (or one file) declares, in file and line order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModuleIndex {
+    pub resources: Vec<ResourceDecl>,
+    pub variables: Vec<VariableDecl>,
+    pub locals: Vec<NamedDecl>,
+    pub outputs: Vec<NamedDecl>,
+    pub module_calls: Vec<ModuleCallDecl>,
+    pub providers: Vec<ProviderDecl>,
+}
+
+impl ModuleIndex {
+    fn extend(&mut self, other: &ModuleIndex) {
+        self.resources.extend(other.resources.iter().cloned());
+        self.variables.extend(other.variables.iter().cloned());
+        self.locals.extend(other.locals.iter().cloned());
+        self.outputs.extend(other.outputs.iter().cloned());
+        self.module_calls.extend(other.module_calls.iter().cloned());
+        self.providers.extend(other.providers.iter().cloned());
+    }
 }
 
 /// Where a resource block lives.
@@ -47,12 +130,39 @@ pub struct BlockLocation {
     pub sel: BlockSel,
 }
 
+/// One file: its text, its parsed body (`None` when it does not parse) and what it declares.
+#[derive(Debug, Clone)]
+struct SourceFile {
+    text: String,
+    body: Option<Arc<Body>>,
+    index: Arc<ModuleIndex>,
+    error: Option<Diagnostic>,
+}
+
+/// A Terraform repository in memory. Paths are relative to its root. Cloning is cheap: parsed
+/// bodies are shared.
+#[derive(Debug, Clone, Default)]
+pub struct Repo {
+    files: BTreeMap<PathBuf, SourceFile>,
+    /// Directory -> the files directly in it.
+    dirs: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    /// Module path (`""` for the root, `module.web`, `module.web.module.db`) -> its directory.
+    modules: BTreeMap<String, PathBuf>,
+    /// `(directory, block)` -> the file declaring it: resources, data sources, variables, outputs,
+    /// module calls. The first declaration wins; later ones are diagnostics.
+    blocks: HashMap<(PathBuf, BlockSel), PathBuf>,
+    /// `(directory, local name)` -> the file declaring it.
+    locals: HashMap<(PathBuf, String), PathBuf>,
+    /// Duplicate declarations, per directory.
+    duplicates: BTreeMap<PathBuf, Vec<Diagnostic>>,
+}
+
 impl Repo {
     /// Read the root module in `root` and every local module it calls, recursively.
     pub fn load(root: &Path) -> Result<Repo, RepoError> {
-        let mut files = BTreeMap::new();
+        let mut repo = Repo::default();
         let mut pending = vec![PathBuf::new()];
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = BTreeSet::new();
         while let Some(dir) = pending.pop() {
             if !seen.insert(dir.clone()) {
                 continue;
@@ -70,82 +180,110 @@ impl Repo {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|source| RepoError::Io { path: path.display().to_string(), source })?;
                 let rel = dir.join(path.file_name().unwrap_or_default());
-                if rel.extension().is_some_and(|e| e == "tf") {
-                    for source in module_sources(&text) {
-                        if let Some(child) = local_module_dir(&dir, &source) {
-                            if root.join(&child).is_dir() {
-                                pending.push(child);
-                            }
+                let file = SourceFile::parse(&rel, text);
+                for call in &file.index.module_calls {
+                    if let Some(child) = &call.dir {
+                        if root.join(child).is_dir() {
+                            pending.push(child.clone());
                         }
                     }
                 }
-                files.insert(rel, text);
+                repo.insert_parsed(rel, file);
             }
         }
-        Ok(Repo::from_files(files))
+        repo.rebuild_all();
+        Ok(repo)
     }
 
     /// Build from file texts (paths relative to the root).
     pub fn from_files(files: BTreeMap<PathBuf, String>) -> Repo {
-        let mut repo = Repo { files, ..Repo::default() };
-        repo.reindex();
+        let mut repo = Repo::default();
+        for (path, text) in files {
+            let file = SourceFile::parse(&path, text);
+            repo.insert_parsed(path, file);
+        }
+        repo.rebuild_all();
         repo
     }
 
-    /// Recompute module directories and diagnostics after files changed.
-    pub fn reindex(&mut self) {
-        self.diagnostics.clear();
-        for (path, text) in &self.files {
-            if let Err(e) = edit::parse(text) {
-                self.diagnostics.push(Diagnostic { file: path.clone(), message: first_line_of_error(&e.to_string()) });
-            }
-        }
-        self.modules.clear();
-        let mut pending = vec![(String::new(), PathBuf::new())];
-        while let Some((module_path, dir)) = pending.pop() {
-            if self.modules.contains_key(&module_path) || self.modules.len() > 10_000 {
-                continue;
-            }
-            for (name, source) in self.module_calls(&dir) {
-                if let Some(child) = local_module_dir(&dir, &source) {
-                    let child_path = if module_path.is_empty() {
-                        format!("module.{name}")
-                    } else {
-                        format!("{module_path}.module.{name}")
-                    };
-                    pending.push((child_path, child));
-                }
-            }
-            self.modules.insert(module_path, dir);
+    /// Replace (or add) one file: it is parsed once here and the index is updated. This is the
+    /// only way file texts change.
+    pub fn set_file(&mut self, path: &Path, text: String) {
+        let file = SourceFile::parse(path, text);
+        let calls_changed = match self.files.get(path) {
+            Some(old) => old.index.module_calls != file.index.module_calls,
+            None => !file.index.module_calls.is_empty(),
+        };
+        self.insert_parsed(path.to_path_buf(), file);
+        self.rebuild_dir(&parent_dir(path));
+        if calls_changed {
+            self.rebuild_modules();
         }
     }
 
-    /// `(name, source)` of the module calls in a directory.
-    pub fn module_calls(&self, dir: &Path) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for (_, body) in self.parsed_tf_in(dir) {
-            for block in body.blocks().filter(|b| b.ident.as_str() == "module") {
-                let Some(name) = block.labels.first().map(label_str) else { continue };
-                if let Some(Expression::String(s)) = block.body.get_attribute("source").map(|a| &a.value) {
-                    out.push((name.to_string(), s.as_str().to_string()));
-                }
-            }
-        }
-        out
+    /// Every file's path and text, in path order.
+    pub fn files(&self) -> impl Iterator<Item = (&PathBuf, &str)> {
+        self.files.iter().map(|(p, f)| (p, f.text.as_str()))
     }
 
-    /// The `.tf` files directly in `dir` that parse, with their bodies.
-    pub fn parsed_tf_in<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, Body)> + 'a {
-        self.files
-            .iter()
-            .filter(move |(p, _)| {
-                p.parent().unwrap_or(Path::new("")) == dir && p.extension().is_some_and(|e| e == "tf")
-            })
-            .filter_map(|(p, t)| edit::parse(t).ok().map(|b| (p, b)))
+    /// The text of one file.
+    pub fn text(&self, path: &Path) -> Option<&str> {
+        self.files.get(path).map(|f| f.text.as_str())
+    }
+
+    /// The parsed body of one file, when it parses.
+    pub fn body(&self, path: &Path) -> Option<&Body> {
+        self.files.get(path).and_then(|f| f.body.as_deref())
+    }
+
+    /// Module path (`""` for the root, `module.web`) -> directory, for every module reachable from the root.
+    pub fn modules(&self) -> &BTreeMap<String, PathBuf> {
+        &self.modules
     }
 
     pub fn module_dir(&self, module_path: &str) -> Option<&PathBuf> {
         self.modules.get(module_path)
+    }
+
+    /// Files that do not parse, and declarations made twice, in file order.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self.files.values().filter_map(|f| f.error.clone()).collect();
+        out.extend(self.duplicates.values().flatten().cloned());
+        out.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        out
+    }
+
+    /// What the `.tf` files directly in `dir` declare (files that do not parse contribute nothing).
+    pub fn module_index(&self, dir: &Path) -> ModuleIndex {
+        let mut out = ModuleIndex::default();
+        for path in self.tf_paths_in(dir) {
+            out.extend(&self.files[path].index);
+        }
+        out
+    }
+
+    /// `(name, source)` of the module calls in a directory.
+    pub fn module_calls(&self, dir: &Path) -> Vec<(String, String)> {
+        self.module_index(dir).module_calls.into_iter().filter_map(|c| Some((c.name, c.source?))).collect()
+    }
+
+    /// The `.tf` files directly in `dir` that parse, with their bodies.
+    pub fn parsed_tf_in<'a>(&'a self, dir: &Path) -> impl Iterator<Item = (&'a PathBuf, &'a Body)> + 'a {
+        self.tf_paths_in(dir).filter_map(|p| self.files[p].body.as_deref().map(|b| (p, b)))
+    }
+
+    fn tf_paths_in<'a>(&'a self, dir: &Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
+        self.dirs.get(dir).into_iter().flatten().filter(|p| p.extension().is_some_and(|e| e == "tf"))
+    }
+
+    /// The file declaring a top-level block (`resource`, `data`, `variable`, `output`, `module`) in `dir`.
+    pub fn find_block(&self, dir: &Path, sel: &BlockSel) -> Option<&PathBuf> {
+        self.blocks.get(&(dir.to_path_buf(), sel.clone()))
+    }
+
+    /// The file declaring `local.NAME` in `dir`.
+    pub fn find_local(&self, dir: &Path, name: &str) -> Option<&PathBuf> {
+        self.locals.get(&(dir.to_path_buf(), name.to_string()))
     }
 
     /// The file holding the block of a resource address (any instance key).
@@ -153,24 +291,17 @@ impl Repo {
         let dir = self.module_dir(&address.module_path())?;
         let ident = if address.data { "data" } else { "resource" };
         let sel = BlockSel::new(ident, &[&address.rtype, &address.name]);
-        self.parsed_tf_in(dir)
-            .find(|(_, body)| edit::find_block(body, &sel).is_some())
-            .map(|(file, _)| BlockLocation { file: file.clone(), sel })
+        let file = self.find_block(dir, &sel)?.clone();
+        Some(BlockLocation { file, sel })
     }
 
     /// Resource blocks of a type in a module directory: `(file, name)`.
     pub fn resources_of_type(&self, dir: &Path, rtype: &str) -> Vec<(PathBuf, String)> {
-        let mut out = Vec::new();
-        for (file, body) in self.parsed_tf_in(dir) {
-            for block in body.blocks().filter(|b| b.ident.as_str() == "resource") {
-                if block.labels.first().map(label_str) == Some(rtype) {
-                    if let Some(name) = block.labels.get(1).map(label_str) {
-                        out.push((file.clone(), name.to_string()));
-                    }
-                }
-            }
-        }
-        out
+        self.tf_paths_in(dir)
+            .flat_map(|p| self.files[p].index.resources.iter())
+            .filter(|r| !r.data && r.rtype == rtype)
+            .map(|r| (r.file.clone(), r.name.clone()))
+            .collect()
     }
 
     /// The variable files Terraform loads automatically in `dir`, in the order it applies them
@@ -178,37 +309,264 @@ impl Repo {
     pub fn tfvars_files(&self, dir: &Path) -> Vec<&PathBuf> {
         let name = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
         let mut files: Vec<&PathBuf> = self
-            .files
-            .keys()
-            .filter(|p| p.parent().unwrap_or(Path::new("")) == dir)
+            .dirs
+            .get(dir)
+            .into_iter()
+            .flatten()
             .filter(|p| name(p) == "terraform.tfvars" || name(p).ends_with(".auto.tfvars"))
             .collect();
         files.sort_by_key(|p| (name(p) != "terraform.tfvars", (*p).clone()));
         files
     }
 
-    /// Whether any file in `dir` other than the block itself refers to `TYPE.NAME`.
+    /// The files in `dir` where something other than the block itself and its `import`/`moved`/
+    /// `removed` companions refers to `TYPE.NAME`.
     pub fn references_to(&self, dir: &Path, rtype: &str, name: &str) -> Vec<PathBuf> {
+        self.referencing_structures(dir, rtype, name)
+            .into_iter()
+            .map(|r| r.file)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// Every top-level block in `dir` (other than the resource's own block and its companions)
+    /// that refers to `TYPE.NAME`: its file, kind (`output`, `resource`, ...) and labels.
+    pub fn referencing_structures(&self, dir: &Path, rtype: &str, name: &str) -> Vec<Referrer> {
         let needle = format!("{rtype}.{name}");
-        let own = BlockSel::resource(rtype, name);
         let mut out = Vec::new();
         for (file, body) in self.parsed_tf_in(dir) {
-            let source = &self.files[file];
+            let source = &self.files[file].text;
             for structure in body.iter() {
                 let text = structure.span().map(|s| &source[s]).unwrap_or_default();
-                let is_own = structure.as_block().is_some_and(|b| {
-                    b.ident.as_str() == "resource"
-                        && b.labels.iter().map(label_str).eq(own.labels.iter().map(String::as_str))
-                });
-                let companion =
-                    structure.as_block().is_some_and(|b| matches!(b.ident.as_str(), "import" | "moved" | "removed"));
-                if !is_own && !companion && count_references(text, &needle) > 0 {
-                    out.push(file.clone());
-                    break;
+                if count_references(text, &needle) == 0 {
+                    continue;
+                }
+                match structure.as_block() {
+                    Some(b) if matches!(b.ident.as_str(), "import" | "moved" | "removed") => {}
+                    Some(b) if b.ident.as_str() == "resource" && b.labels.iter().map(label_str).eq([rtype, name]) => {}
+                    Some(b) => out.push(Referrer {
+                        file: file.clone(),
+                        sel: BlockSel {
+                            ident: b.ident.as_str().to_string(),
+                            labels: b.labels.iter().map(|l| label_str(l).to_string()).collect(),
+                        },
+                    }),
+                    None => out.push(Referrer { file: file.clone(), sel: BlockSel::new("", &[]) }),
                 }
             }
         }
         out
+    }
+
+    fn insert_parsed(&mut self, path: PathBuf, file: SourceFile) {
+        self.dirs.entry(parent_dir(&path)).or_default().insert(path.clone());
+        self.files.insert(path, file);
+    }
+
+    fn rebuild_all(&mut self) {
+        let dirs: Vec<PathBuf> = self.dirs.keys().cloned().collect();
+        for dir in dirs {
+            self.rebuild_dir(&dir);
+        }
+        self.rebuild_modules();
+    }
+
+    /// Recompute the hash index of one directory from its files' declarations (no parsing).
+    fn rebuild_dir(&mut self, dir: &Path) {
+        self.blocks.retain(|(d, _), _| d != dir);
+        self.locals.retain(|(d, _), _| d != dir);
+        let mut duplicates = Vec::new();
+        let paths: Vec<PathBuf> = self.tf_paths_in(dir).cloned().collect();
+        for path in paths {
+            let index = Arc::clone(&self.files[&path].index);
+            let mut declare =
+                |sel: BlockSel, line: usize, what: String| match self.blocks.entry((dir.to_path_buf(), sel)) {
+                    std::collections::hash_map::Entry::Occupied(first) => duplicates.push(Diagnostic {
+                        file: path.clone(),
+                        line,
+                        column: 1,
+                        message: format!("{what} is already declared in {}", first.get().display()),
+                    }),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(path.clone());
+                    }
+                };
+            for r in &index.resources {
+                let ident = if r.data { "data" } else { "resource" };
+                declare(
+                    BlockSel::new(ident, &[&r.rtype, &r.name]),
+                    r.line,
+                    format!("{ident} {:?} {:?}", r.rtype, r.name),
+                );
+            }
+            for v in &index.variables {
+                declare(BlockSel::new("variable", &[&v.name]), v.line, format!("variable {:?}", v.name));
+            }
+            for o in &index.outputs {
+                declare(BlockSel::new("output", &[&o.name]), o.line, format!("output {:?}", o.name));
+            }
+            for m in &index.module_calls {
+                declare(BlockSel::new("module", &[&m.name]), m.line, format!("module {:?}", m.name));
+            }
+            for l in &index.locals {
+                match self.locals.entry((dir.to_path_buf(), l.name.clone())) {
+                    std::collections::hash_map::Entry::Occupied(first) => duplicates.push(Diagnostic {
+                        file: path.clone(),
+                        line: l.line,
+                        column: 1,
+                        message: format!("local.{} is already declared in {}", l.name, first.get().display()),
+                    }),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(path.clone());
+                    }
+                }
+            }
+        }
+        if duplicates.is_empty() {
+            self.duplicates.remove(dir);
+        } else {
+            self.duplicates.insert(dir.to_path_buf(), duplicates);
+        }
+    }
+
+    /// Recompute module paths -> directories from the root, following local module calls.
+    fn rebuild_modules(&mut self) {
+        self.modules.clear();
+        let mut pending = vec![(String::new(), PathBuf::new())];
+        while let Some((module_path, dir)) = pending.pop() {
+            // A module calling itself (directly or not) would nest forever: the depth is bounded.
+            if self.modules.contains_key(&module_path) || module_path.matches("module.").count() > 32 {
+                continue;
+            }
+            for call in self.module_index(&dir).module_calls {
+                if let Some(child) = call.dir {
+                    let child_path = if module_path.is_empty() {
+                        format!("module.{}", call.name)
+                    } else {
+                        format!("{module_path}.module.{}", call.name)
+                    };
+                    pending.push((child_path, child));
+                }
+            }
+            self.modules.insert(module_path, dir);
+        }
+    }
+}
+
+/// A top-level block that refers to something; `sel.ident` is empty for a top-level attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Referrer {
+    pub file: PathBuf,
+    pub sel: BlockSel,
+}
+
+impl SourceFile {
+    fn parse(path: &Path, text: String) -> SourceFile {
+        match hcl_edit::parser::parse_body(&text) {
+            Ok(body) => {
+                let index = if path.extension().is_some_and(|e| e == "tf") {
+                    declarations(path, &text, &body)
+                } else {
+                    ModuleIndex::default()
+                };
+                SourceFile { text, body: Some(Arc::new(body)), index: Arc::new(index), error: None }
+            }
+            Err(e) => {
+                let location = e.location();
+                let error = Diagnostic {
+                    file: path.to_path_buf(),
+                    line: location.line(),
+                    column: location.column(),
+                    message: format!("does not parse: {}", e.message()),
+                };
+                SourceFile { text, body: None, index: Arc::default(), error: Some(error) }
+            }
+        }
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    path.parent().unwrap_or(Path::new("")).to_path_buf()
+}
+
+/// What one parsed `.tf` file declares.
+fn declarations(path: &Path, text: &str, body: &Body) -> ModuleIndex {
+    let lines = LineIndex::new(text);
+    let line_of = |b: &Block| b.span().map_or(1, |s| lines.line(s.start));
+    let label = |b: &Block, i: usize| b.labels.get(i).map(|l| label_str(l).to_string());
+    let string_attr = |body: &Body, name: &str| match body.get_attribute(name).map(|a| &a.value) {
+        Some(Expression::String(s)) => Some(s.as_str().to_string()),
+        _ => None,
+    };
+    let dir = parent_dir(path);
+    let mut out = ModuleIndex::default();
+    for block in body.blocks() {
+        let line = line_of(block);
+        let file = path.to_path_buf();
+        match block.ident.as_str() {
+            ident @ ("resource" | "data") => {
+                let (Some(rtype), Some(name)) = (label(block, 0), label(block, 1)) else { continue };
+                let expansion = if block.body.has_attribute("for_each") {
+                    Expansion::ForEach
+                } else if block.body.has_attribute("count") {
+                    Expansion::Count
+                } else {
+                    Expansion::Single
+                };
+                out.resources.push(ResourceDecl { rtype, name, data: ident == "data", expansion, file, line });
+            }
+            "variable" => {
+                let Some(name) = label(block, 0) else { continue };
+                out.variables.push(VariableDecl { name, has_default: block.body.has_attribute("default"), file, line });
+            }
+            "output" => {
+                let Some(name) = label(block, 0) else { continue };
+                out.outputs.push(NamedDecl { name, file, line });
+            }
+            "locals" => {
+                for attr in block.body.attributes() {
+                    let line = attr.span().map_or(line, |s| lines.line(s.start));
+                    out.locals.push(NamedDecl { name: attr.key.as_str().to_string(), file: file.clone(), line });
+                }
+            }
+            "module" => {
+                let Some(name) = label(block, 0) else { continue };
+                let source = string_attr(&block.body, "source");
+                let dir = source.as_deref().and_then(|s| local_module_dir(&dir, s));
+                out.module_calls.push(ModuleCallDecl { name, source, dir, file, line });
+            }
+            "provider" => {
+                let Some(name) = label(block, 0) else { continue };
+                let default_tags = block
+                    .body
+                    .get_blocks("default_tags")
+                    .find_map(|dt| dt.body.get_attribute("tags"))
+                    .and_then(|a| a.value.span())
+                    .map(|s| text[s].to_string());
+                out.providers.push(ProviderDecl {
+                    name,
+                    alias: string_attr(&block.body, "alias"),
+                    default_tags,
+                    file,
+                    line,
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Byte offset -> 1-based line number.
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        LineIndex(text.match_indices('\n').map(|(i, _)| i).collect())
+    }
+    fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&nl| nl < offset) + 1
     }
 }
 
@@ -223,17 +581,6 @@ pub(crate) fn count_references(text: &str, reference: &str) -> usize {
             !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
         })
         .count()
-}
-
-fn module_sources(text: &str) -> Vec<String> {
-    let Ok(body) = edit::parse(text) else { return Vec::new() };
-    body.blocks()
-        .filter(|b| b.ident.as_str() == "module")
-        .filter_map(|b| match b.body.get_attribute("source").map(|a| &a.value) {
-            Some(Expression::String(s)) => Some(s.as_str().to_string()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The directory of a local module source (`./x`, `../x`), if it stays inside the repository.
@@ -257,14 +604,6 @@ fn local_module_dir(dir: &Path, source: &str) -> Option<PathBuf> {
     Some(out)
 }
 
-fn first_line_of_error(message: &str) -> String {
-    // hcl-edit's message spans several lines with a caret; keep the location and the reason.
-    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let location = lines.iter().find(|l| l.contains("line")).copied().unwrap_or_default();
-    let reason = lines.last().copied().unwrap_or_default();
-    format!("{} {}", location.trim_start_matches("-->").trim(), reason).trim().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,9 +625,9 @@ mod tests {
             ),
             ("modules/db/main.tf", "resource \"aws_db_instance\" \"main\" {}\n"),
             ("modules/evil/main.tf", "module \"up\" {\n  source = \"../../../etc\"\n}\n"),
-            ("broken.tf", "resource \"x\" {\n"),
+            ("broken.tf", "variable \"ok\" {}\n\nresource \"x\" {\n"),
         ]);
-        let modules: Vec<(&str, &Path)> = r.modules.iter().map(|(k, v)| (k.as_str(), v.as_path())).collect();
+        let modules: Vec<(&str, &Path)> = r.modules().iter().map(|(k, v)| (k.as_str(), v.as_path())).collect();
         assert_eq!(
             modules,
             [
@@ -302,10 +641,74 @@ mod tests {
         assert!(r.find_resource(&Address::parse("aws_instance.this").unwrap()).is_none());
         assert_eq!(r.references_to(Path::new(""), "aws_vpc", "main"), [PathBuf::from("main.tf")]);
         assert!(r.references_to(Path::new(""), "aws_subnet", "a").is_empty());
-        assert_eq!(r.diagnostics.len(), 1);
-        assert_eq!(r.diagnostics[0].file, PathBuf::from("broken.tf"));
-        assert!(r.diagnostics[0].message.contains("line"), "{}", r.diagnostics[0].message);
+        let diagnostics = r.diagnostics();
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].file, PathBuf::from("broken.tf"));
+        assert!(diagnostics[0].line >= 3, "{}", diagnostics[0]);
+        assert!(diagnostics[0].to_string().starts_with("broken.tf:"), "{}", diagnostics[0]);
+        // The broken file contributes nothing; the rest still indexes.
+        assert!(r.find_block(Path::new(""), &BlockSel::new("variable", &["ok"])).is_none());
         assert_eq!(local_module_dir(Path::new("modules/evil"), "../../../etc"), None);
+    }
+
+    #[test]
+    fn the_index_lists_every_kind_of_declaration() {
+        let r = repo(&[
+            (
+                "providers.tf",
+                "provider \"aws\" {\n  region = \"eu-west-1\"\n  default_tags {\n    tags = { Team = \"core\" }\n  }\n}\n\nprovider \"aws\" {\n  alias  = \"us\"\n  region = \"us-east-1\"\n}\n",
+            ),
+            (
+                "main.tf",
+                "variable \"env\" {\n  default = \"dev\"\n}\nvariable \"token\" {}\nlocals {\n  name = \"app\"\n  tags = {}\n}\nresource \"aws_instance\" \"fleet\" {\n  count = 2\n}\ndata \"aws_ami\" \"base\" {}\nmodule \"db\" {\n  source = \"./db\"\n}\noutput \"ids\" {\n  value = aws_instance.fleet[*].id\n}\n",
+            ),
+            ("db/main.tf", "resource \"aws_db_instance\" \"this\" {\n  for_each = {}\n}\n"),
+        ]);
+        let root = r.module_index(Path::new(""));
+        let names = |v: &[NamedDecl]| v.iter().map(|d| (d.name.clone(), d.line)).collect::<Vec<_>>();
+        assert_eq!(
+            root.providers.iter().map(|p| (p.alias.clone(), p.default_tags.clone(), p.line)).collect::<Vec<_>>(),
+            [(None, Some("{ Team = \"core\" }".to_string()), 1), (Some("us".to_string()), None, 8)]
+        );
+        assert_eq!(
+            root.variables.iter().map(|v| (v.name.as_str(), v.has_default)).collect::<Vec<_>>(),
+            [("env", true), ("token", false)]
+        );
+        assert_eq!(names(&root.locals), [("name".to_string(), 6), ("tags".to_string(), 7)]);
+        assert_eq!(names(&root.outputs), [("ids".to_string(), 16)]);
+        assert_eq!(
+            root.resources.iter().map(|r| (r.rtype.as_str(), r.data, r.expansion, r.line)).collect::<Vec<_>>(),
+            [("aws_instance", false, Expansion::Count, 9), ("aws_ami", true, Expansion::Single, 12)]
+        );
+        assert_eq!(root.module_calls[0].dir, Some(PathBuf::from("db")));
+        let db = r.module_index(Path::new("db"));
+        assert_eq!(db.resources[0].expansion, Expansion::ForEach);
+        assert_eq!(r.find_local(Path::new(""), "tags"), Some(&PathBuf::from("main.tf")));
+    }
+
+    #[test]
+    fn set_file_updates_the_index_and_modules() {
+        let mut r = repo(&[("main.tf", "resource \"aws_vpc\" \"main\" {}\n")]);
+        let vpc = Address::parse("aws_vpc.main").unwrap();
+        assert!(r.find_resource(&vpc).is_some());
+        r.set_file(
+            Path::new("main.tf"),
+            "resource \"aws_vpc\" \"other\" {}\nmodule \"m\" {\n  source = \"./m\"\n}\n".into(),
+        );
+        r.set_file(Path::new("m/main.tf"), "resource \"aws_sqs_queue\" \"q\" {}\n".into());
+        assert!(r.find_resource(&vpc).is_none());
+        assert!(r.find_resource(&Address::parse("aws_vpc.other").unwrap()).is_some());
+        assert!(r.find_resource(&Address::parse("module.m.aws_sqs_queue.q").unwrap()).is_some());
+        r.set_file(Path::new("extra.tf"), "resource \"aws_vpc\" \"other\" {}\n".into());
+        let diagnostics = r.diagnostics();
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        // Files index in path order: the declaration in extra.tf comes first.
+        assert_eq!(diagnostics[0].file, PathBuf::from("main.tf"));
+        assert!(diagnostics[0].message.contains("already declared in extra.tf"), "{}", diagnostics[0]);
+        r.set_file(Path::new("main.tf"), "resource \"aws_vpc\" {\n".into());
+        // The broken file drops out; the duplicate in extra.tf is now the only declaration.
+        assert_eq!(r.find_resource(&Address::parse("aws_vpc.other").unwrap()).unwrap().file, PathBuf::from("extra.tf"));
+        assert!(r.find_resource(&Address::parse("module.m.aws_sqs_queue.q").unwrap()).is_none());
     }
 
     #[test]

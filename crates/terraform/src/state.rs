@@ -27,8 +27,36 @@ pub struct StateInstance {
 }
 
 impl StateInstance {
+    /// A string attribute; a dotted name (`root_block_device.volume_id`) looks inside nested blocks,
+    /// and matches the first of several.
     pub fn attr_str(&self, name: &str) -> Option<&str> {
-        self.attributes.get(name).and_then(Value::as_str)
+        self.attr_strs(name).into_iter().next()
+    }
+
+    /// Every string value at a dotted name, through nested blocks (lists of objects).
+    pub fn attr_strs(&self, name: &str) -> Vec<&str> {
+        let mut current: Vec<&Value> = Vec::new();
+        let mut parts = name.split('.');
+        let Some(first) = parts.next() else { return Vec::new() };
+        current.extend(self.attributes.get(first));
+        for part in parts {
+            current = current
+                .into_iter()
+                .flat_map(|v| match v {
+                    Value::Array(items) => items.iter().collect::<Vec<_>>(),
+                    other => vec![other],
+                })
+                .filter_map(|v| v.get(part))
+                .collect();
+        }
+        current
+            .into_iter()
+            .flat_map(|v| match v {
+                Value::Array(items) => items.iter().collect::<Vec<_>>(),
+                other => vec![other],
+            })
+            .filter_map(Value::as_str)
+            .collect()
     }
 }
 
@@ -129,8 +157,9 @@ impl State {
             .filter(|i| types.is_empty() || types.contains(&"*") || types.contains(&i.address.rtype.as_str()))
             .filter(|i| {
                 attrs.iter().any(|a| {
-                    i.attr_str(a)
-                        .is_some_and(|v| v == id || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id"))
+                    i.attr_strs(a)
+                        .into_iter()
+                        .any(|v| v == id || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id"))
                 })
             })
             .collect()

@@ -143,9 +143,11 @@ fn top_level_blocks_are_appended_and_removed() {
     let spec = BlockSpec { attrs: vec![("bucket".into(), AttrValue::Literal(json!("acme-reports")))], blocks: vec![] };
     let out = edit::append_block(MAIN, "resource", &["aws_s3_bucket", "reports"], &spec).unwrap();
     assert_eq!(out, format!("{MAIN}\nresource \"aws_s3_bucket\" \"reports\" {{\n  bucket = \"acme-reports\"\n}}\n"));
-    let back = edit::remove_block(&out, &BlockSel::resource("aws_s3_bucket", "reports")).unwrap();
+    let back =
+        edit::remove_block(&out, edit::block_index(&out, &BlockSel::resource("aws_s3_bucket", "reports")).unwrap())
+            .unwrap();
     assert_eq!(back, MAIN);
-    let without_web = edit::remove_block(MAIN, &web()).unwrap();
+    let without_web = edit::remove_block(MAIN, edit::block_index(MAIN, &web()).unwrap()).unwrap();
     assert_eq!(without_web, "resource \"aws_s3_bucket\" \"logs\" {\n  bucket = \"acme-logs\"\n}\n");
 }
 

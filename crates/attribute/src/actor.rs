@@ -1,0 +1,322 @@
+//! Who made a change: a person, a delivery pipeline, an AWS service, other automation or an agent.
+
+use serde::{Deserialize, Serialize};
+
+use driftback_events::{Actor, CallVia, IdentityType};
+
+use crate::pattern::glob_match;
+use crate::words::find_word;
+
+/// The kind of actor behind a change set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActorKind {
+    /// A human: an IAM user, an SSO user, the root user, a person's role session.
+    Person,
+    /// A delivery pipeline (CI/CD) acting with its own role.
+    Pipeline,
+    /// An AWS service acting on its own behalf (Auto Scaling, Application Auto Scaling, ...).
+    AwsService,
+    /// Scripts, bots, scheduled jobs, functions: automation that is not a pipeline.
+    Automation,
+    /// An AI operations agent.
+    Agent,
+    /// Nothing in the record says who it was.
+    Unknown,
+}
+
+impl ActorKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ActorKind::Person => "person",
+            ActorKind::Pipeline => "pipeline",
+            ActorKind::AwsService => "aws_service",
+            ActorKind::Automation => "automation",
+            ActorKind::Agent => "agent",
+            ActorKind::Unknown => "unknown",
+        }
+    }
+
+    /// Every kind, for help texts and validation messages.
+    pub const ALL: [ActorKind; 6] = [
+        ActorKind::Person,
+        ActorKind::Pipeline,
+        ActorKind::AwsService,
+        ActorKind::Automation,
+        ActorKind::Agent,
+        ActorKind::Unknown,
+    ];
+}
+
+/// An actor the operator names in the policy file: principals matching any of `principals` (globs
+/// over ARNs, role, user, session and service names) are this actor, of this kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedActor {
+    pub name: String,
+    pub kind: ActorKind,
+    pub principals: Vec<String>,
+}
+
+/// The resolved actor of a change set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActorInfo {
+    pub kind: ActorKind,
+    /// Stable identity across sessions, used by the ownership ledger: the person (IAM user, SSO user,
+    /// source identity), the role of automation (`ops-bot`, not its per-run session), the service.
+    pub id: String,
+    /// The role the call was made with (for SSO: the permission set), when there is one.
+    pub role: Option<String>,
+    /// The assumed-role session name, when there is one.
+    pub session: Option<String>,
+    /// How the call was made.
+    pub via: CallVia,
+    /// Every name the actor answers to in policy rules: ids, ARNs, role, session, service.
+    pub names: Vec<String>,
+    pub evidence: Vec<String>,
+}
+
+impl ActorInfo {
+    /// Whether a policy pattern names this actor: `kind:<kind>` or a glob over its names.
+    pub fn matches(&self, pattern: &str) -> bool {
+        match pattern.strip_prefix("kind:") {
+            Some(kind) => self.kind.as_str() == kind,
+            None => self.names.iter().any(|n| glob_match(pattern, n)),
+        }
+    }
+
+    /// `dave (person, cli, role OpsAdmin)`.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![self.kind.as_str().to_string(), self.via.as_str().to_string()];
+        if let Some(role) = &self.role {
+            parts.push(format!("role {role}"));
+        }
+        format!("{} ({})", self.id, parts.join(", "))
+    }
+}
+
+const AGENT_WORDS: &[&str] =
+    &["agent", "ai", "llm", "gpt", "copilot", "bedrock", "claude", "genai", "assistant", "aiops"];
+const PIPELINE_WORDS: &[&str] = &[
+    "ci",
+    "cd",
+    "cicd",
+    "pipeline",
+    "deploy*",
+    "github",
+    "gha",
+    "gitlab",
+    "jenkins",
+    "circleci",
+    "buildkite",
+    "codebuild",
+    "codepipeline",
+    "atlantis",
+    "spacelift",
+    "argocd",
+    "build",
+    "release",
+];
+const AUTOMATION_WORDS: &[&str] = &[
+    "bot",
+    "automation",
+    "automated",
+    "lambda",
+    "cron",
+    "scheduler",
+    "job",
+    "script",
+    "operator",
+    "controller",
+    "karpenter",
+    "daemon",
+    "function",
+];
+
+/// Resolve who an [`Actor`] is.
+pub fn resolve_actor(actor: &Actor, named: &[NamedActor]) -> ActorInfo {
+    let role = actor.session_issuer.as_deref().map(role_name).or_else(|| {
+        // Without a session context the assumed-role ARN still names the role.
+        actor.principal_arn.as_deref().and_then(|arn| {
+            let rest = arn.split_once(":assumed-role/")?.1;
+            rest.split('/').next().map(str::to_string)
+        })
+    });
+    let user = actor.principal_arn.as_deref().and_then(|arn| arn.split_once(":user/")).map(|(_, u)| u.to_string());
+    let mut names: Vec<String> = [
+        actor.principal_arn.clone(),
+        actor.session_issuer.clone(),
+        role.clone(),
+        actor.session_name.clone(),
+        actor.source_identity.clone(),
+        actor.invoked_by.clone(),
+        user.clone(),
+        Some(actor.display_name.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    names.dedup();
+    let mut info = ActorInfo {
+        kind: ActorKind::Unknown,
+        id: actor.display_name.clone(),
+        role: role.clone(),
+        session: actor.session_name.clone(),
+        via: actor.via,
+        names,
+        evidence: Vec::new(),
+    };
+
+    if let Some(n) = named.iter().find(|n| n.principals.iter().any(|p| info.names.iter().any(|x| glob_match(p, x)))) {
+        info.kind = n.kind;
+        info.id = n.name.clone();
+        info.names.push(n.name.clone());
+        info.evidence.push(format!("the policy file names this principal {:?} ({})", n.name, n.kind.as_str()));
+        return info;
+    }
+
+    let service_linked = actor.session_issuer.as_deref().is_some_and(|a| a.contains("/aws-service-role/"))
+        || role.as_deref().is_some_and(|r| r.starts_with("AWSServiceRoleFor"));
+    if actor.identity_type == IdentityType::AwsService || actor.via == CallVia::AwsService || service_linked {
+        info.kind = ActorKind::AwsService;
+        info.id = service_name(actor, role.as_deref()).unwrap_or_else(|| actor.display_name.clone());
+        if !info.names.contains(&info.id) {
+            info.names.push(info.id.clone());
+        }
+        info.evidence.push(if service_linked {
+            format!("service-linked role {}", role.as_deref().unwrap_or("?"))
+        } else if actor.identity_type == IdentityType::AwsService {
+            "identity type AWSService".to_string()
+        } else {
+            format!("invoked by {}", actor.invoked_by.as_deref().unwrap_or("an AWS service"))
+        });
+        return info;
+    }
+    if actor.identity_type == IdentityType::Root {
+        info.kind = ActorKind::Person;
+        info.id = "root".into();
+        info.evidence.push("the account's root user".into());
+        return info;
+    }
+    if let Some(permission_set) = role.as_deref().and_then(sso_permission_set) {
+        info.kind = ActorKind::Person;
+        info.id = actor.session_name.clone().unwrap_or_else(|| actor.display_name.clone());
+        info.role = Some(permission_set.clone());
+        info.names.push(permission_set.clone());
+        info.evidence.push(format!("IAM Identity Center user {} with permission set {permission_set}", info.id));
+        return info;
+    }
+    if let Some(source) = &actor.source_identity {
+        info.kind = ActorKind::Person;
+        info.id = source.clone();
+        info.evidence.push(format!("source identity {source} set on the role session"));
+        return info;
+    }
+
+    // Names of roles, users and sessions say what automation is, more reliably than the client.
+    let self_names: Vec<(&str, &str)> = [
+        role.as_deref().map(|r| ("role", r)),
+        user.as_deref().map(|u| ("user", u)),
+        actor.session_name.as_deref().map(|s| ("session", s)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (kind, vocabulary) in [
+        (ActorKind::Agent, AGENT_WORDS),
+        (ActorKind::Pipeline, PIPELINE_WORDS),
+        (ActorKind::Automation, AUTOMATION_WORDS),
+    ] {
+        if let Some((what, name, word)) =
+            self_names.iter().find_map(|(what, name)| find_word(name, vocabulary).map(|w| (*what, *name, w)))
+        {
+            info.kind = kind;
+            info.id = role.clone().or_else(|| user.clone()).unwrap_or_else(|| actor.display_name.clone());
+            info.evidence.push(format!(
+                "{what} name {name:?} contains {:?}, a word for {}",
+                word.trim_end_matches('*'),
+                kind.as_str()
+            ));
+            return info;
+        }
+    }
+
+    match actor.identity_type {
+        IdentityType::IamUser | IdentityType::FederatedUser | IdentityType::IdentityCenterUser => {
+            info.kind = ActorKind::Person;
+            info.id = user.unwrap_or_else(|| actor.display_name.clone());
+            info.evidence.push(format!("IAM user {}", info.id));
+        }
+        IdentityType::AssumedRole => match actor.via {
+            CallVia::Console | CallVia::Cli => {
+                info.kind = ActorKind::Person;
+                info.id = actor.session_name.clone().unwrap_or_else(|| actor.display_name.clone());
+                info.evidence.push(format!(
+                    "a {} call from role {} with session name {} (a person's session)",
+                    actor.via.as_str(),
+                    role.as_deref().unwrap_or("?"),
+                    info.id
+                ));
+            }
+            CallVia::Sdk => {
+                info.kind = ActorKind::Automation;
+                info.id = role.clone().unwrap_or_else(|| actor.display_name.clone());
+                info.evidence.push(format!("an SDK call from role {}", info.id));
+            }
+            CallVia::AwsService | CallVia::Iac(_) | CallVia::Unknown => {
+                info.evidence.push("the role session says nothing about who used it".into());
+            }
+        },
+        IdentityType::Root | IdentityType::AwsService | IdentityType::AwsAccount | IdentityType::Unknown => {
+            info.evidence.push("the identity type says nothing about who it was".into());
+        }
+    }
+    info
+}
+
+/// `arn:aws:iam::1:role/path/Name` -> `Name`.
+fn role_name(arn: &str) -> String {
+    arn.rsplit('/').next().unwrap_or(arn).to_string()
+}
+
+/// `AWSReservedSSO_AdministratorAccess_0123abcd` -> `AdministratorAccess`.
+fn sso_permission_set(role: &str) -> Option<String> {
+    let rest = role.strip_prefix("AWSReservedSSO_")?;
+    let set = match rest.rsplit_once('_') {
+        Some((set, suffix)) if suffix.chars().all(|c| c.is_ascii_hexdigit()) => set,
+        _ => rest,
+    };
+    Some(set.to_string())
+}
+
+/// The service behind a service call: `invokedBy`, or the service in a service-linked role's path
+/// (`role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling`).
+fn service_name(actor: &Actor, role: Option<&str>) -> Option<String> {
+    if let Some(service) = actor.invoked_by.as_deref().filter(|s| s.ends_with(".amazonaws.com")) {
+        return Some(service.to_string());
+    }
+    if let Some(issuer) = &actor.session_issuer {
+        if let Some((_, rest)) = issuer.split_once("/aws-service-role/") {
+            if let Some(service) = rest.split('/').next().filter(|s| s.ends_with(".amazonaws.com")) {
+                return Some(service.to_string());
+            }
+        }
+    }
+    // AWSServiceRoleForApplicationAutoScaling_DynamoDBTable -> application-autoscaling.amazonaws.com
+    let role = role?.strip_prefix("AWSServiceRoleFor")?;
+    let base = role.split('_').next().unwrap_or(role);
+    let known = [
+        ("ApplicationAutoScaling", "application-autoscaling.amazonaws.com"),
+        ("AutoScaling", "autoscaling.amazonaws.com"),
+        ("ElasticLoadBalancing", "elasticloadbalancing.amazonaws.com"),
+        ("ECS", "ecs.amazonaws.com"),
+        ("RDS", "rds.amazonaws.com"),
+        ("Config", "config.amazonaws.com"),
+        ("SSM", "ssm.amazonaws.com"),
+    ];
+    known
+        .iter()
+        .find(|(k, _)| *k == base)
+        .map(|(_, s)| s.to_string())
+        .or_else(|| Some(format!("AWSServiceRoleFor{role}")))
+}

@@ -1,0 +1,294 @@
+//! `driftback kb`: look into the knowledge base (search, stats, show) and re-embed it; and the one
+//! place the binary opens the store from the configuration.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args as ClapArgs, Subcommand};
+use serde::Serialize;
+
+use driftback_embed::{ChangeSignature, EmbedConfig, Embedder};
+use driftback_events::{Disposition, classify, group, read_file};
+use driftback_store::{EmbedderSpec, SimilarEntry, Store};
+
+use crate::config::{Config, StoreConfig};
+
+/// Texts per embedding request while re-embedding.
+const REEMBED_BATCH: usize = 128;
+
+/// Opens the knowledge base the configuration names (retrying a database that is not up yet).
+pub async fn open_store(config: &StoreConfig, repo: &Path) -> anyhow::Result<Store> {
+    let url = config.resolved_url(repo);
+    Store::open(&url, &config.open_options())
+        .await
+        .with_context(|| format!("opening the knowledge base {}", driftback_store::redact_url(&url)))
+}
+
+/// The configured embedder and the spec its vectors are stored under.
+pub fn embedder(config: &EmbedConfig) -> anyhow::Result<(Embedder, EmbedderSpec)> {
+    let embedder = Embedder::from_config(config).context("the [embed] configuration")?;
+    let spec = EmbedderSpec { name: embedder.name(), dimension: embedder.dimension() };
+    Ok((embedder, spec))
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The knowledge base URL (postgres://... or sqlite:PATH). Default: store.url from the
+    /// configuration, else the SQLite file store.sqlite_path in the repository.
+    #[arg(long, global = true, value_name = "URL", env = "DRIFTBACK_STORE_URL")]
+    pub store: Option<String>,
+    /// The repository whose embedded knowledge base to use when no URL is given.
+    #[arg(long, global = true, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: KbCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KbCommand {
+    /// Find the knowledge entries most similar to a text or to the changes in a CloudTrail file.
+    ///
+    /// With TEXT, the text is embedded as it is (words like "instance type" find signatures that
+    /// contain them). With --event FILE, the file's changes are grouped into change sets as
+    /// `reconcile` would, and each change set's signature is searched.
+    Search(SearchArgs),
+    /// Counts: events, drops by reason, change sets, the work queue, knowledge, tokens, embedder.
+    Stats,
+    /// One knowledge entry: signature, summary, learned recipe, patch and counts.
+    Show {
+        /// The entry's id (as printed by `kb search`).
+        id: i64,
+    },
+    /// Re-embed every knowledge entry with the configured embedder, in one transaction.
+    ///
+    /// Needed after changing [embed] (kind, model or dimension): the knowledge base refuses to mix
+    /// vectors of two embedders.
+    Reembed,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct SearchArgs {
+    /// What to look for (free text or a signature such as "service:ec2 api:ModifyInstanceAttribute").
+    #[arg(required_unless_present = "event", conflicts_with = "event")]
+    pub text: Option<String>,
+    /// CloudTrail records (same formats as `reconcile --events`): search for each change set in it.
+    #[arg(long, value_name = "FILE")]
+    pub event: Option<PathBuf>,
+    /// How many entries to show.
+    #[arg(short = 'k', long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub limit: u16,
+}
+
+/// One search and its answers, as printed with --json.
+#[derive(Debug, Serialize)]
+struct SearchResult {
+    query: String,
+    matches: Vec<SimilarEntry>,
+}
+
+pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(run_async(config, args))
+}
+
+async fn run_async(config: &Config, args: &Args) -> anyhow::Result<()> {
+    let mut store_config = config.store.clone();
+    if let Some(url) = &args.store {
+        store_config.url = Some(url.clone());
+    }
+    // Looking must not create: a missing file is a wrong path or repository, not an empty base.
+    let url = store_config.resolved_url(&args.repo);
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        if !Path::new(path).is_file() {
+            bail!(
+                "there is no knowledge base at {path}; pass --repo DIR (the repository driftback reconciles) or \
+                 --store URL"
+            );
+        }
+    }
+    let store = open_store(&store_config, &args.repo).await?;
+    let result = match &args.command {
+        KbCommand::Search(search) => run_search(config, &store, search, args.json).await,
+        KbCommand::Stats => run_stats(config, &store, args.json).await,
+        KbCommand::Show { id } => run_show(&store, *id, args.json).await,
+        KbCommand::Reembed => run_reembed(config, &store, args.json).await,
+    };
+    store.close().await;
+    result
+}
+
+async fn run_search(config: &Config, store: &Store, args: &SearchArgs, json: bool) -> anyhow::Result<()> {
+    let (embedder, spec) = embedder(&config.embed)?;
+    let queries = match (&args.text, &args.event) {
+        (Some(text), _) => vec![text.clone()],
+        (None, Some(path)) => event_signatures(config, path)?,
+        (None, None) => bail!("give a TEXT to search for, or --event FILE"),
+    };
+    let mut results = Vec::with_capacity(queries.len());
+    for query in queries {
+        let vector = embedder.embed_one(&query).await.with_context(|| format!("embedding {query:?}"))?;
+        let matches = store.similar_knowledge(&spec, &vector, usize::from(args.limit)).await?;
+        results.push(SearchResult { query, matches });
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+        return Ok(());
+    }
+    if store.embedder().await?.is_none() {
+        println!("The knowledge base has no entries yet: it learns from reconciliations.");
+        return Ok(());
+    }
+    for (i, r) in results.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("query: {}", r.query);
+        if r.matches.is_empty() {
+            println!("  no match");
+        }
+        for m in &r.matches {
+            let recipe = if m.entry.recipe_toml.is_some() && m.entry.demoted.is_none() { "  [recipe]" } else { "" };
+            println!(
+                "  #{:<6} {:.3}  uses {} / successes {}{recipe}",
+                m.entry.id, m.similarity, m.entry.uses, m.entry.successes
+            );
+            println!("          {}", first_line(&m.entry.summary));
+            println!("          {}", m.entry.signature);
+        }
+    }
+    Ok(())
+}
+
+/// The signature of each change set in a CloudTrail file, as `reconcile` would group it.
+fn event_signatures(config: &Config, path: &Path) -> anyhow::Result<Vec<String>> {
+    let batch = read_file(path)?;
+    for bad in &batch.bad {
+        eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
+    }
+    let kept: Vec<_> = batch
+        .events
+        .into_iter()
+        .map(|(event, _)| event)
+        .filter(|event| matches!(classify(event, &config.filter), Disposition::Keep))
+        .collect();
+    if kept.is_empty() {
+        bail!(
+            "{} holds no change to search for (every event is read-only, failed, a data event or the IaC tool's own)",
+            path.display()
+        );
+    }
+    Ok(group(kept, &config.group).iter().map(|cs| ChangeSignature::from_events(&cs.events, None).text()).collect())
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+async fn run_stats(config: &Config, store: &Store, json: bool) -> anyhow::Result<()> {
+    let stats = store.stats().await?;
+    let configured = embedder(&config.embed).map(|(_, spec)| spec).ok();
+    if json {
+        let value = serde_json::json!({
+            "backend": store.backend_name(),
+            "configured_embedder": configured,
+            "stats": stats,
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    let list = |v: &[(String, u64)]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        }
+    };
+    println!("backend:          {}", store.backend_name());
+    println!("events:           {}", stats.events);
+    println!("  dropped:        {}", list(&stats.events_dropped_by_reason));
+    println!("bad records:      {}", stats.bad_records);
+    println!("change sets:      {}", list(&stats.change_sets_by_status));
+    println!("work queue:       {}", list(&stats.queue_by_status));
+    println!("reconciliations:  {}", stats.reconciliations);
+    println!("tokens:           {} prompt, {} completion", stats.prompt_tokens, stats.completion_tokens);
+    println!("knowledge:        {} entries, {} learned recipes", stats.knowledge_entries, stats.learned_recipes);
+    match (&stats.embedder, &configured) {
+        (Some(stored), Some(configured)) if stored != configured => println!(
+            "embedder:         vectors from {stored}, but {configured} is configured: run `driftback kb reembed`"
+        ),
+        (Some(stored), _) => println!("embedder:         {stored}"),
+        (None, Some(configured)) => println!("embedder:         none yet ({configured} is configured)"),
+        (None, None) => println!("embedder:         none yet"),
+    }
+    Ok(())
+}
+
+async fn run_show(store: &Store, id: i64, json: bool) -> anyhow::Result<()> {
+    let Some(entry) = store.knowledge_entry(id).await? else {
+        bail!("there is no knowledge entry {id}; `driftback kb search TEXT` lists entries with their ids");
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&entry)?);
+        return Ok(());
+    }
+    println!("entry:       #{}", entry.id);
+    println!("signature:   {}", entry.signature);
+    println!("uses:        {} ({} successful)", entry.uses, entry.successes);
+    println!("learned at:  {}, updated {}", entry.created_at.to_rfc3339(), entry.updated_at.to_rfc3339());
+    if let Some(cs) = &entry.change_set_id {
+        println!("change set:  {cs}");
+    }
+    if let Some(reason) = &entry.demoted {
+        println!("demoted:     {reason}");
+    }
+    println!("\n{}", entry.summary);
+    if let Some(recipe) = &entry.recipe_toml {
+        println!("\nrecipe:\n{}", recipe.trim_end());
+    }
+    if let Some(diff) = &entry.patch_diff {
+        println!("\npatch:\n{}", diff.trim_end());
+    }
+    Ok(())
+}
+
+async fn run_reembed(config: &Config, store: &Store, json: bool) -> anyhow::Result<()> {
+    let (embedder, spec) = embedder(&config.embed)?;
+    let texts = store.knowledge_texts().await?;
+    let mut vectors = Vec::with_capacity(texts.len());
+    for (i, batch) in texts.chunks(REEMBED_BATCH).enumerate() {
+        let inputs: Vec<String> = batch.iter().map(|t| t.signature.clone()).collect();
+        let embedded = embedder.embed(&inputs).await.context("re-embedding the knowledge base; nothing was changed")?;
+        vectors.extend(batch.iter().map(|t| t.id).zip(embedded));
+        if !json && texts.len() > REEMBED_BATCH {
+            eprintln!("embedded {} of {}", (i * REEMBED_BATCH + batch.len()), texts.len());
+        }
+    }
+    let previous = store.embedder().await?;
+    store.replace_embeddings(&spec, &vectors).await.context("storing the new vectors; nothing was changed")?;
+    if json {
+        let value = serde_json::json!({"entries": vectors.len(), "from": previous, "to": spec});
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        let from = previous.map(|p| p.to_string()).unwrap_or_else(|| "no embedder".into());
+        println!("re-embedded {} entries: {from} -> {spec}", vectors.len());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_wins_over_the_sqlite_path() {
+        let config = StoreConfig::default();
+        assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/repo/.git/driftback/kb.sqlite");
+        let config = StoreConfig { sqlite_path: "/var/lib/kb.sqlite".into(), ..StoreConfig::default() };
+        assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/var/lib/kb.sqlite");
+        let config = StoreConfig { url: Some("postgres://kb@db/kb".into()), ..config };
+        assert_eq!(config.resolved_url(Path::new("/repo")), "postgres://kb@db/kb");
+    }
+}

@@ -1,0 +1,190 @@
+//! `driftback reconcile` with `[publish] mode = "pull-request"`, end to end: branches pushed to a
+//! bare remote, pull requests opened on a GitHub stand-in speaking the real REST wire format, and a
+//! later change to the same resource added to that resource's open pull request.
+
+#[path = "../../publish/tests/it/github_server.rs"]
+#[allow(dead_code)]
+mod github_server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use github_server::{GitHubStandIn, TOKEN};
+
+const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+
+fn demo_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim_end().to_string()
+}
+
+/// The demo project committed on `main`, with a bare `origin` that has `main`.
+fn repo_with_origin(dir: &Path) -> (PathBuf, PathBuf) {
+    let repo = dir.join("infra");
+    let origin = dir.join("origin.git");
+    std::fs::create_dir_all(&repo).unwrap();
+    for name in ["main.tf", "terraform.tfstate"] {
+        std::fs::copy(demo_dir().join("project").join(name), repo.join(name)).unwrap();
+    }
+    git(dir, &["init", "-q", "--bare", "-b", "main", origin.to_str().unwrap()]);
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+    git(&repo, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    git(&repo, &["push", "-q", "origin", "main"]);
+    (repo, origin)
+}
+
+fn reconcile(events: &Path, repo: &Path, config: &Path, token: &str) -> (bool, String) {
+    let out = Command::new(BIN)
+        .args(["reconcile", "--events"])
+        .arg(events)
+        .arg("--repo")
+        .arg(repo)
+        .arg("--config")
+        .arg(config)
+        .env("GITHUB_TOKEN", token)
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_resource() {
+    let server = GitHubStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, origin) = repo_with_origin(dir.path());
+    let config = dir.path().join("driftback.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nlabels = [\"drift\"]\nretry_delay_ms = 0\n",
+            server.base_url
+        ),
+    )
+    .unwrap();
+
+    // A wrong token stops the run with what to fix, and the events stay unseen for the next run.
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&demo_dir().join("events.json"), &repo, &config, "not-the-token")
+    })
+    .await
+    .unwrap();
+    assert!(!ok, "{text}");
+    assert!(text.contains("publish.token_env") && !text.contains("not-the-token"), "{text}");
+
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&demo_dir().join("events.json"), &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{text}");
+    assert!(text.contains("pull request #1 opened"), "{text}");
+
+    let pulls = server.inner.lock().unwrap().pulls.clone();
+    let heads: Vec<String> = git(&origin, &["branch", "--list", "driftback/*", "--format=%(refname:short)"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(pulls.len(), heads.len(), "one pull request per pushed branch: {heads:?}");
+    for pr in &pulls {
+        let head = pr["head"]["ref"].as_str().unwrap();
+        assert!(heads.iter().any(|h| h == head), "{head} was pushed");
+        let body = pr["body"].as_str().unwrap();
+        assert!(body.starts_with("<!-- driftback:resource "), "{body}");
+        for section in
+            ["## Timeline", "## Who made the change", "## Decision", "## Diff", "## Events", "## To revert instead"]
+        {
+            assert!(body.contains(section), "{section} in {body}");
+        }
+        assert_eq!(pr["base"]["ref"], "main");
+    }
+    let labels = server.inner.lock().unwrap().labels.clone();
+    assert!(labels.values().all(|l| l == &["drift"]), "{labels:?}");
+
+    // An hour later alice changes the web server again: the same pull request carries both changes.
+    let demo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
+    let mut later = demo["Records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000002")
+        .unwrap()
+        .clone();
+    later["eventID"] = "3f0c1d2e-0000-4000-8000-000000000100".into();
+    later["eventTime"] = "2024-05-02T12:40:00Z".into();
+    later["requestParameters"]["instanceType"]["value"] = "t3.xlarge".into();
+    let later_file = dir.path().join("later.json");
+    std::fs::write(&later_file, serde_json::json!({ "Records": [later.clone()] }).to_string()).unwrap();
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config, later_file) = (repo.clone(), config.clone(), later_file.clone());
+        move || reconcile(&later_file, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{text}");
+    assert!(text.contains("pull request #1 updated"), "{text}");
+
+    let pulls_after = server.inner.lock().unwrap().pulls.clone();
+    assert_eq!(pulls_after.len(), pulls.len(), "no new pull request");
+    let web: Vec<&serde_json::Value> =
+        pulls_after.iter().filter(|p| p["head"]["ref"].as_str().unwrap().contains("aws_instance.web")).collect();
+    assert_eq!(web.len(), 1, "{pulls_after:#?}");
+    let web_head = web[0]["head"]["ref"].as_str().unwrap();
+    let body = web[0]["body"].as_str().unwrap();
+    assert!(body.contains("3f0c1d2e-0000-4000-8000-000000000002"), "{body}");
+    assert!(body.contains("## Later change"), "{body}");
+    assert!(body.contains("3f0c1d2e-0000-4000-8000-000000000100"), "{body}");
+    let comments = server.inner.lock().unwrap().comments.clone();
+    assert!(comments.iter().any(|(n, _)| Some(*n) == web[0]["number"].as_u64()), "{comments:?}");
+    assert_eq!(git(&origin, &["rev-list", "--count", &format!("main..{web_head}")]), "2");
+    let main_tf = git(&origin, &["show", &format!("{web_head}:main.tf")]);
+    assert!(main_tf.contains("t3.xlarge") && main_tf.contains("cc-4411"), "{main_tf}");
+    let log = git(&origin, &["log", "--format=%B", &format!("main..{web_head}")]);
+    assert!(
+        log.contains("Drift-Decision: reconcile")
+            && log.contains("Drift-Event-Id: 3f0c1d2e-0000-4000-8000-000000000100"),
+        "{log}"
+    );
+
+    // The store knows the resource's open pull request.
+    let kb = repo.join(".git/driftback/kb.sqlite");
+    let store = driftback_store::Store::open_sqlite(&kb).await.unwrap();
+    let open = store.open_pull_request("aws_instance.web").await.unwrap().unwrap();
+    assert_eq!((open.number, open.branch.as_str()), (1, web_head));
+
+    // Merged on GitHub; the next change to the web server is polled into the store as merged and
+    // gets a new pull request of its own.
+    server.merge(1);
+    let mut third = later.clone();
+    third["eventID"] = "3f0c1d2e-0000-4000-8000-000000000101".into();
+    third["eventTime"] = "2024-05-03T08:00:00Z".into();
+    third["requestParameters"]["instanceType"]["value"] = "t3.2xlarge".into();
+    let third_file = dir.path().join("third.json");
+    std::fs::write(&third_file, serde_json::json!({ "Records": [third] }).to_string()).unwrap();
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&third_file, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{text}");
+    let newest = server.inner.lock().unwrap().pulls.len() as u64;
+    assert!(text.contains(&format!("pull request #{newest} opened")), "{text}");
+    let open = store.open_pull_request("aws_instance.web").await.unwrap().unwrap();
+    assert_eq!(open.number, newest, "#1 was recorded as merged, the new one as open");
+
+    // The checked-out branch and working tree are untouched.
+    assert_eq!(git(&repo, &["status", "--porcelain", "--untracked-files=no"]), "");
+    // Requests carried the token as a bearer header and nothing else was needed.
+    assert!(server.requests().iter().all(|r| r.path.starts_with("/repos/acme/infra/")));
+}

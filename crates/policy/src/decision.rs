@@ -1,0 +1,118 @@
+//! The decision types: what happens to a change, which rule said so, and why. Serialisable for the
+//! audit log, the commit message and the pull request body.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use driftback_attribute::Attribution;
+
+use crate::change::ChangeKind;
+use crate::ledger::Oscillation;
+
+/// What happens to a change made outside Terraform. Ordered from the most permissive to the
+/// strictest; when several rules match, the strictest wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    /// Write the change into the code.
+    Reconcile,
+    /// Another actor owns the field: add it to the resource's `lifecycle { ignore_changes }`.
+    IgnoreChanges,
+    /// Do not codify: the next apply will revert it.
+    Revert,
+    /// A person decides.
+    Escalate,
+}
+
+impl DecisionKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DecisionKind::Reconcile => "reconcile",
+            DecisionKind::IgnoreChanges => "ignore_changes",
+            DecisionKind::Revert => "revert",
+            DecisionKind::Escalate => "escalate",
+        }
+    }
+
+    /// Parse the policy file's spelling (`reconcile`, `ignore_changes`, `revert`, `escalate`).
+    pub fn parse(text: &str) -> Option<DecisionKind> {
+        DecisionKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    pub const ALL: [DecisionKind; 4] =
+        [DecisionKind::Reconcile, DecisionKind::IgnoreChanges, DecisionKind::Revert, DecisionKind::Escalate];
+}
+
+/// One rule that matched, with what it would decide.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleMatch {
+    /// The rule's name; built-in rules are named `default:...`.
+    pub rule: String,
+    pub decision: DecisionKind,
+    /// Why the rule gives this decision here.
+    pub reason: String,
+    /// Who owns the field by this rule, when the rule says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// The decision on one field (or one whole-resource change) of a change set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldDecision {
+    pub address: String,
+    /// Dotted attribute path (`tags.Team`, `ingress[1].from_port`); `None` for a resource created or
+    /// deleted as a whole.
+    pub path: Option<String>,
+    pub change: ChangeKind,
+    /// The new value, when it is a literal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    pub kind: DecisionKind,
+    /// The rule that decided (the strictest match).
+    pub rule: String,
+    /// Who owns the field by policy (`terraform` unless a rule names an owner).
+    pub owner: String,
+    /// Every rule that matched, strictest first.
+    pub matched: Vec<RuleMatch>,
+}
+
+/// A decision on a change set, with the rule that made it, the evidence and the rationale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub kind: DecisionKind,
+    /// The rule that decided.
+    pub rule: String,
+    /// One or two sentences for the reviewer.
+    pub rationale: String,
+    /// Facts the decision rests on: who the actor is, what the change is for, which rules matched.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// Actor, intent and motivation of the change set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<Attribution>,
+    /// Per field, when the change set could be planned.
+    #[serde(default)]
+    pub fields: Vec<FieldDecision>,
+    /// Rules that matched the change set as a whole (security checks on the calls themselves).
+    #[serde(default)]
+    pub matched: Vec<RuleMatch>,
+    /// Fields that two actors are setting back and forth.
+    #[serde(default)]
+    pub oscillations: Vec<Oscillation>,
+}
+
+impl Decision {
+    /// A decision with no attribution or field detail (the stage could not get that far).
+    pub fn new(kind: DecisionKind, rule: impl Into<String>, rationale: impl Into<String>) -> Decision {
+        Decision {
+            kind,
+            rule: rule.into(),
+            rationale: rationale.into(),
+            evidence: vec![],
+            attribution: None,
+            fields: vec![],
+            matched: vec![],
+            oscillations: vec![],
+        }
+    }
+}

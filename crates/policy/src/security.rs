@@ -1,0 +1,134 @@
+//! Calls that weaken security: public ingress, public buckets, encryption or logging turned off,
+//! IAM wildcards. Checked on the calls themselves, so they hold whether or not a recipe knows them.
+
+use serde_json::Value;
+
+use driftback_events::ApiEvent;
+
+const OPEN_CIDRS: &[&str] = &["0.0.0.0/0", "::/0"];
+
+/// Why an event weakens security, if it does.
+pub fn security_weakening(event: &ApiEvent) -> Option<String> {
+    let r = &event.request;
+    let name = event.name.as_str();
+    let says = |what: &str| Some(format!("{} {what}", event.raw_name));
+    match (event.service(), name) {
+        ("ec2", "AuthorizeSecurityGroupIngress") | ("ec2", "ModifySecurityGroupRules") => {
+            let cidrs = strings_under(r, &["cidrIp", "cidrIpv6", "CidrIpv4", "CidrIpv6", "cidrIpv4"]);
+            cidrs
+                .iter()
+                .find(|c| OPEN_CIDRS.contains(&c.as_str()))
+                .and_then(|c| says(&format!("opens ingress from {c} (the whole internet)")))
+        }
+        ("s3", "PutPublicAccessBlock") | ("s3", "PutAccountPublicAccessBlock") => {
+            let flags =
+                bools_under(r, &["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]);
+            flags.contains(&false).then(|| format!("{} turns public access protection off", event.raw_name))
+        }
+        ("s3", "DeletePublicAccessBlock") => says("removes public access protection"),
+        ("s3", "DeleteBucketEncryption") => says("turns default encryption off"),
+        ("s3", "PutBucketAcl") => {
+            let text = r.to_string();
+            (text.contains("AllUsers") || text.contains("public-read"))
+                .then(|| format!("{} makes the bucket public", event.raw_name))
+        }
+        ("s3", "PutBucketPolicy") => {
+            let text = r.to_string().replace(' ', "");
+            (text.contains("\\\"Principal\\\":\\\"*\\\"")
+                || text.contains("\"Principal\":\"*\"")
+                || text.contains("\\\"AWS\\\":\\\"*\\\""))
+            .then(|| format!("{} grants access to everyone", event.raw_name))
+        }
+        ("s3", "DeleteBucketLogging") => says("turns access logging off"),
+        ("s3", "PutBucketLogging") => {
+            let text = r.to_string();
+            (!text.contains("LoggingEnabled")).then(|| format!("{} turns access logging off", event.raw_name))
+        }
+        ("cloudtrail", "StopLogging") | ("cloudtrail", "DeleteTrail") => says("turns audit logging off"),
+        ("ec2", "DeleteFlowLogs") => says("turns VPC flow logs off"),
+        ("kms", "DisableKeyRotation") | ("kms", "ScheduleKeyDeletion") | ("kms", "DisableKey") => {
+            says("weakens encryption keys")
+        }
+        ("iam", "PutRolePolicy")
+        | ("iam", "PutUserPolicy")
+        | ("iam", "PutGroupPolicy")
+        | ("iam", "CreatePolicy")
+        | ("iam", "CreatePolicyVersion") => {
+            let doc = strings_under(r, &["policyDocument"]).join(" ");
+            has_wildcard_action(&doc).then(|| format!("{} grants wildcard IAM permissions", event.raw_name))
+        }
+        ("iam", "AttachRolePolicy") | ("iam", "AttachUserPolicy") | ("iam", "AttachGroupPolicy") => {
+            let arn = strings_under(r, &["policyArn"]).join(" ");
+            (arn.ends_with("/AdministratorAccess") || arn.ends_with("/IAMFullAccess"))
+                .then(|| format!("{} grants administrator access", event.raw_name))
+        }
+        ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
+            let public = bools_under(r, &["publiclyAccessible"]).contains(&true);
+            let unencrypted = bools_under(r, &["storageEncrypted"]).contains(&false);
+            (public || unencrypted).then(|| format!("{} makes the database public or unencrypted", event.raw_name))
+        }
+        _ => None,
+    }
+}
+
+fn has_wildcard_action(doc: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<Value>(doc) else {
+        let compact = doc.replace([' ', '\n'], "");
+        return compact.contains("\"Action\":\"*\"") || compact.contains("\"Action\":[\"*\"");
+    };
+    let statements = match value.get("Statement") {
+        Some(Value::Array(s)) => s.clone(),
+        Some(s) => vec![s.clone()],
+        None => vec![],
+    };
+    statements.iter().any(|s| {
+        let allow = s.get("Effect").and_then(Value::as_str) != Some("Deny");
+        let actions = match s.get("Action") {
+            Some(Value::String(a)) => vec![a.clone()],
+            Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+            _ => vec![],
+        };
+        allow && actions.iter().any(|a| a == "*" || a.ends_with(":*") && a.len() <= 2 || a == "*:*")
+    })
+}
+
+fn strings_under(value: &Value, keys: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(value, &mut |k, v| {
+        if keys.contains(&k) {
+            if let Some(s) = v.as_str() {
+                out.push(s.to_string());
+            }
+        }
+    });
+    out
+}
+
+fn bools_under(value: &Value, keys: &[&str]) -> Vec<bool> {
+    let mut out = Vec::new();
+    walk(value, &mut |k, v| {
+        if keys.contains(&k) {
+            match v {
+                Value::Bool(b) => out.push(*b),
+                Value::String(s) if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") => {
+                    out.push(s.eq_ignore_ascii_case("true"))
+                }
+                _ => {}
+            }
+        }
+    });
+    out
+}
+
+fn walk(value: &Value, f: &mut dyn FnMut(&str, &Value)) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                f(k, v);
+                walk(v, f);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| walk(v, f)),
+        _ => {}
+    }
+}

@@ -1,0 +1,367 @@
+//! Decisions as tables: real CloudTrail-shaped events and real plans in, decisions out.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use driftback_attribute::attribute;
+use driftback_events::{ChangeSet, GroupConfig, group, normalize};
+use driftback_recipes::{Plan, ResourceChange};
+use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo};
+
+use crate::*;
+
+fn change_set_at(identity: &Value, ua: &str, source: &str, name: &str, request: Value, time: &str) -> ChangeSet {
+    let event = normalize(&json!({
+        "eventID": format!("e-{time}"), "eventTime": time, "eventSource": source, "eventName": name,
+        "userIdentity": identity, "userAgent": ua, "requestParameters": request
+    }))
+    .unwrap();
+    group(vec![event], &GroupConfig::default()).remove(0)
+}
+
+fn change_set(identity: &Value, source: &str, name: &str, request: Value) -> ChangeSet {
+    change_set_at(identity, "aws-cli/2.15", source, name, request, "2024-03-01T10:00:00Z")
+}
+
+fn set(address: &str, attr: &str, value: Value) -> Plan {
+    Plan {
+        changes: vec![ResourceChange {
+            address: Address::parse(address).unwrap(),
+            ops: vec![Op::Set { path: AttrPath::parse(attr).unwrap(), value: AttrValue::Literal(value) }],
+            recipes: vec!["r".into()],
+            created: false,
+        }],
+        notes: vec![],
+    }
+}
+
+fn whole(address: &str, op: Op) -> Plan {
+    Plan {
+        changes: vec![ResourceChange {
+            address: Address::parse(address).unwrap(),
+            ops: vec![op],
+            recipes: vec!["r".into()],
+            created: false,
+        }],
+        notes: vec![],
+    }
+}
+
+fn decide_with(policy: &Policy, cs: &ChangeSet, plan: &Plan, repo: Option<&Repo>, history: &[LedgerEntry]) -> Decided {
+    let attribution = attribute(cs, &policy.actors);
+    policy.decide(&DecideInput { change_set: cs, attribution: &attribution, plan: Ok(plan), repo, history })
+}
+
+fn alice() -> Value {
+    json!({"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"})
+}
+
+fn role(role: &str, session: &str) -> Value {
+    json!({"type": "AssumedRole", "arn": format!("arn:aws:sts::123456789012:assumed-role/{role}/{session}"),
+           "sessionContext": {"sessionIssuer": {"type": "Role", "arn": format!("arn:aws:iam::123456789012:role/{role}")}}})
+}
+
+fn asg_service() -> Value {
+    json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/AWSServiceRoleForAutoScaling/AutoScaling",
+           "invokedBy": "autoscaling.amazonaws.com"})
+}
+
+#[test]
+fn safe_defaults_with_no_policy_file() {
+    let ingress = |cidr: &str| json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipProtocol": "tcp", "fromPort": 22, "toPort": 22, "ipRanges": {"items": [{"cidrIp": cidr}]}}]}});
+    let plain = set("aws_instance.x", "instance_type", json!("t3.large"));
+    let wildcard = "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"*\",\"Resource\":\"*\"}]}";
+    let narrow = "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}]}";
+    let created = whole("aws_iam_role.new", Op::CreateResource { spec: BlockSpec::default(), import_id: "new".into() });
+    #[rustfmt::skip]
+    let cases: Vec<(Value, &str, &str, Value, Plan, DecisionKind, &str)> = vec![
+        (alice(), "ec2.amazonaws.com", "ModifyInstanceAttribute", json!({"instanceId": "i-1"}), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("0.0.0.0/0"), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
+        (alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("10.0.0.0/8"), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), "s3.amazonaws.com", "PutPublicAccessBlock", json!({"PublicAccessBlockConfiguration": {"BlockPublicAcls": false}}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
+        (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": wildcard}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
+        (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": narrow}), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
+        (asg_service(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}), set("aws_autoscaling_group.x", "desired_capacity", json!(4)), DecisionKind::IgnoreChanges, "default:autoscaling-owns-desired-capacity"),
+        (asg_service(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}), set("aws_autoscaling_group.x", "max_size", json!(9)), DecisionKind::Reconcile, "default:reconcile"),
+        // A person's change to a service-owned field is theirs to codify.
+        (alice(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}), set("aws_autoscaling_group.x", "desired_capacity", json!(4)), DecisionKind::Reconcile, "default:autoscaling-owns-desired-capacity"),
+        // VPC layout, IAM and network boundaries are immutable; their tags and other settings are not.
+        (alice(), "ec2.amazonaws.com", "AssociateVpcCidrBlock", json!({"vpcId": "vpc-1"}), set("aws_vpc.main", "cidr_block", json!("10.1.0.0/16")), DecisionKind::Escalate, "default:immutable-vpc-layout"),
+        (alice(), "ec2.amazonaws.com", "ModifyVpcAttribute", json!({"vpcId": "vpc-1"}), set("aws_vpc.main", "enable_dns_hostnames", json!(false)), DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), "ec2.amazonaws.com", "CreateTags", json!({}), set("aws_vpc.main", "tags.Team", json!("net")), DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), "iam.amazonaws.com", "UpdateAssumeRolePolicy", json!({"roleName": "app"}), set("aws_iam_role.app", "assume_role_policy", json!("{}")), DecisionKind::Escalate, "default:immutable-iam"),
+        (alice(), "iam.amazonaws.com", "TagRole", json!({"roleName": "app"}), set("aws_iam_role.app", "tags.Team", json!("a")), DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), "iam.amazonaws.com", "CreateRole", json!({"roleName": "new"}), created, DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), "ec2.amazonaws.com", "CreateRoute", json!({"routeTableId": "rtb-1"}), set("aws_route_table.public", "route", json!([])), DecisionKind::Escalate, "default:immutable-network-boundaries"),
+        (alice(), "ec2.amazonaws.com", "DeleteSubnet", json!({"subnetId": "subnet-1"}), whole("aws_subnet.a", Op::RemoveResource), DecisionKind::Escalate, "default:immutable-network-deletion"),
+    ];
+    let policy = Policy::defaults();
+    for (identity, source, name, request, plan, want, rule) in cases {
+        let cs = change_set(&identity, source, name, request.clone());
+        let out = decide_with(&policy, &cs, &plan, None, &[]);
+        let d = &out.decision;
+        assert_eq!((d.kind, d.rule.as_str()), (want, rule), "{name} {request}: {d:#?}");
+        assert!(!d.rationale.is_empty() && !d.evidence.is_empty());
+        match want {
+            DecisionKind::IgnoreChanges => {
+                assert_eq!(out.plan.changes[0].ops, [Op::IgnoreChanges { attr: "desired_capacity".into() }]);
+                assert!(d.rationale.contains("lifecycle ignore_changes"), "{}", d.rationale);
+            }
+            DecisionKind::Escalate | DecisionKind::Revert => assert!(out.plan.is_empty()),
+            DecisionKind::Reconcile => assert_eq!(out.plan, plan),
+        }
+    }
+}
+
+const POLICY: &str = r#"
+version = 1
+
+[settings]
+oscillation_window = "24h"
+
+[[actor]]
+name = "nightly-scaler"
+kind = "automation"
+principals = ["arn:aws:iam::*:role/capacity-scheduler"]
+
+[[rule]]
+name = "asg-size-bounds"
+description = "fleets stay between 1 and 12 instances"
+resource_type = "aws_autoscaling_group"
+attribute = ["min_size", "max_size"]
+min = 1
+max = 12
+  [[rule.example]]
+  address = "aws_autoscaling_group.web"
+  attribute = "max_size"
+  value = 30
+  expect = "escalate"
+  [[rule.example]]
+  address = "aws_autoscaling_group.web"
+  attribute = "max_size"
+  value = 6
+  expect = "no_match"
+
+[[rule]]
+name = "instance-types"
+resource_type = "aws_instance"
+attribute = "instance_type"
+allowed = ["t3.small", "t3.medium", "t3.large"]
+decision = "revert"
+
+[[rule]]
+name = "scheduled-jobs-do-not-write-code"
+description = "scheduled jobs change capacity for the night; Terraform keeps the daytime value"
+motivation = "scheduled"
+decision = "revert"
+  [[rule.example]]
+  address = "aws_autoscaling_group.web"
+  attribute = "max_size"
+  motivation = "scheduled"
+  expect = "revert"
+
+[[rule]]
+name = "queue-tuning-belongs-to-ops-bot"
+resource_type = "aws_sqs_queue"
+attribute = "visibility_timeout_seconds"
+owner = "ops-bot"
+decision = "escalate"
+  [[rule.example]]
+  address = "aws_sqs_queue.orders"
+  attribute = "visibility_timeout_seconds"
+  actor = "ops-bot"
+  actor_kind = "automation"
+  expect = "ignore_changes"
+  [[rule.example]]
+  address = "aws_sqs_queue.orders"
+  attribute = "visibility_timeout_seconds"
+  actor = "alice"
+  expect = "escalate"
+
+[[rule]]
+name = "partner-ingress-ok"
+resource_type = "aws_security_group"
+attribute = "ingress"
+decision = "reconcile"
+"#;
+
+#[test]
+fn policy_file_rules_and_strictest_wins() {
+    let policy = Policy::from_toml(POLICY, "policy.toml").unwrap();
+    assert_eq!(policy.file_rules, 5);
+    assert_eq!(policy.oscillation_window_secs, 86_400);
+    assert_eq!(policy.run_examples().iter().filter(|r| r.pass).count(), 5);
+    let scheduler = role("capacity-scheduler", "run-1");
+    let ops_bot = role("ops-bot", "ops-bot-queue-tuner");
+    #[rustfmt::skip]
+    let cases: Vec<(Value, Plan, DecisionKind, &str)> = vec![
+        (alice(), set("aws_autoscaling_group.web", "max_size", json!(30)), DecisionKind::Escalate, "asg-size-bounds"),
+        (alice(), set("aws_autoscaling_group.web", "max_size", json!(8)), DecisionKind::Reconcile, "default:reconcile"),
+        (alice(), set("aws_instance.web", "instance_type", json!("m5.24xlarge")), DecisionKind::Revert, "instance-types"),
+        (alice(), set("aws_instance.web", "instance_type", json!("t3.large")), DecisionKind::Reconcile, "default:reconcile"),
+        // Named actor + session word: scheduled, reverted; but out of bounds is stricter still.
+        (scheduler.clone(), set("aws_autoscaling_group.web", "max_size", json!(2)), DecisionKind::Revert, "scheduled-jobs-do-not-write-code"),
+        (scheduler, set("aws_autoscaling_group.web", "min_size", json!(0)), DecisionKind::Escalate, "asg-size-bounds"),
+        (ops_bot, set("aws_sqs_queue.orders", "visibility_timeout_seconds", json!(90)), DecisionKind::IgnoreChanges, "queue-tuning-belongs-to-ops-bot"),
+        (alice(), set("aws_sqs_queue.orders", "visibility_timeout_seconds", json!(90)), DecisionKind::Escalate, "queue-tuning-belongs-to-ops-bot"),
+    ];
+    for (identity, plan, want, rule) in cases {
+        let ua = "Boto3/1.34 md/Botocore#1.34";
+        let mut cs =
+            change_set_at(&identity, ua, "ec2.amazonaws.com", "ModifyThing", json!({}), "2024-03-01T10:00:00Z");
+        if identity["arn"].as_str().is_some_and(|a| a.contains("capacity-scheduler")) {
+            // The scheduler's sessions carry the word.
+            cs.actor.session_name = Some("nightly-schedule".into());
+        }
+        let out = decide_with(&policy, &cs, &plan, None, &[]);
+        let f = &out.decision.fields[0];
+        assert_eq!((out.decision.kind, f.rule.as_str()), (want, rule), "{plan:?}: {:#?}", out.decision);
+        if rule == "queue-tuning-belongs-to-ops-bot" {
+            assert_eq!(f.owner, "ops-bot");
+        }
+    }
+    // The security default still holds next to a file rule that would reconcile the field.
+    let world =
+        json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipRanges": {"items": [{"cidrIp": "0.0.0.0/0"}]}}]}});
+    let cs = change_set(&alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", world);
+    let out = decide_with(&policy, &cs, &set("aws_security_group.web", "ingress", json!([])), None, &[]);
+    assert_eq!(out.decision.kind, DecisionKind::Escalate);
+    assert_eq!(out.decision.rule, "default:security-weakening");
+    assert!(out.decision.fields[0].matched.iter().any(|m| m.rule == "partner-ingress-ok"));
+    // ... unless the file disables it by name.
+    let relaxed = format!(
+        "[settings]\ndisable_defaults = [\"default:security-weakening\"]\n{}",
+        &POLICY[POLICY.find("[[actor]]").unwrap()..]
+    );
+    let relaxed = Policy::from_toml(&relaxed, "relaxed.toml").unwrap();
+    let cs = change_set(
+        &alice(),
+        "ec2.amazonaws.com",
+        "AuthorizeSecurityGroupIngress",
+        json!({"groupId": "sg-1", "cidrIp": "0.0.0.0/0"}),
+    );
+    let out = decide_with(&relaxed, &cs, &set("aws_security_group.web", "ingress", json!([])), None, &[]);
+    assert_eq!((out.decision.kind, out.decision.rule.as_str()), (DecisionKind::Reconcile, "partner-ingress-ok"));
+}
+
+#[test]
+fn ignore_changes_in_a_module_the_repository_does_not_own_is_escalated() {
+    let files: BTreeMap<PathBuf, String> = [(
+        PathBuf::from("main.tf"),
+        "module \"fleet\" {\n  source = \"terraform-aws-modules/autoscaling/aws\"\n}\n\nresource \"aws_autoscaling_group\" \"local\" {\n  desired_capacity = 2\n}\n".to_string(),
+    )]
+    .into();
+    let repo = Repo::from_files(files);
+    let policy = Policy::defaults();
+    let cs = change_set(&asg_service(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({}));
+    let remote = decide_with(
+        &policy,
+        &cs,
+        &set("module.fleet.aws_autoscaling_group.this[0]", "desired_capacity", json!(5)),
+        Some(&repo),
+        &[],
+    );
+    assert_eq!(remote.decision.kind, DecisionKind::Escalate, "{:#?}", remote.decision);
+    assert_eq!(remote.decision.rule, "default:ignore-changes-outside-repository");
+    assert!(remote.decision.rationale.contains("module.fleet"), "{}", remote.decision.rationale);
+    let local =
+        decide_with(&policy, &cs, &set("aws_autoscaling_group.local", "desired_capacity", json!(5)), Some(&repo), &[]);
+    assert_eq!(local.decision.kind, DecisionKind::IgnoreChanges);
+}
+
+#[test]
+fn oscillation_is_escalated_and_reported_once() {
+    let policy = Policy::defaults();
+    let plan = |v: i64| set("aws_autoscaling_group.web", "max_size", json!(v));
+    let bob_cron = role("ops-bot", "ops-bot-nightly");
+    let steps: Vec<(Value, &str, i64, DecisionKind, Option<bool>)> = vec![
+        (alice(), "2024-03-01T02:00:00Z", 10, DecisionKind::Reconcile, None),
+        (bob_cron.clone(), "2024-03-01T09:00:00Z", 3, DecisionKind::Reconcile, None),
+        (alice(), "2024-03-01T14:00:00Z", 10, DecisionKind::Escalate, Some(true)),
+        (bob_cron, "2024-03-01T21:00:00Z", 3, DecisionKind::Escalate, Some(false)),
+    ];
+    let mut history: Vec<LedgerEntry> = Vec::new();
+    for (identity, time, value, want, first_report) in steps {
+        let cs = change_set_at(
+            &identity,
+            "aws-cli/2.15",
+            "autoscaling.amazonaws.com",
+            "UpdateAutoScalingGroup",
+            json!({}),
+            time,
+        );
+        let out = decide_with(&policy, &cs, &plan(value), None, &history);
+        assert_eq!(out.decision.kind, want, "{time}: {:#?}", out.decision);
+        assert_eq!(out.decision.oscillations.first().map(|o| o.first_report), first_report, "{time}");
+        if let Some(o) = out.decision.oscillations.first() {
+            assert_eq!(o.actors, ["alice", "ops-bot"]);
+            assert_eq!(out.decision.rule, "default:oscillation");
+            assert!(out.decision.rationale.contains("alice set 10"), "{}", out.decision.rationale);
+        }
+        assert_eq!(out.ledger.len(), 1);
+        assert_eq!(out.ledger[0].decision, want);
+        history.extend(out.ledger);
+    }
+}
+
+#[test]
+fn change_sets_that_cannot_be_planned_are_escalated_unless_a_rule_is_stricter() {
+    let policy = Policy::from_toml(
+        "[[rule]]\nname = \"no-experiments\"\nmotivation = \"experiment\"\ndecision = \"revert\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    let decide = |identity: &Value| {
+        let cs = change_set(identity, "ec2.amazonaws.com", "ModifyMystery", json!({}));
+        let attribution = attribute(&cs, &[]);
+        policy
+            .decide(&DecideInput {
+                change_set: &cs,
+                attribution: &attribution,
+                plan: Err("no recipe"),
+                repo: None,
+                history: &[],
+            })
+            .decision
+    };
+    let d = decide(&alice());
+    assert_eq!(
+        (d.kind, d.rule.as_str(), d.rationale.starts_with("no recipe")),
+        (DecisionKind::Escalate, NO_PLAN, true)
+    );
+    let d = decide(&role("Admin", "graviton-experiment"));
+    assert_eq!((d.kind, d.rule.as_str()), (DecisionKind::Revert, "no-experiments"));
+}
+
+#[test]
+fn policy_file_errors_name_the_file_rule_and_field() {
+    let rule = |body: &str| format!("[[rule]]\nname = \"r1\"\n{body}\n");
+    #[rustfmt::skip]
+    let cases: Vec<(String, &str)> = vec![
+        ("[[rule]]\nname = \"r1\"\ndecison = \"revert\"\n".into(), "p.toml: rule \"r1\" (rule 1): `decison`: unknown field"),
+        (rule(""), "`decision`: required"),
+        (rule("decision = \"approve\""), "`decision`: unknown value \"approve\""),
+        (rule("decision = \"revert\"\nintent = [\"speed\"]"), "`intent`: unknown value \"speed\"; expected one of: availability"),
+        (rule("min = 3"), "`attribute`: required with min"),
+        (rule("attribute = \"x\"\nmin = 3\nmax = 1"), "`min`: 3 is above max 1"),
+        (rule("immutable = true\ndecision = \"reconcile\""), "`decision`: a change to an immutable field"),
+        (rule("decision = \"revert\"\napi = \"AuthorizeSecurityGroupIngress\""), "`api`: \"AuthorizeSecurityGroupIngress\" is not `service:EventName`"),
+        (format!("{}{}", rule("decision = \"revert\""), rule("decision = \"revert\"")), "rule \"r1\" (rule 2): `name`: another rule has the same name"),
+        ("[[rule]]\nname = \"default:mine\"\ndecision = \"revert\"\n".into(), "reserved for the built-in rules"),
+        ("[[rule]]\ndecision = \"revert\"\n".into(), "rule 1: `name`: required"),
+        ("[settings]\ndisable_defaults = [\"default:nope\"]\n".into(), "[settings]: `disable_defaults`: no built-in rule \"default:nope\""),
+        ("[settings]\noscillation_window = \"two days\"\n".into(), "`oscillation_window`: \"two days\" is not a duration"),
+        ("[[actor]]\nname = \"bot\"\nkind = \"robot\"\nprincials = []\n".into(), "actor \"bot\": `princials`: unknown field"),
+        ("version = 2\n".into(), "`version`: this driftback reads policy version 1"),
+        ("[[rule]\nname = 1".into(), "p.toml: not valid TOML"),
+        (rule("resource_type = \"aws_instance\"\nattribute = \"instance_type\"\ndecision = \"revert\"\n[[rule.example]]\naddress = \"aws_instance.web\"\nattribute = \"instance_type\"\nexpect = \"reconcile\""),
+         "p.toml: rule \"r1\", example 1: expected reconcile, but the rule gives revert"),
+        (rule("decision = \"revert\"\n[[rule.example]]\naddress = \"aws_instance.web\"\nexpect = \"revert\""), "example 1: `attribute`: required for an update"),
+    ];
+    for (text, want) in cases {
+        let err = Policy::from_toml(&text, "p.toml").unwrap_err().to_string();
+        assert!(err.contains(want), "{text}\n-> {err}\nwanted: {want}");
+    }
+}

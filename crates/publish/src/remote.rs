@@ -1,0 +1,407 @@
+//! Pushing a change's branch to a remote, without ever forcing.
+//!
+//! A push looks at what the remote has first. When the branch already exists there (an open pull
+//! request for the same resource, or someone else's commit on it), the change is replayed onto the
+//! branch's tip; when the branch is new and the base branch moved, the change is replayed onto the
+//! new base. A replayed change is validated again (the caller's callback: the patched files must
+//! still parse) before it is pushed. A push rejected as non-fast-forward, because the remote moved
+//! between our look and our push, starts over from the look. Network failures are retried with
+//! exponential backoff; refused credentials and conflicts are not.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use git2::{Cred, CredentialType, Direction, ErrorClass, ErrorCode, FetchOptions, Oid, PushOptions, RemoteCallbacks};
+
+use crate::git::{Conflicts, FileChange, GitRepo};
+use crate::{PublishError, Secret};
+
+/// How many times a push rejected because the remote moved is tried again from the start.
+const MAX_REJECTIONS: u32 = 5;
+/// The private namespace for refs driftback needs locally while pushing.
+const LOCAL_NAMESPACE: &str = "refs/driftback";
+
+/// Credentials for a remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// Local paths, or a remote that needs none.
+    None,
+    /// HTTPS basic authentication with a token (GitHub: any user name, here `x-access-token`).
+    Token { username: String, token: Secret },
+}
+
+/// Exponential backoff for failures that may pass (network, server errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Tries in all, at least 1.
+    pub attempts: u32,
+    /// The wait after the first failure; doubled after each further one.
+    pub first_delay: Duration,
+    /// The longest wait.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { attempts: 4, first_delay: Duration::from_millis(500), max_delay: Duration::from_secs(8) }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait after the `failures`-th failure (1-based).
+    pub fn delay(&self, failures: u32) -> Duration {
+        let factor = 2u32.saturating_pow(failures.saturating_sub(1));
+        self.first_delay.saturating_mul(factor).min(self.max_delay)
+    }
+}
+
+/// A remote driftback pushes branches to.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    url: String,
+    credentials: Credentials,
+    retry: RetryPolicy,
+}
+
+/// What a push did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    /// The remote branch.
+    pub branch: String,
+    /// The commit the remote branch now points at (the change, or the change replayed).
+    pub commit: Oid,
+    /// The commit the change was replayed onto, when it was.
+    pub rebased_onto: Option<Oid>,
+    /// Whether the branch was new on the remote.
+    pub created: bool,
+    /// Whether the remote already had the change (nothing was pushed).
+    pub already_there: bool,
+    /// Pushes the remote rejected because it had moved.
+    pub rejections: u32,
+}
+
+/// Checks the files a replayed change leaves: `Err(reason)` stops the push.
+pub type Validate<'a> = dyn FnMut(&[FileChange]) -> Result<(), String> + 'a;
+
+impl Remote {
+    /// A remote by URL: `https://...` or a local path (`file://`, absolute or relative). SSH and
+    /// plain HTTP are refused with what to use instead.
+    pub fn new(url: &str, credentials: Credentials, retry: RetryPolicy) -> Result<Remote, PublishError> {
+        check_url(url)?;
+        Ok(Remote {
+            url: url.to_string(),
+            credentials,
+            retry: RetryPolicy { attempts: retry.attempts.max(1), ..retry },
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Push the change `change` (one commit on its parent) to `branch`, replaying it onto the
+    /// remote branch or the moved `base_branch` as needed. Never forces.
+    pub fn push_change(
+        &self,
+        repo: &GitRepo,
+        change: Oid,
+        branch: &str,
+        base_branch: &str,
+        validate: &mut Validate<'_>,
+    ) -> Result<Pushed, PublishError> {
+        let mut rejections = 0;
+        let mut failures = 0;
+        let mut candidate = change;
+        let mut rebased_onto = None;
+        loop {
+            let attempt =
+                self.look_and_push(repo, change, &mut candidate, &mut rebased_onto, branch, base_branch, validate);
+            match attempt {
+                Ok(Attempt::Done { created, already_there }) => {
+                    return Ok(Pushed {
+                        branch: branch.to_string(),
+                        commit: candidate,
+                        rebased_onto,
+                        created,
+                        already_there,
+                        rejections,
+                    });
+                }
+                Ok(Attempt::Rejected(message)) => {
+                    rejections += 1;
+                    tracing::info!(branch, rejections, reason = %message, "push rejected, the remote moved; rebasing");
+                    if rejections > MAX_REJECTIONS {
+                        return Err(PublishError::PushFailed {
+                            url: self.url.clone(),
+                            branch: branch.to_string(),
+                            attempts: rejections + failures,
+                            message: format!("rejected {rejections} times as the remote kept moving: {message}"),
+                        });
+                    }
+                }
+                Err(Failure::Permanent(e)) => return Err(e),
+                Err(Failure::Transient(e)) => {
+                    failures += 1;
+                    if failures >= self.retry.attempts {
+                        return Err(PublishError::PushFailed {
+                            url: self.url.clone(),
+                            branch: branch.to_string(),
+                            attempts: failures + rejections,
+                            message: e.message().to_string(),
+                        });
+                    }
+                    let delay = self.retry.delay(failures);
+                    tracing::warn!(branch, failures, delay_ms = delay.as_millis() as u64, error = %e.message(), "push failed; retrying");
+                    std::thread::sleep(delay);
+                }
+            }
+        }
+    }
+
+    /// Fetch `branch` from the remote; its commit, or `None` when the remote has no such branch.
+    /// A follow-up change on an open pull request is planned on this commit's files.
+    pub fn fetch_branch(&self, repo: &GitRepo, branch: &str) -> Result<Option<Oid>, PublishError> {
+        let mut failures = 0;
+        loop {
+            let attempt = self.list_heads(repo).and_then(|heads| {
+                let name = format!("refs/heads/{branch}");
+                match heads.get(&name) {
+                    Some(&tip) => self.fetch(repo, &[name.as_str()]).map(|()| Some(tip)),
+                    None => Ok(None),
+                }
+            });
+            match attempt.map_err(|e| self.classify(e)) {
+                Ok(tip) => return Ok(tip),
+                Err(Failure::Permanent(e)) => return Err(e),
+                Err(Failure::Transient(e)) => {
+                    failures += 1;
+                    if failures >= self.retry.attempts {
+                        return Err(PublishError::PushFailed {
+                            url: self.url.clone(),
+                            branch: branch.to_string(),
+                            attempts: failures,
+                            message: e.message().to_string(),
+                        });
+                    }
+                    std::thread::sleep(self.retry.delay(failures));
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn look_and_push(
+        &self,
+        repo: &GitRepo,
+        change: Oid,
+        candidate: &mut Oid,
+        rebased_onto: &mut Option<Oid>,
+        branch: &str,
+        base_branch: &str,
+        validate: &mut Validate<'_>,
+    ) -> Result<Attempt, Failure> {
+        let heads = self.list_heads(repo).map_err(|e| self.classify(e))?;
+        let base_ref = format!("refs/heads/{base_branch}");
+        let branch_ref = format!("refs/heads/{branch}");
+        let Some(&base_tip) = heads.get(&base_ref) else {
+            return Err(Failure::Permanent(PublishError::NoBaseBranch {
+                url: self.url.clone(),
+                branch: base_branch.to_string(),
+            }));
+        };
+        let branch_tip = heads.get(&branch_ref).copied();
+        let wanted: Vec<&str> =
+            [Some(base_ref.as_str()), branch_tip.map(|_| branch_ref.as_str())].into_iter().flatten().collect();
+        self.fetch(repo, &wanted).map_err(|e| self.classify(e))?;
+
+        if let Some(tip) = branch_tip {
+            if repo.is_ancestor(change, tip)? || tip == *candidate {
+                *candidate = tip;
+                return Ok(Attempt::Done { created: false, already_there: true });
+            }
+        }
+        let onto = branch_tip.unwrap_or(base_tip);
+        if repo.parent_of(*candidate)? != onto {
+            let conflicts = if branch_tip.is_some() { Conflicts::PreferChange } else { Conflicts::Fail };
+            let replayed = repo.replay(change, onto, conflicts, branch).map_err(Failure::Permanent)?;
+            if repo.same_tree(replayed, onto)? {
+                // The branch already holds this change (an earlier run pushed it, then stopped).
+                *candidate = onto;
+                return Ok(Attempt::Done { created: false, already_there: true });
+            }
+            let files = repo.changed_files(replayed)?;
+            validate(&files).map_err(|reason| {
+                Failure::Permanent(PublishError::Invalid { branch: branch.to_string(), onto: onto.to_string(), reason })
+            })?;
+            *candidate = replayed;
+            *rebased_onto = Some(onto);
+        }
+        match self.push_commit(repo, *candidate, branch) {
+            Ok(None) => Ok(Attempt::Done { created: branch_tip.is_none(), already_there: false }),
+            Ok(Some(rejection)) => Ok(Attempt::Rejected(rejection)),
+            Err(e) if is_rejection(&e) => Ok(Attempt::Rejected(e.message().to_string())),
+            Err(e) => Err(self.classify(e)),
+        }
+    }
+
+    fn callbacks(&self) -> RemoteCallbacks<'_> {
+        let mut callbacks = RemoteCallbacks::new();
+        let mut asked = false;
+        callbacks.credentials(move |_url, username, allowed| {
+            if asked {
+                return Err(git2::Error::new(ErrorCode::Auth, ErrorClass::Http, "the remote refused the token"));
+            }
+            asked = true;
+            match &self.credentials {
+                Credentials::Token { username: user, token }
+                    if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) =>
+                {
+                    Cred::userpass_plaintext(username.unwrap_or(user), token.expose())
+                }
+                _ => Err(git2::Error::new(
+                    ErrorCode::Auth,
+                    ErrorClass::Http,
+                    "the remote asks for credentials and none are configured",
+                )),
+            }
+        });
+        callbacks
+    }
+
+    /// The remote's branches and their commits (`git ls-remote --heads`).
+    fn list_heads(&self, repo: &GitRepo) -> Result<BTreeMap<String, Oid>, git2::Error> {
+        let mut remote = repo.raw().remote_anonymous(&self.url)?;
+        let connection = remote.connect_auth(Direction::Fetch, Some(self.callbacks()), None)?;
+        let heads = connection
+            .list()?
+            .iter()
+            .filter(|h| h.name().starts_with("refs/heads/"))
+            .map(|h| (h.name().to_string(), h.oid()))
+            .collect();
+        Ok(heads)
+    }
+
+    fn fetch(&self, repo: &GitRepo, refs: &[&str]) -> Result<(), git2::Error> {
+        let refspecs: Vec<String> =
+            refs.iter().map(|r| format!("+{r}:{LOCAL_NAMESPACE}/remote/{}", r.trim_start_matches("refs/"))).collect();
+        let mut remote = repo.raw().remote_anonymous(&self.url)?;
+        let mut options = FetchOptions::new();
+        options.remote_callbacks(self.callbacks());
+        remote.fetch(&refspecs, Some(&mut options), None)
+    }
+
+    /// Push `commit` to `branch`. `Ok(Some(reason))`: the remote rejected the update.
+    fn push_commit(&self, repo: &GitRepo, commit: Oid, branch: &str) -> Result<Option<String>, git2::Error> {
+        let local = format!("{LOCAL_NAMESPACE}/push/{branch}");
+        repo.raw().reference(&local, commit, true, "driftback: commit to push")?;
+        let rejection = RefCell::new(None);
+        {
+            let mut callbacks = self.callbacks();
+            callbacks.push_update_reference(|_refname, status| {
+                if let Some(status) = status {
+                    *rejection.borrow_mut() = Some(status.to_string());
+                }
+                Ok(())
+            });
+            let mut options = PushOptions::new();
+            options.remote_callbacks(callbacks);
+            let mut remote = repo.raw().remote_anonymous(&self.url)?;
+            remote.push(&[format!("{local}:refs/heads/{branch}")], Some(&mut options))?;
+        }
+        Ok(rejection.into_inner())
+    }
+
+    fn classify(&self, e: git2::Error) -> Failure {
+        if e.code() == ErrorCode::Auth {
+            return Failure::Permanent(PublishError::Auth { url: self.url.clone(), message: e.message().to_string() });
+        }
+        match e.class() {
+            ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os => Failure::Transient(e),
+            _ => Failure::Permanent(PublishError::Git(e)),
+        }
+    }
+}
+
+enum Attempt {
+    Done { created: bool, already_there: bool },
+    Rejected(String),
+}
+
+enum Failure {
+    Transient(git2::Error),
+    Permanent(PublishError),
+}
+
+impl From<PublishError> for Failure {
+    fn from(e: PublishError) -> Self {
+        Failure::Permanent(e)
+    }
+}
+
+fn is_rejection(e: &git2::Error) -> bool {
+    let message = e.message().to_ascii_lowercase();
+    e.code() == ErrorCode::NotFastForward
+        || message.contains("non-fast-forward")
+        || message.contains("not present locally")
+        || message.contains("fetch first")
+}
+
+fn check_url(url: &str) -> Result<(), PublishError> {
+    let refuse =
+        |reason: &str| Err(PublishError::UnsupportedRemote { url: url.to_string(), reason: reason.to_string() });
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("file://") {
+        return Ok(());
+    }
+    if lower.starts_with("ssh://") || is_scp_like(url) {
+        return refuse(
+            "SSH remotes are not supported by this build (see docs/publishing.md); use the https:// URL of the repository and a token in the environment",
+        );
+    }
+    if lower.starts_with("http://") || lower.starts_with("git://") {
+        return refuse("unencrypted transports would expose the token; use the https:// URL of the repository");
+    }
+    if lower.contains("://") {
+        return refuse("unknown URL scheme; use https://HOST/OWNER/REPO.git or a local path");
+    }
+    if url.trim().is_empty() {
+        return refuse("the URL is empty; set publish.remote_url");
+    }
+    Ok(())
+}
+
+/// `git@github.com:owner/repo.git`: a colon before the first slash, and not a Windows drive letter.
+fn is_scp_like(url: &str) -> bool {
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), slash) => colon > 1 && slash.is_none_or(|s| colon < s),
+        (None, _) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_this_build_cannot_push_to_are_refused_with_what_to_use() {
+        for url in ["git@github.com:acme/infra.git", "ssh://git@github.com/acme/infra.git"] {
+            let err = Remote::new(url, Credentials::None, RetryPolicy::default()).unwrap_err().to_string();
+            assert!(err.contains("SSH") && err.contains("https://"), "{err}");
+        }
+        let err = Remote::new("http://example.test/x.git", Credentials::None, RetryPolicy::default()).unwrap_err();
+        assert!(err.to_string().contains("https://"), "{err}");
+        for url in ["https://github.com/acme/infra.git", "/srv/git/infra.git", "file:///srv/git/infra.git", "../up.git"]
+        {
+            assert!(Remote::new(url, Credentials::None, RetryPolicy::default()).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum() {
+        let retry =
+            RetryPolicy { attempts: 5, first_delay: Duration::from_millis(100), max_delay: Duration::from_millis(350) };
+        let delays: Vec<u128> = (1..=4).map(|n| retry.delay(n).as_millis()).collect();
+        assert_eq!(delays, [100, 200, 350, 350]);
+    }
+}

@@ -1,0 +1,142 @@
+//! GitHub's `pull_request` webhook as an axum [`Router`] the daemon mounts: a delivery is accepted
+//! only with a valid `X-Hub-Signature-256` (HMAC-SHA256 of the body with the shared secret), and a
+//! closed, merged or reopened pull request is handed to the caller's [`PullRequestEvents`] to record.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use crate::Secret;
+use crate::github::{PullRequest, PullRequestState};
+
+/// The path the router serves.
+pub const WEBHOOK_PATH: &str = "/webhooks/github";
+
+/// A pull request that changed state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PullRequestChange {
+    pub number: u64,
+    pub state: PullRequestState,
+    pub html_url: String,
+    pub head_branch: String,
+    pub head_sha: String,
+    pub merge_commit_sha: Option<String>,
+    pub merged_at: Option<String>,
+}
+
+impl From<&PullRequest> for PullRequestChange {
+    fn from(pr: &PullRequest) -> Self {
+        PullRequestChange {
+            number: pr.number,
+            state: pr.lifecycle(),
+            html_url: pr.html_url.clone(),
+            head_branch: pr.head.branch.clone(),
+            head_sha: pr.head.sha.clone(),
+            merge_commit_sha: pr.merge_commit_sha.clone(),
+            merged_at: pr.merged_at.clone(),
+        }
+    }
+}
+
+/// Where state changes go (the daemon records them in its store). `Err(reason)` answers 500, so the
+/// delivery shows as failed in GitHub and can be redelivered.
+pub trait PullRequestEvents: Send + Sync + 'static {
+    fn record(&self, change: PullRequestChange) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+struct Hook<S> {
+    secret: Secret,
+    sink: Arc<S>,
+}
+
+/// The webhook router, serving `POST /webhooks/github`.
+pub fn router<S: PullRequestEvents>(secret: Secret, sink: Arc<S>) -> Router {
+    Router::new().route(WEBHOOK_PATH, post(deliver::<S>)).with_state(Arc::new(Hook { secret, sink }))
+}
+
+/// The `X-Hub-Signature-256` value GitHub sends for `body`.
+pub fn signature(secret: &Secret, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()).expect("HMAC takes keys of any length");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// Whether `header` is the signature of `body`, compared in constant time.
+pub fn verify(secret: &Secret, body: &[u8], header: &str) -> bool {
+    let Some(hex_digest) = header.trim().strip_prefix("sha256=") else { return false };
+    let Ok(expected) = hex::decode(hex_digest) else { return false };
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.expose().as_bytes()).expect("HMAC takes keys of any length");
+    mac.update(body);
+    mac.verify_slice(&expected).is_ok()
+}
+
+#[derive(Deserialize)]
+struct Delivery {
+    action: String,
+    pull_request: PullRequest,
+}
+
+async fn deliver<S: PullRequestEvents>(
+    State(hook): State<Arc<Hook<S>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, String) {
+    let Some(sig) = headers.get("x-hub-signature-256").and_then(|v| v.to_str().ok()) else {
+        return (StatusCode::UNAUTHORIZED, "missing X-Hub-Signature-256\n".into());
+    };
+    if !verify(&hook.secret, &body, sig) {
+        tracing::warn!("webhook delivery with a bad signature refused");
+        return (StatusCode::UNAUTHORIZED, "bad signature\n".into());
+    }
+    let event = headers.get("x-github-event").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    match event {
+        "ping" => return (StatusCode::OK, "pong\n".into()),
+        "pull_request" => {}
+        other => return (StatusCode::ACCEPTED, format!("ignored event {other:?}\n")),
+    }
+    let delivery: Delivery = match serde_json::from_slice(&body) {
+        Ok(d) => d,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("not a pull_request payload: {e}\n")),
+    };
+    if !matches!(delivery.action.as_str(), "closed" | "reopened") {
+        return (StatusCode::ACCEPTED, format!("ignored action {:?}\n", delivery.action));
+    }
+    let change = PullRequestChange::from(&delivery.pull_request);
+    let (number, state) = (change.number, change.state);
+    match hook.sink.record(change).await {
+        Ok(()) => {
+            tracing::info!(number, state = state.as_str(), "pull request state recorded from webhook");
+            (StatusCode::OK, format!("recorded #{number} as {}\n", state.as_str()))
+        }
+        Err(reason) => {
+            tracing::error!(number, %reason, "recording a pull request state failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "could not record the change; redeliver later\n".into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_githubs_documented_example() {
+        // The example in GitHub's "Validating webhook deliveries" documentation.
+        let secret = Secret::new("It's a Secret to Everybody");
+        let expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+        assert_eq!(signature(&secret, b"Hello, World!"), expected);
+        assert!(verify(&secret, b"Hello, World!", expected));
+        assert!(!verify(&secret, b"Hello, World?", expected));
+        assert!(!verify(&Secret::new("other"), b"Hello, World!", expected));
+        assert!(!verify(&secret, b"Hello, World!", "sha1=757107"));
+        assert!(!verify(&secret, b"Hello, World!", "sha256=zz"));
+    }
+}

@@ -1,0 +1,503 @@
+//! Where a value of a resource's configuration comes from, and the edits that would change it
+//! there.
+//!
+//! Starting at the expression that sets an attribute, [`Tracer`] follows it through variables
+//! (tfvars entry, default), module inputs (the call site, then the module's default), locals,
+//! `each.value` (the `for_each` map entry), `merge()` arguments and conditionals, and proposes one
+//! candidate edit at every level it passes: the origin first, then ever closer to the resource.
+//! [`crate::patch`] keeps the first candidate that changes this resource instance and nothing else.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use hcl_edit::Span;
+use hcl_edit::expr::{Array, Expression, Object, TraversalOperator};
+use serde_json::Value;
+
+use crate::address::{InstanceKey, ModuleStep};
+use crate::edit::{self, BlockSel};
+use crate::eval::eval_in_block;
+use crate::patch::values_equal;
+use crate::path::{AttrPath, Seg};
+use crate::render::AttrValue;
+use crate::repo::Repo;
+
+/// The block an expression belongs to, for `each.*`, `count.index` and `var.*`: a resource block or
+/// a module call, in one module instance.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    pub module: Vec<ModuleStep>,
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub block: BlockSel,
+    pub key: Option<InstanceKey>,
+}
+
+/// What to do at the end of the path.
+#[derive(Debug, Clone)]
+pub(crate) enum Change {
+    Set(AttrValue),
+    Remove,
+}
+
+/// One possible edit: a file's new text, and what it does.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub file: PathBuf,
+    pub text: String,
+    pub note: String,
+}
+
+pub(crate) struct Tracer<'a> {
+    pub repo: &'a Repo,
+    pub out: Vec<Candidate>,
+}
+
+const MAX_DEPTH: usize = 12;
+
+impl<'a> Tracer<'a> {
+    pub fn new(repo: &'a Repo) -> Self {
+        Tracer { repo, out: Vec::new() }
+    }
+
+    /// Propose edits that apply `change` at `tail` inside `expr` (an expression of `file`), origin first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn expr(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        expr: &'a Expression,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        match expr {
+            Expression::Parenthesis(inner) => {
+                return self.expr(site, file, inner.inner(), tail, change, trail, depth + 1);
+            }
+            Expression::Traversal(_) => {
+                if let Some((root, first, rest)) = split_traversal(expr) {
+                    let tail = [rest, tail.to_vec()].concat();
+                    self.traversal(site, &root, &first, &tail, change, trail, depth);
+                }
+            }
+            Expression::FuncCall(call) if call.name.name.as_str() == "merge" && !tail.is_empty() => {
+                let args: Vec<&'a Expression> = call.args.iter().collect();
+                self.merge(site, file, &args, tail, change, trail, depth);
+            }
+            Expression::Conditional(cond) => self.conditional(
+                site,
+                file,
+                &cond.cond_expr,
+                &cond.true_expr,
+                &cond.false_expr,
+                tail,
+                change,
+                trail,
+                depth,
+            ),
+            Expression::Object(object) if !tail.is_empty() => {
+                self.object(site, file, object, tail, change, trail, depth)
+            }
+            Expression::Array(array) if matches!(tail.first(), Some(Seg::Index(_))) => {
+                self.array(site, file, array, tail, change, trail, depth)
+            }
+            _ => {}
+        }
+        // At this level: the whole expression replaced by the value.
+        if let (true, Change::Set(value), Some(span)) = (tail.is_empty(), change, expr.span()) {
+            self.replace(file, span, value, trail);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn traversal(
+        &mut self,
+        site: &Site,
+        root: &str,
+        first: &str,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let repo = self.repo;
+        match root {
+            "var" if site.module.is_empty() => {
+                // The last tfvars file that sets it wins, as in Terraform.
+                for file in repo.tfvars_files(&site.dir).into_iter().rev() {
+                    if let Some(attr) = repo.body(file).and_then(|b| b.get_attribute(first)) {
+                        let trail = format!("{trail} -> var.{first} in {}", file.display());
+                        return self.expr(site, file, &attr.value, tail, change, &trail, depth + 1);
+                    }
+                }
+                let sel = BlockSel::new("variable", &[first]);
+                if let Some(file) = repo.find_block(&site.dir, &sel) {
+                    let block = repo.body(file).and_then(|b| edit::find_block(b, &sel));
+                    if let Some(default) = block.and_then(|b| b.body.get_attribute("default")) {
+                        let trail = format!("{trail} -> the default of var.{first} in {}", file.display());
+                        self.expr(site, file, &default.value, tail, change, &trail, depth + 1);
+                    }
+                }
+            }
+            "var" => {
+                let Some(call) = site.module.last() else { return };
+                let parent_steps = site.module[..site.module.len() - 1].to_vec();
+                let parent_path =
+                    parent_steps.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
+                let Some(parent_dir) = repo.module_dir(&parent_path).cloned() else { return };
+                let sel = BlockSel::new("module", &[&call.name]);
+                let Some(call_file) = repo.find_block(&parent_dir, &sel).cloned() else { return };
+                let parent = Site {
+                    module: parent_steps,
+                    dir: parent_dir,
+                    file: call_file.clone(),
+                    block: sel.clone(),
+                    key: call.key.clone(),
+                };
+                let call_block = repo.body(&call_file).and_then(|b| edit::find_block(b, &sel));
+                match call_block.and_then(|b| b.body.get_attribute(first)) {
+                    Some(attr) => {
+                        let trail =
+                            format!("{trail} -> the input {first} of module.{} in {}", call.name, call_file.display());
+                        self.expr(&parent, &call_file, &attr.value, tail, change, &trail, depth + 1);
+                    }
+                    None => {
+                        // The call takes the module's default: give this call its own input.
+                        let current = eval_in_block(
+                            repo,
+                            &site.module,
+                            &site.file,
+                            &site.block,
+                            site.key.as_ref(),
+                            &format!("var.{first}"),
+                        );
+                        if let Some(new_value) = changed_value(current, tail, change) {
+                            let path = AttrPath(vec![Seg::Name(first.to_string())]);
+                            if let Some(text) = repo.text(&call_file) {
+                                if let Ok(new) = edit::set(text, Some(&sel), &path, &new_value) {
+                                    let note = format!(
+                                        "{trail} -> a new input {first} on module.{} in {}, instead of the module's default",
+                                        call.name,
+                                        call_file.display()
+                                    );
+                                    self.push(call_file.clone(), new, note);
+                                }
+                            }
+                        }
+                    }
+                }
+                // The module's own default is shared by every call; it is the last resort.
+                let var_sel = BlockSel::new("variable", &[first]);
+                if let Some(file) = repo.find_block(&site.dir, &var_sel) {
+                    let block = repo.body(file).and_then(|b| edit::find_block(b, &var_sel));
+                    if let Some(default) = block.and_then(|b| b.body.get_attribute("default")) {
+                        let trail = format!("{trail} -> the default of var.{first} in {}", file.display());
+                        self.expr(site, file, &default.value, tail, change, &trail, depth + 1);
+                    }
+                }
+            }
+            "local" => {
+                let Some(file) = repo.find_local(&site.dir, first) else { return };
+                let attr = repo
+                    .body(file)
+                    .into_iter()
+                    .flat_map(|b| b.blocks())
+                    .filter(|b| b.ident.as_str() == "locals")
+                    .find_map(|b| b.body.get_attribute(first));
+                if let Some(attr) = attr {
+                    let trail = format!("{trail} -> local.{first} in {}", file.display());
+                    self.expr(site, file, &attr.value, tail, change, &trail, depth + 1);
+                }
+            }
+            "each" if first == "value" => {
+                let Some(InstanceKey::Str(key)) = &site.key else { return };
+                let block = repo.body(&site.file).and_then(|b| edit::find_block(b, &site.block));
+                if let Some(for_each) = block.and_then(|b| b.body.get_attribute("for_each")) {
+                    let tail = [vec![Seg::Key(key.clone())], tail.to_vec()].concat();
+                    let trail = format!("{trail} -> the for_each entry {key:?}");
+                    self.expr(site, &site.file, &for_each.value, &tail, change, &trail, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn merge(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        args: &[&'a Expression],
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let Some(key) = tail.first().and_then(edit::seg_name) else { return };
+        let text = self.repo.text(file).unwrap_or_default();
+        // Which arguments set the key: the last of them decides the value.
+        let defining: Vec<usize> = args
+            .iter()
+            .enumerate()
+            .filter(|(_, arg)| {
+                let value = self.eval(site, &edit::expr_text(text, arg));
+                matches!(value, Some(Value::Object(m)) if m.contains_key(key))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let trail = format!("{trail} -> merge()");
+        match change {
+            Change::Set(_) => match defining.last() {
+                Some(&i) => self.expr(site, file, args[i], tail, change, &trail, depth + 1),
+                // A new key: wherever it can go, the most specific argument last.
+                None => {
+                    for arg in args.iter().rev() {
+                        self.expr(site, file, arg, tail, change, &trail, depth + 1);
+                    }
+                }
+            },
+            Change::Remove => {
+                if let [i] = defining.as_slice() {
+                    self.expr(site, file, args[*i], tail, change, &trail, depth + 1);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn conditional(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        cond: &'a Expression,
+        yes: &'a Expression,
+        no: &'a Expression,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let text = self.repo.text(file).unwrap_or_default();
+        // `flag ? "Enabled" : "Suspended"`: the value is one of the branches; change the flag.
+        if let (true, Change::Set(AttrValue::Literal(want))) = (tail.is_empty(), change) {
+            let a = self.eval(site, &edit::expr_text(text, yes));
+            let b = self.eval(site, &edit::expr_text(text, no));
+            let is = |v: &Option<Value>| v.as_ref().is_some_and(|v| values_equal(v, want));
+            let flag = match (is(&a), is(&b)) {
+                (true, false) => Some(true),
+                (false, true) => Some(false),
+                _ => None,
+            };
+            if let Some(flag) = flag {
+                let set_flag = Change::Set(AttrValue::Literal(Value::Bool(flag)));
+                let trail = format!("{trail} -> the condition");
+                self.expr(site, file, cond, &[], &set_flag, &trail, depth + 1);
+            }
+        }
+        // Otherwise, the branch this instance takes.
+        match self.eval(site, &edit::expr_text(text, cond)) {
+            Some(Value::Bool(true)) => self.expr(site, file, yes, tail, change, trail, depth + 1),
+            Some(Value::Bool(false)) => self.expr(site, file, no, tail, change, trail, depth + 1),
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn object(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        object: &'a Object,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let Some(key) = tail.first().and_then(edit::seg_name) else { return };
+        let text = self.repo.text(file).unwrap_or_default();
+        match edit::object_get(object, text, key) {
+            Some((_, value)) if tail.len() > 1 || matches!(change, Change::Set(_)) => {
+                self.expr(site, file, value, &tail[1..], change, trail, depth + 1)
+            }
+            Some(_) => self.in_object(file, object, tail, change, trail),
+            None => {
+                if matches!(change, Change::Set(_)) {
+                    self.in_object(file, object, tail, change, trail);
+                }
+            }
+        }
+    }
+
+    /// Add or remove an entry of a literal object by editing it as a one-attribute document.
+    fn in_object(&mut self, file: &Path, object: &Object, tail: &[Seg], change: &Change, trail: &str) {
+        let Some(span) = object.span() else { return };
+        let text = self.repo.text(file).unwrap_or_default();
+        let wrapper = format!("x = {}\n", &text[span.clone()]);
+        let path = AttrPath([vec![Seg::Name("x".into())], tail.to_vec()].concat());
+        let edited = match change {
+            Change::Set(value) => edit::set(&wrapper, None, &path, value),
+            Change::Remove => edit::remove(&wrapper, None, &path),
+        };
+        let Ok(edited) = edited else { return };
+        let Some(inner) = edited.strip_prefix("x = ").and_then(|s| s.strip_suffix('\n')) else { return };
+        let new = format!("{}{}{}", &text[..span.start], inner, &text[span.end..]);
+        let what = match change {
+            Change::Set(_) => "set",
+            Change::Remove => "removed",
+        };
+        self.push(
+            file.to_path_buf(),
+            new,
+            format!("{what} {} at {trail} ({})", AttrPath(tail.to_vec()), file.display()),
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn array(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        array: &'a Array,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let Some(Seg::Index(i)) = tail.first() else { return };
+        let Some(item) = array.iter().nth(*i) else { return };
+        if tail.len() > 1 || matches!(change, Change::Set(_)) {
+            return self.expr(site, file, item, &tail[1..], change, trail, depth + 1);
+        }
+        let (Some(span), Some(text)) = (item.span(), self.repo.text(file)) else { return };
+        let range = edit::remove_span(text, span);
+        let new = format!("{}{}", &text[..range.start], &text[range.end..]);
+        let new = tidy_list_end(&new, range.start);
+        self.push(file.to_path_buf(), new, format!("removed item {i} of the list at {trail} ({})", file.display()));
+    }
+
+    fn replace(&mut self, file: &Path, span: Range<usize>, value: &AttrValue, trail: &str) {
+        let Some(text) = self.repo.text(file) else { return };
+        let indent = edit::indent_of(text, span.start);
+        let Ok(rendered) = value.render(&indent) else { return };
+        let new = format!("{}{}{}", &text[..span.start], rendered, &text[span.end..]);
+        self.push(file.to_path_buf(), new, format!("wrote the value at {trail} ({})", file.display()));
+    }
+
+    fn push(&mut self, file: PathBuf, text: String, note: String) {
+        if edit::parse(&text).is_err() || self.repo.text(&file) == Some(text.as_str()) {
+            return;
+        }
+        if self.out.iter().any(|c| c.file == file && c.text == text) {
+            return;
+        }
+        self.out.push(Candidate { file, text, note: note.trim_start_matches(" -> ").to_string() });
+    }
+
+    fn eval(&self, site: &Site, source: &str) -> Option<Value> {
+        eval_in_block(self.repo, &site.module, &site.file, &site.block, site.key.as_ref(), source)
+    }
+}
+
+/// `[1, 2, ]` after removing the last item: drop the dangling separator.
+fn tidy_list_end(text: &str, at: usize) -> String {
+    let before = text[..at].trim_end_matches([' ', '\t']);
+    let after = text[at..].trim_start_matches([' ', '\t']);
+    if before.ends_with(',') && after.starts_with(']') {
+        let cut = before.len() - 1;
+        return format!("{}{}", &text[..cut], &text[at..]);
+    }
+    text.to_string()
+}
+
+/// The value a whole input must get so that `tail` inside it changes as asked.
+fn changed_value(current: Option<Value>, tail: &[Seg], change: &Change) -> Option<AttrValue> {
+    if tail.is_empty() {
+        return match change {
+            Change::Set(v) => Some(v.clone()),
+            Change::Remove => None,
+        };
+    }
+    let mut root = current?;
+    let mut slot = &mut root;
+    for seg in &tail[..tail.len() - 1] {
+        slot = match (seg, slot) {
+            (Seg::Name(k) | Seg::Key(k), Value::Object(m)) => {
+                m.entry(k.clone()).or_insert(Value::Object(Default::default()))
+            }
+            (Seg::Index(i), Value::Array(items)) => items.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    match (tail.last()?, slot, change) {
+        (Seg::Name(k) | Seg::Key(k), Value::Object(m), Change::Set(AttrValue::Literal(v))) => {
+            m.insert(k.clone(), v.clone());
+        }
+        (Seg::Name(k) | Seg::Key(k), Value::Object(m), Change::Remove) => {
+            m.remove(k)?;
+        }
+        _ => return None,
+    }
+    if contains_symbolic(&root) {
+        return None;
+    }
+    Some(AttrValue::Literal(root))
+}
+
+fn contains_symbolic(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.starts_with("${"),
+        Value::Array(items) => items.iter().any(contains_symbolic),
+        Value::Object(m) => m.values().any(contains_symbolic),
+        _ => false,
+    }
+}
+
+/// `var.x["a"].b` -> (`var`, `x`, [a, b]).
+pub(crate) fn split_traversal(expr: &Expression) -> Option<(String, String, Vec<Seg>)> {
+    let Expression::Traversal(t) = expr else { return None };
+    let Expression::Variable(root) = &t.expr else { return None };
+    let mut ops = t.operators.iter().map(|o| o.value());
+    let first = match ops.next() {
+        Some(TraversalOperator::GetAttr(name)) => name.as_str().to_string(),
+        _ => return None,
+    };
+    let mut rest = Vec::new();
+    for op in ops {
+        match op {
+            TraversalOperator::GetAttr(n) => rest.push(Seg::Key(n.as_str().to_string())),
+            TraversalOperator::Index(Expression::String(s)) => rest.push(Seg::Key(s.as_str().to_string())),
+            TraversalOperator::Index(Expression::Number(n)) => rest.push(Seg::Index(n.as_u64()? as usize)),
+            TraversalOperator::LegacyIndex(i) => rest.push(Seg::Index(*i.value() as usize)),
+            _ => return None,
+        }
+    }
+    Some((root.as_str().to_string(), first, rest))
+}
+
+/// The attribute expression a path reaches inside a block body (through nested blocks), and the
+/// rest of the path inside that expression. `None` when the path reaches no attribute.
+pub(crate) fn attribute_at<'b>(
+    body: &'b hcl_edit::structure::Body,
+    segs: &[Seg],
+) -> Option<(&'b Expression, Vec<Seg>, usize)> {
+    let (name, rest) = match segs.split_first()? {
+        (Seg::Name(n), rest) => (n, rest),
+        _ => return None,
+    };
+    if let Some(attr) = body.get_attribute(name) {
+        return Some((&attr.value, rest.to_vec(), 1));
+    }
+    let blocks: Vec<&'b hcl_edit::structure::Block> = body.blocks().filter(|b| b.ident.as_str() == name).collect();
+    let (block, rest, used) = match rest.first() {
+        Some(Seg::Index(i)) => (*blocks.get(*i)?, &rest[1..], 2),
+        _ if blocks.len() == 1 => (blocks[0], rest, 1),
+        _ => return None,
+    };
+    let (expr, tail, n) = attribute_at(&block.body, rest)?;
+    Some((expr, tail, used + n))
+}

@@ -1,0 +1,224 @@
+//! Origin-aware patches: each change lands where the value comes from, and only the drifted
+//! instance's effective configuration changes (checked by the evaluator).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use driftback_terraform::eval::{effective_config, instances};
+use driftback_terraform::patch::{self, PatchError};
+use driftback_terraform::{Address, AttrPath, AttrValue, Op, Repo};
+use serde_json::{Value, json};
+
+const ROOT: &str = r#"variable "queues" {
+  type = map(object({
+    visibility = number
+    delay      = optional(number, 0)
+  }))
+  default = {
+    ingest = { visibility = 60 }
+    render = { visibility = 300 }
+  }
+}
+
+variable "shared_type" {
+  default = "t3.small"
+}
+
+locals {
+  common = { Project = "x" }
+  apps = {
+    api = { tags = { Team = "core" } }
+    web = { tags = { Team = "edge", Tier = "front" } }
+  }
+}
+
+resource "aws_sqs_queue" "jobs" {
+  for_each                   = var.queues
+  visibility_timeout_seconds = each.value.visibility
+  delay_seconds              = each.value.delay
+}
+
+resource "aws_instance" "app" {
+  for_each      = local.apps
+  instance_type = var.shared_type
+  tags          = merge(local.common, each.value.tags, { App = each.key })
+}
+
+resource "aws_instance" "bastion" {
+  instance_type = var.shared_type
+}
+
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs"
+}
+
+resource "aws_s3_bucket_versioning" "logs" {
+  bucket = aws_s3_bucket.logs.id
+}
+
+resource "aws_s3_bucket" "data" {
+  bucket = "data"
+}
+
+resource "aws_s3_bucket_policy" "data" {
+  bucket = aws_s3_bucket.data.id
+  policy = "{}"
+}
+
+resource "aws_cloudfront_distribution" "site" {
+  origin_bucket = aws_s3_bucket.data.bucket_regional_domain_name
+}
+
+output "logs_bucket" {
+  value = aws_s3_bucket.logs.arn
+}
+
+module "orders" {
+  source     = "./queue"
+  name       = "orders"
+  visibility = 60
+}
+
+module "emails" {
+  source = "./queue"
+  name   = "emails"
+}
+"#;
+
+const QUEUE_MODULE: &str = r#"variable "name" {}
+
+variable "visibility" {
+  default = 30
+}
+
+variable "retention" {
+  default = 345600
+}
+
+resource "aws_sqs_queue" "this" {
+  name                       = var.name
+  visibility_timeout_seconds = var.visibility
+  message_retention_seconds  = var.retention
+}
+"#;
+
+fn repo() -> Repo {
+    let files: BTreeMap<PathBuf, String> = [("main.tf", ROOT), ("queue/main.tf", QUEUE_MODULE)]
+        .iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+    let repo = Repo::from_files(files);
+    assert!(repo.diagnostics().is_empty(), "{:?}", repo.diagnostics());
+    repo
+}
+
+fn addr(text: &str) -> Address {
+    Address::parse(text).unwrap()
+}
+
+fn value(repo: &Repo, address: &str, path: &str) -> Option<Value> {
+    let config = effective_config(repo, &addr(address))?;
+    driftback_terraform::eval::value_at_path(&config, &AttrPath::parse(path).unwrap())
+}
+
+fn set(repo: &mut Repo, address: &str, path: &str, v: Value) -> Result<patch::Applied, PatchError> {
+    patch::apply(repo, &addr(address), &Op::Set { path: AttrPath::parse(path).unwrap(), value: AttrValue::Literal(v) })
+}
+
+/// Every instance's configuration except the named ones.
+fn others(repo: &Repo, except: &[&str]) -> BTreeMap<String, Value> {
+    instances(repo)
+        .into_iter()
+        .filter(|a| !except.contains(&a.to_string().as_str()))
+        .filter_map(|a| Some((a.to_string(), effective_config(repo, &a)?)))
+        .collect()
+}
+
+#[test]
+fn optional_attribute_defaults_apply() {
+    let r = repo();
+    assert_eq!(value(&r, r#"aws_sqs_queue.jobs["ingest"]"#, "delay_seconds"), Some(json!(0)));
+}
+
+#[test]
+fn a_for_each_value_changes_in_its_map_entry() {
+    let mut r = repo();
+    let before = others(&r, &[r#"aws_sqs_queue.jobs["render"]"#]);
+    set(&mut r, r#"aws_sqs_queue.jobs["render"]"#, "delay_seconds", json!(15)).unwrap();
+    assert_eq!(value(&r, r#"aws_sqs_queue.jobs["render"]"#, "delay_seconds"), Some(json!(15)));
+    assert_eq!(others(&r, &[r#"aws_sqs_queue.jobs["render"]"#]), before);
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("render = { visibility = 300, delay = 15 }"), "{text}");
+}
+
+#[test]
+fn a_module_input_left_to_the_default_is_given_to_the_one_call() {
+    let mut r = repo();
+    let before = others(&r, &["module.emails.aws_sqs_queue.this"]);
+    set(&mut r, "module.emails.aws_sqs_queue.this", "message_retention_seconds", json!(86400)).unwrap();
+    assert_eq!(value(&r, "module.emails.aws_sqs_queue.this", "message_retention_seconds"), Some(json!(86400)));
+    assert_eq!(others(&r, &["module.emails.aws_sqs_queue.this"]), before);
+    assert_eq!(r.text(Path::new("queue/main.tf")).unwrap(), QUEUE_MODULE, "the shared module is untouched");
+    // A literal input at the call is changed there.
+    set(&mut r, "module.orders.aws_sqs_queue.this", "visibility_timeout_seconds", json!(120)).unwrap();
+    assert!(r.text(Path::new("main.tf")).unwrap().contains("visibility = 120"));
+    assert_eq!(value(&r, "module.emails.aws_sqs_queue.this", "visibility_timeout_seconds"), Some(json!(30)));
+}
+
+#[test]
+fn a_shared_variable_is_overridden_on_the_one_resource() {
+    let mut r = repo();
+    let applied = set(&mut r, "aws_instance.bastion", "instance_type", json!("t3.large")).unwrap();
+    assert_eq!(value(&r, "aws_instance.bastion", "instance_type"), Some(json!("t3.large")));
+    assert_eq!(value(&r, r#"aws_instance.app["api"]"#, "instance_type"), Some(json!("t3.small")));
+    assert!(applied.notes.iter().any(|n| n.contains("wrote the value")), "{:?}", applied.notes);
+}
+
+#[test]
+fn tags_through_merge_change_in_the_instance_entry() {
+    let mut r = repo();
+    let before = others(&r, &[r#"aws_instance.app["api"]"#]);
+    set(&mut r, r#"aws_instance.app["api"]"#, "tags.OnCall", json!("core-primary")).unwrap();
+    assert_eq!(value(&r, r#"aws_instance.app["api"]"#, "tags.OnCall"), Some(json!("core-primary")));
+    assert_eq!(others(&r, &[r#"aws_instance.app["api"]"#]), before);
+    let web = addr(r#"aws_instance.app["web"]"#);
+    patch::apply(&mut r, &web, &Op::Remove { path: AttrPath::parse("tags.Tier").unwrap() }).unwrap();
+    assert_eq!(value(&r, r#"aws_instance.app["web"]"#, "tags.Tier"), None);
+    assert_eq!(value(&r, r#"aws_instance.app["web"]"#, "tags.Team"), Some(json!("edge")));
+    // A key that comes from the shared local cannot be removed for one instance only.
+    let err = patch::apply(&mut r, &web, &Op::Remove { path: AttrPath::parse("tags.Project").unwrap() }).unwrap_err();
+    assert!(err.to_string().contains("would change"), "{err}");
+}
+
+#[test]
+fn deleting_one_for_each_instance_drops_its_entry() {
+    let mut r = repo();
+    let before = others(&r, &[r#"aws_sqs_queue.jobs["ingest"]"#]);
+    patch::apply(&mut r, &addr(r#"aws_sqs_queue.jobs["ingest"]"#), &Op::RemoveResource).unwrap();
+    assert!(effective_config(&r, &addr(r#"aws_sqs_queue.jobs["ingest"]"#)).is_none());
+    assert_eq!(others(&r, &[r#"aws_sqs_queue.jobs["ingest"]"#]), before);
+}
+
+#[test]
+fn a_deleted_resource_takes_its_dependents_and_outputs_but_other_references_escalate() {
+    let mut r = repo();
+    let applied = patch::apply(&mut r, &addr("aws_s3_bucket.logs"), &Op::RemoveResource).unwrap();
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(!text.contains("aws_s3_bucket_versioning\" \"logs\""), "{text}");
+    assert!(!text.contains("output \"logs_bucket\""), "{text}");
+    assert!(applied.notes.iter().any(|n| n.contains("only exposed")), "{:?}", applied.notes);
+    let err = patch::apply(&mut r, &addr("aws_s3_bucket.data"), &Op::RemoveResource).unwrap_err();
+    assert!(err.to_string().contains("aws_cloudfront_distribution"), "{err}");
+    // Refused means untouched.
+    assert!(r.text(Path::new("main.tf")).unwrap().contains("resource \"aws_s3_bucket_policy\" \"data\""));
+}
+
+#[test]
+fn a_module_whose_only_resource_is_deleted_loses_its_call() {
+    let mut r = repo();
+    patch::apply(&mut r, &addr("module.emails.aws_sqs_queue.this"), &Op::RemoveResource).unwrap();
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(!text.contains("module \"emails\""), "{text}");
+    assert!(text.contains("module \"orders\""));
+    assert!(effective_config(&r, &addr("module.orders.aws_sqs_queue.this")).is_some());
+}
