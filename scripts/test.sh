@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it: formatting, lints, then the whole test suite.
-# Needs a Rust toolchain, git, and pip (once, to fetch Postgres with pgvector for the store's tests:
-# scripts/postgres.sh starts it for the test run and stops it afterwards, whatever the outcome).
+# Needs a Rust toolchain, git, and python3 with pip (once, to fetch Postgres with pgvector for the
+# store's tests and moto's SQS/EventBridge server for the feed's: scripts/postgres.sh and
+# scripts/moto.sh start them on loopback for the test run and stop them afterwards, whatever the outcome).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v git >/dev/null || { echo "git is required by the tests" >&2; exit 1; }
@@ -15,4 +16,4 @@ if ! pkg-config --exists openssl 2>/dev/null; then
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -j 2 -- -D warnings
-scripts/postgres.sh cargo test --workspace -j 2
+DRIFTBACK_REQUIRE_SERVICES=1 scripts/postgres.sh scripts/moto.sh cargo test --workspace -j 2

@@ -1,17 +1,20 @@
 //! `driftback`: keeps Terraform code true to the cloud.
 
 mod agent_glue;
+mod backfill;
 mod config;
 mod demo;
 mod eval;
 mod kb;
 mod kb_recipes;
 mod kb_store;
+mod logs;
 mod ownership;
 mod pipeline;
 mod policy_cmd;
 mod publishing;
 mod reconcile;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,14 +61,21 @@ enum Command {
     /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
     /// repository's SQLite file by default. `kb recipes` lists the recipes learned from the LLM agent.
     Kb(kb::Args),
+    /// Run the daemon: consume the SQS queue an EventBridge rule on "AWS API Call via CloudTrail"
+    /// feeds, and reconcile each change set once its resource has been quiet.
+    ///
+    /// Needs [feed] queue_url and [serve] repo_url (a clone driftback keeps) or repo_path. Serves
+    /// /healthz, /readyz and /metrics on [serve] listen. SIGTERM or SIGINT stops it gracefully.
+    /// See docs/operations.md.
+    Serve(serve::Args),
+    /// Read past events through CloudTrail LookupEvents (at most 90 days, 2 requests a second) into
+    /// the same pipeline, then reconcile the change sets they make.
+    Backfill(backfill::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("DRIFTBACK_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    logs::init(matches!(cli.command, Command::Serve(_)));
     let result = (|| -> anyhow::Result<ExitCode> {
         let config = config::Config::load(cli.config.as_deref())?;
         match cli.command {
@@ -74,6 +84,8 @@ fn main() -> ExitCode {
             Command::Eval(args) => eval::run(&config, &args),
             Command::Policy(command) => policy_cmd::run(&config, &command),
             Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
+            Command::Serve(args) => serve::run(&config, &args).map(|_| ExitCode::SUCCESS),
+            Command::Backfill(args) => backfill::run(&config, &args).map(|_| ExitCode::SUCCESS),
         }
     })();
     match result {

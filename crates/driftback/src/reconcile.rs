@@ -271,7 +271,7 @@ fn resolve(base: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() { path.to_path_buf() } else { base.join(path) }
 }
 
-fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetRecord {
+pub(crate) fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSetRecord {
     ChangeSetRecord {
         id: change_set.id.clone(),
         resource_id: change_set.resource_id.clone(),

@@ -1,0 +1,387 @@
+//! `driftback serve` end to end against moto's server: EventBridge rule -> SQS -> the daemon ->
+//! branches in a bare remote; a kill -9 mid-work and a restart; redelivered events; poison
+//! messages; graceful shutdown on SIGTERM.
+//!
+//! Run through `scripts/moto.sh` (as `scripts/test.sh` does), which starts moto and exports
+//! DRIFTBACK_TEST_MOTO_ENDPOINT. Without it the test says so and passes, unless
+//! DRIFTBACK_REQUIRE_SERVICES is set (CI), where it fails.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+
+fn moto_endpoint() -> Option<String> {
+    match std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") {
+        Ok(endpoint) => Some(endpoint),
+        Err(_) if std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_some() => {
+            panic!("DRIFTBACK_REQUIRE_SERVICES is set but moto is not running: run through scripts/moto.sh")
+        }
+        Err(_) => {
+            eprintln!("NOTICE: SQS tests skipped: moto is not running (run `scripts/moto.sh cargo test`)");
+            None
+        }
+    }
+}
+
+fn demo_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A bare remote holding the demo project on `main`.
+fn bare_remote(root: &Path) -> PathBuf {
+    let src = root.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    for name in ["main.tf", "terraform.tfstate"] {
+        std::fs::copy(demo_dir().join("project").join(name), src.join(name)).unwrap();
+    }
+    git(&src, &["init", "-q", "-b", "main"]);
+    git(&src, &["add", "."]);
+    git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+    let remote = root.join("remote.git");
+    let out = Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&remote).output().unwrap();
+    assert!(out.status.success());
+    remote
+}
+
+fn remote_branches(remote: &Path) -> Vec<String> {
+    git(remote, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn demo_records() -> Vec<Value> {
+    let text = std::fs::read_to_string(demo_dir().join("events.json")).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
+}
+
+/// EventBridge over its JSON protocol, as the AWS SDKs speak it.
+async fn eventbridge(http: &reqwest::Client, endpoint: &str, action: &str, body: Value) -> Value {
+    let response = http
+        .post(endpoint)
+        .header("Content-Type", "application/x-amz-json-1.1")
+        .header("X-Amz-Target", format!("AWSEvents.{action}"))
+        .header(
+            "Authorization",
+            "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/events/aws4_request, SignedHeaders=host, \
+             Signature=0",
+        )
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert!(status.is_success(), "EventBridge {action}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) {
+    for chunk in records.chunks(10) {
+        let entries: Vec<Value> = chunk
+            .iter()
+            .map(|r| {
+                json!({"Source": "driftback.test", "DetailType": "AWS API Call via CloudTrail",
+                       "Detail": r.to_string(), "EventBusName": "default"})
+            })
+            .collect();
+        let out = eventbridge(http, endpoint, "PutEvents", json!({"Entries": entries})).await;
+        assert_eq!(out["FailedEntryCount"].as_u64().unwrap_or(0), 0, "{out}");
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Daemon {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Daemon {
+    fn start(root: &Path, envs: &[(&str, String)], run: usize) -> Daemon {
+        let log = root.join(format!("serve-{run}.log"));
+        let child = Command::new(BIN)
+            .arg("serve")
+            .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+            .env("DRIFTBACK_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Daemon { child, log }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < Duration::from_secs(40), "no exit 40 s after SIGTERM:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn wait_for(what: &str, daemon: &mut Daemon, mut done: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !done().await {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            panic!("the daemon exited ({status}) while waiting for {what}; its log:\n{}", daemon.log());
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "timed out waiting for {what}; daemon log:\n{}",
+            daemon.log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn queue_is_empty(sqs: &aws_sdk_sqs::Client, url: &str) -> bool {
+    let out = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .unwrap();
+    let attrs = out.attributes().unwrap();
+    let n = |k: QueueAttributeName| attrs.get(&k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(QueueAttributeName::ApproximateNumberOfMessages) + n(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        == 0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let main_before = git(&remote, &["rev-parse", "main"]);
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let queue_url = sqs.create_queue().queue_name(format!("drift-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    let queue_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&queue_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone();
+    let http = reqwest::Client::new();
+    let rule = format!("cloudtrail-{suffix}");
+    eventbridge(
+        &http,
+        &endpoint,
+        "PutRule",
+        json!({"Name": rule, "EventPattern": json!({"detail-type": ["AWS API Call via CloudTrail"]}).to_string(),
+               "State": "ENABLED"}),
+    )
+    .await;
+    eventbridge(&http, &endpoint, "PutTargets", json!({"Rule": rule, "Targets": [{"Id": "queue", "Arn": queue_arn}]}))
+        .await;
+
+    // The demo's nine records through EventBridge, and two poison messages.
+    let records = demo_records();
+    assert_eq!(records.len(), 9);
+    put_records(&http, &endpoint, &records).await;
+    put_records(&http, &endpoint, &[json!({"hello": "not a CloudTrail record"})]).await;
+    sqs.send_message().queue_url(&queue_url).message_body("this is not JSON at all").send().await.unwrap();
+
+    let listen = format!("127.0.0.1:{}", free_port());
+    let workdir = root.path().join("work");
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_FEED__VISIBILITY_TIMEOUT_SECS", "4".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_SERVE__LEASE_SECS", "3".to_string()),
+        ("DRIFTBACK_SERVE__SHUTDOWN_DEADLINE_SECS", "20".to_string()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+    ];
+
+    // First run: killed with SIGKILL as soon as the first branch reaches the remote.
+    let mut first = Daemon::start(root.path(), &envs, 1);
+    wait_for("a first branch on the remote", &mut first, async || !remote_branches(&remote).is_empty()).await;
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    eprintln!("killed the first daemon with {} branch(es) on the remote", remote_branches(&remote).len());
+
+    // Second run: picks up the rest; the same events delivered again change nothing.
+    let mut second = Daemon::start(root.path(), &envs, 2);
+    let ops = format!("http://{listen}");
+    wait_for(
+        "/readyz",
+        &mut second,
+        async || matches!(http.get(format!("{ops}/readyz")).send().await, Ok(r) if r.status().is_success()),
+    )
+    .await;
+    assert_eq!(http.get(format!("{ops}/healthz")).send().await.unwrap().status(), 200);
+    wait_for("three branches and an empty queue", &mut second, async || {
+        remote_branches(&remote).len() >= 3 && queue_is_empty(&sqs, &queue_url).await
+    })
+    .await;
+    put_records(&http, &endpoint, &records).await;
+    wait_for("the redelivered events to be consumed", &mut second, async || {
+        let metrics = http.get(format!("{ops}/metrics")).send().await.unwrap().text().await.unwrap();
+        metrics.lines().any(|l| l.starts_with("driftback_events_duplicate_total") && l.ends_with(" 9"))
+            && queue_is_empty(&sqs, &queue_url).await
+    })
+    .await;
+    let metrics = http.get(format!("{ops}/metrics")).send().await.unwrap().text().await.unwrap();
+    for name in ["driftback_events_received_total", "driftback_events_dropped_total{reason=\"read-only\"}"] {
+        assert!(metrics.contains(name), "{name} missing from /metrics:\n{metrics}");
+    }
+
+    eprintln!("second daemon's log:\n{}", second.log());
+    let status = second.terminate();
+    assert!(status.success(), "exit {status:?}:\n{}", second.log());
+    let log = second.log();
+    let first_line: Value = serde_json::from_str(log.lines().next().unwrap()).expect("JSON logs off a terminal");
+    assert!(first_line.get("level").is_some(), "{first_line}");
+    assert!(log.contains("\"stopped\""), "{log}");
+
+    // Exactly one branch per change set: no duplicate commit after the crash, none for redeliveries.
+    let branches = remote_branches(&remote);
+    assert_eq!(branches.len(), 3, "{branches:?}");
+    let mut trailers: Vec<String> = branches
+        .iter()
+        .map(|b| {
+            let message = git(&remote, &["log", "-1", "--format=%B", b]);
+            message.lines().find(|l| l.starts_with("Drift-Change-Set: ")).unwrap_or_else(|| panic!("{message}")).into()
+        })
+        .collect();
+    trailers.dedup();
+    assert_eq!(trailers.len(), 3);
+    let web = branches.iter().find(|b| b.contains("aws_instance.web")).expect("the web server's branch");
+    let diff = git(&remote, &["diff", "main", web]);
+    assert!(diff.contains("+  instance_type = \"t3.large\""), "{diff}");
+    assert_eq!(git(&remote, &["rev-parse", "main"]), main_before, "main is not touched");
+
+    // The store shows the whole trail.
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.events, 9, "{stats:?}");
+    assert!(stats.bad_records >= 2, "{stats:?}");
+    let reconciled = stats.change_sets_by_status.iter().find(|(s, _)| s == "reconciled").map(|(_, n)| *n);
+    assert_eq!(reconciled, Some(3), "{stats:?}");
+    let unfinished = store.unfinished_change_sets().await.unwrap();
+    assert!(unfinished.is_empty(), "{unfinished:?}");
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let dlq_url = sqs.create_queue().queue_name(format!("dlq-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    let dlq_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&QueueAttributeName::QueueArn]
+        .clone();
+    let policy = json!({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "2"}).to_string();
+    let queue_url = sqs
+        .create_queue()
+        .queue_name(format!("feed-{suffix}"))
+        .attributes(QueueAttributeName::RedrivePolicy, policy)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    sqs.send_message().queue_url(&queue_url).message_body("{\"truncated\": ").send().await.unwrap();
+
+    let workdir = root.path().join("work");
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_FEED__VISIBILITY_TIMEOUT_SECS", "2".to_string()),
+        ("DRIFTBACK_FEED__UNPARSEABLE", "redrive".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{}", free_port())),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    wait_for("the poison message in the dead-letter queue", &mut daemon, async || {
+        let out = sqs
+            .get_queue_attributes()
+            .queue_url(&dlq_url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .unwrap();
+        out.attributes().unwrap()[&QueueAttributeName::ApproximateNumberOfMessages] == "1"
+    })
+    .await;
+    let status = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
+    assert!(queue_is_empty(&sqs, &queue_url).await);
+
+    // Each receive was recorded with the text verbatim before the message moved on.
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.bad_records, 2, "{stats:?}");
+    assert_eq!(stats.events, 0);
+    store.close().await;
+    assert!(daemon.log().contains("left for the queue's redrive policy"), "{}", daemon.log());
+}

@@ -1,0 +1,160 @@
+//! The reconcile loop: claim due change sets with a lease, hand each to the caller's [`Reconcile`],
+//! record the outcome, and renew the lease while the work goes on.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use driftback_events::ChangeSet;
+use driftback_store::ChangeSetRecord;
+use serde::{Deserialize, Serialize};
+
+use crate::ledger::{ClaimedChangeSet, Ledger};
+use crate::{FeedError, Shutdown};
+
+/// Reconciles one change set (plan, decide, patch, commit) and says what became of it. Runs on a
+/// blocking thread: git and HCL work is synchronous.
+pub trait Reconcile: Send + Sync + 'static {
+    /// `Err` means "try again later" (the repository could not be fetched, a transient failure);
+    /// the change set is released, not recorded.
+    fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, String>;
+}
+
+/// The outcome to record, and the LLM tokens it cost.
+#[derive(Debug, Clone)]
+pub struct Reconciled {
+    pub record: ChangeSetRecord,
+    pub tokens: u64,
+}
+
+/// `[serve]` keys the reconcile loop reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReconcilerConfig {
+    /// This replica's name in leases; default: host name and process id.
+    pub replica: String,
+    /// How long a claimed change set is leased; renewed every third of it while work goes on.
+    pub lease_secs: u64,
+    /// How often the store is asked for due change sets when none was due.
+    pub poll_ms: u64,
+}
+
+impl Default for ReconcilerConfig {
+    fn default() -> Self {
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "driftback".into());
+        ReconcilerConfig { replica: format!("{host}-{}", std::process::id()), lease_secs: 300, poll_ms: 1000 }
+    }
+}
+
+/// Claim and reconcile due change sets one at a time until shutdown. The change set in hand when
+/// shutdown comes is finished (the caller bounds that with its deadline) and then the loop stops.
+/// Between polls it also wakes when `wake` is notified (new pending events).
+pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
+    ledger: L,
+    reconcile: Arc<R>,
+    config: ReconcilerConfig,
+    wake: Arc<tokio::sync::Notify>,
+    shutdown: Shutdown,
+) -> Result<(), FeedError> {
+    let lease = Duration::from_secs(config.lease_secs.max(3));
+    let mut delay = Duration::from_millis(config.poll_ms.max(10));
+    while !shutdown.is_triggered() {
+        let claimed = match ledger.claim_due(Utc::now(), &config.replica, lease, 1).await {
+            Ok(claimed) => claimed,
+            Err(e) if e.transient => {
+                crate::metrics::store_error("claim_due", &e);
+                Vec::new()
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if claimed.is_empty() {
+            tokio::select! {
+                _ = shutdown.wait() => break,
+                _ = tokio::time::sleep(delay) => {}
+                _ = wake.notified() => {}
+            }
+            continue;
+        }
+        for claim in claimed {
+            match one(&ledger, &reconcile, &config.replica, lease, claim).await {
+                Ok(_) => delay = Duration::from_millis(config.poll_ms.max(10)),
+                Err(e) if matches!(&e, FeedError::Ledger(le) if !le.transient) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, "change set released; it will be retried");
+                    delay = (delay * 2).min(Duration::from_secs(60));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reconcile every change set that is due now, one at a time, and return what became of each:
+/// (change set id, status, branch). For one-shot runs such as `driftback backfill`.
+pub async fn reconcile_due<L: Ledger + Clone, R: Reconcile>(
+    ledger: &L,
+    reconcile: &Arc<R>,
+    config: &ReconcilerConfig,
+) -> Result<Vec<(String, String, Option<String>)>, FeedError> {
+    let lease = Duration::from_secs(config.lease_secs.max(3));
+    let mut done = Vec::new();
+    loop {
+        let claimed = ledger.claim_due(Utc::now(), &config.replica, lease, 1).await?;
+        if claimed.is_empty() {
+            return Ok(done);
+        }
+        for claim in claimed {
+            let record = one(ledger, reconcile, &config.replica, lease, claim).await?;
+            done.push((record.id, record.status, record.branch));
+        }
+    }
+}
+
+async fn one<L: Ledger + Clone, R: Reconcile>(
+    ledger: &L,
+    reconcile: &Arc<R>,
+    owner: &str,
+    lease: Duration,
+    claim: ClaimedChangeSet,
+) -> Result<ChangeSetRecord, FeedError> {
+    let id = claim.change_set.id.clone();
+    let started = Instant::now();
+    let renewer = tokio::spawn({
+        let (ledger, id, owner) = (ledger.clone(), id.clone(), owner.to_string());
+        async move {
+            loop {
+                tokio::time::sleep(lease / 3).await;
+                match ledger.renew_lease(&id, &owner, lease).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(change_set = id, "lease lost while reconciling");
+                        break;
+                    }
+                    Err(e) => crate::metrics::store_error("renew_lease", &e),
+                }
+            }
+        }
+    });
+    let work = {
+        let reconcile = reconcile.clone();
+        let change_set = claim.change_set.clone();
+        tokio::task::spawn_blocking(move || reconcile.reconcile(&change_set)).await
+    };
+    renewer.abort();
+    let result = match work {
+        Ok(result) => result,
+        Err(e) => Err(format!("reconciliation panicked: {e}")),
+    };
+    match result {
+        Ok(done) => {
+            ledger.complete(owner, &done.record).await?;
+            let lag = (Utc::now() - claim.change_set.last_time()).to_std().ok();
+            crate::metrics::change_set_done(&id, &done.record.status, started.elapsed(), lag, done.tokens);
+            Ok(done.record)
+        }
+        Err(reason) => {
+            ledger.release(&id, owner).await?;
+            Err(FeedError::Config(format!("change set {id}: {reason}")))
+        }
+    }
+}

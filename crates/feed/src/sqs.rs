@@ -1,0 +1,393 @@
+//! The SQS consumer: long polling, batches of up to 10, visibility extended while a batch is being
+//! recorded, and a message deleted only after its events are durably in the ledger.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, Message, MessageSystemAttributeName,
+    QueueAttributeName,
+};
+use driftback_events::FilterConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::error::aws_message;
+use crate::intake::Intake;
+use crate::ledger::{Ledger, record_durably};
+use crate::{FeedError, Shutdown};
+
+/// What to do with a message whose body is not a CloudTrail record or EventBridge envelope, once it
+/// is recorded in `bad_records`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnparseablePolicy {
+    /// Delete it: its text is in the store, nothing else can be done with it.
+    #[default]
+    Delete,
+    /// Leave it: it reappears after the visibility timeout (recorded again each time) until the
+    /// queue's redrive policy moves it to the dead-letter queue after `maxReceiveCount` receives.
+    Redrive,
+}
+
+/// `[feed]`: the SQS queue an EventBridge rule on "AWS API Call via CloudTrail" feeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SqsConfig {
+    /// The queue URL (`https://sqs.REGION.amazonaws.com/ACCOUNT/NAME`). Required by `serve`.
+    pub queue_url: String,
+    /// AWS region; default: from the environment (AWS_REGION) or the AWS profile.
+    pub region: Option<String>,
+    /// Another SQS endpoint (a local test server); default: AWS's.
+    pub endpoint_url: Option<String>,
+    /// Messages per receive, 1 to 10.
+    pub max_messages: i32,
+    /// Long-polling wait, 0 to 20 seconds.
+    pub wait_time_secs: i32,
+    /// How long a received message stays invisible; extended every half of it while work goes on.
+    pub visibility_timeout_secs: i32,
+    /// Receive loops running at once (each handles one batch at a time).
+    pub receivers: usize,
+    /// What happens to an unparseable message after it is recorded: `delete` or `redrive`.
+    pub unparseable: UnparseablePolicy,
+}
+
+impl Default for SqsConfig {
+    fn default() -> Self {
+        SqsConfig {
+            queue_url: String::new(),
+            region: None,
+            endpoint_url: None,
+            max_messages: 10,
+            wait_time_secs: 20,
+            visibility_timeout_secs: 60,
+            receivers: 2,
+            unparseable: UnparseablePolicy::Delete,
+        }
+    }
+}
+
+impl SqsConfig {
+    /// Check the values against SQS's limits, naming the key to fix.
+    pub fn validate(&self) -> Result<(), FeedError> {
+        let bad = |m: String| Err(FeedError::Config(m));
+        if self.queue_url.trim().is_empty() {
+            return bad("[feed] queue_url is not set: give the SQS queue URL the EventBridge rule targets \
+                        (or DRIFTBACK_FEED__QUEUE_URL)"
+                .into());
+        }
+        if !(1..=10).contains(&self.max_messages) {
+            return bad(format!("[feed] max_messages = {} is outside SQS's 1..=10", self.max_messages));
+        }
+        if !(0..=20).contains(&self.wait_time_secs) {
+            return bad(format!("[feed] wait_time_secs = {} is outside SQS's 0..=20", self.wait_time_secs));
+        }
+        if !(2..=43_200).contains(&self.visibility_timeout_secs) {
+            return bad(format!(
+                "[feed] visibility_timeout_secs = {} is outside 2..=43200 (SQS's maximum is 12 hours)",
+                self.visibility_timeout_secs
+            ));
+        }
+        if self.receivers == 0 {
+            return bad("[feed] receivers must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// A running consumer of one queue.
+#[derive(Debug, Clone)]
+pub struct SqsConsumer {
+    client: Client,
+    config: Arc<SqsConfig>,
+    /// Notified when a batch added events to pending change sets (wakes the reconcile loop).
+    wake: Arc<tokio::sync::Notify>,
+}
+
+/// One received message and what its body decoded to.
+struct Received {
+    message_id: String,
+    receipt: String,
+    intake: Intake,
+}
+
+impl SqsConsumer {
+    /// Build the client from the environment's AWS configuration and `config`.
+    pub async fn new(config: SqsConfig) -> Result<SqsConsumer, FeedError> {
+        config.validate()?;
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+        if let Some(region) = &config.region {
+            loader = loader.region(aws_config::Region::new(region.clone()));
+        }
+        if let Some(endpoint) = &config.endpoint_url {
+            loader = loader.endpoint_url(endpoint.clone());
+        }
+        let sdk = loader.load().await;
+        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config), wake: Arc::default() })
+    }
+
+    /// Notify `wake` whenever a batch adds events to pending change sets, so a reconcile loop
+    /// waiting on it looks for due change sets at once instead of at its next poll.
+    pub fn with_wakeup(mut self, wake: Arc<tokio::sync::Notify>) -> SqsConsumer {
+        self.wake = wake;
+        self
+    }
+
+    pub fn queue_url(&self) -> &str {
+        &self.config.queue_url
+    }
+
+    /// Whether the queue answers; updates the visible-messages gauge.
+    pub async fn probe(&self) -> Result<(), FeedError> {
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(&self.config.queue_url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .map_err(|e| FeedError::Aws {
+                call: "sqs:GetQueueAttributes",
+                message: format!("{} ({})", aws_message(&e), self.config.queue_url),
+            })?;
+        if let Some(n) = out.attributes().and_then(|a| a.get(&QueueAttributeName::ApproximateNumberOfMessages)) {
+            if let Ok(n) = n.parse::<f64>() {
+                crate::metrics::queue_visible(n);
+            }
+        }
+        Ok(())
+    }
+
+    /// Run `receivers` receive loops until shutdown. Each loop finishes the batch it holds (records
+    /// and deletes it) before it stops; a batch it could not record is made visible again at once.
+    pub async fn run<L: Ledger + Clone>(
+        &self,
+        ledger: L,
+        filter: FilterConfig,
+        shutdown: Shutdown,
+    ) -> Result<(), FeedError> {
+        let filter = Arc::new(filter);
+        let mut tasks = tokio::task::JoinSet::new();
+        for n in 0..self.config.receivers {
+            let (me, ledger, filter, shutdown) = (self.clone(), ledger.clone(), filter.clone(), shutdown.clone());
+            tasks.spawn(async move { me.receive_loop(n, &ledger, &filter, &shutdown).await });
+        }
+        let mut result = Ok(());
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    // One loop failing for good (the store refuses writes) stops the others too.
+                    shutdown.trigger();
+                    if result.is_ok() {
+                        result = Err(e);
+                    }
+                }
+                Err(e) => {
+                    shutdown.trigger();
+                    result = Err(FeedError::Config(format!("a receive loop panicked: {e}")));
+                }
+            }
+        }
+        result
+    }
+
+    async fn receive_loop<L: Ledger>(
+        &self,
+        n: usize,
+        ledger: &L,
+        filter: &FilterConfig,
+        shutdown: &Shutdown,
+    ) -> Result<(), FeedError> {
+        let mut failures = 0u32;
+        while !shutdown.is_triggered() {
+            // A receive cut short by shutdown loses nothing: messages SQS already handed out
+            // reappear after the visibility timeout.
+            let received = tokio::select! {
+                _ = shutdown.wait() => break,
+                r = self.receive() => r,
+            };
+            let messages = match received {
+                Ok(messages) => {
+                    failures = 0;
+                    messages
+                }
+                Err(e) => {
+                    failures += 1;
+                    let delay = Duration::from_millis(500 * 2u64.pow(failures.min(6)));
+                    tracing::warn!(receiver = n, error = %e, retry_in_ms = delay.as_millis() as u64, "receive failed");
+                    tokio::select! {
+                        _ = shutdown.wait() => break,
+                        _ = tokio::time::sleep(delay) => continue,
+                    }
+                }
+            };
+            if messages.is_empty() {
+                continue;
+            }
+            self.handle_batch(messages, ledger, filter, shutdown).await?;
+        }
+        tracing::debug!(receiver = n, "receive loop stopped");
+        Ok(())
+    }
+
+    async fn receive(&self) -> Result<Vec<Message>, FeedError> {
+        let out = self
+            .client
+            .receive_message()
+            .queue_url(&self.config.queue_url)
+            .max_number_of_messages(self.config.max_messages)
+            .wait_time_seconds(self.config.wait_time_secs)
+            .visibility_timeout(self.config.visibility_timeout_secs)
+            .message_system_attribute_names(MessageSystemAttributeName::SentTimestamp)
+            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .send()
+            .await
+            .map_err(|e| FeedError::Aws {
+                call: "sqs:ReceiveMessage",
+                message: format!("{} ({})", aws_message(&e), self.config.queue_url),
+            })?;
+        Ok(out.messages.unwrap_or_default())
+    }
+
+    /// Decode, record durably, then delete. Visibility is extended while the store works.
+    async fn handle_batch<L: Ledger>(
+        &self,
+        messages: Vec<Message>,
+        ledger: &L,
+        filter: &FilterConfig,
+        shutdown: &Shutdown,
+    ) -> Result<(), FeedError> {
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let mut received = Vec::with_capacity(messages.len());
+        for m in messages {
+            let (Some(id), Some(receipt)) = (m.message_id.clone(), m.receipt_handle.clone()) else { continue };
+            if let Some(sent) = m.attributes().and_then(|a| a.get(&MessageSystemAttributeName::SentTimestamp)) {
+                if let Ok(sent) = sent.parse::<i64>() {
+                    crate::metrics::queue_lag((now_ms - sent).max(0) as f64 / 1000.0);
+                }
+            }
+            let receives = m
+                .attributes()
+                .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
+                .cloned()
+                .unwrap_or_else(|| "1".into());
+            let location = format!("sqs message {id} (receive {receives})");
+            let intake = Intake::from_text(m.body().unwrap_or_default(), &location, filter);
+            received.push(Received { message_id: id, receipt, intake });
+        }
+        let receipts: Vec<(String, String)> =
+            received.iter().map(|r| (r.message_id.clone(), r.receipt.clone())).collect();
+        let heartbeat = tokio::spawn({
+            let me = self.clone();
+            let receipts = receipts.clone();
+            async move { me.keep_invisible(&receipts).await }
+        });
+        let intake = Intake::merge(received.iter().map(|r| r.intake.clone()));
+        let recorded = record_durably(ledger, &intake, "sqs", shutdown).await;
+        heartbeat.abort();
+        match recorded {
+            Ok(receipt) => {
+                if receipt.pending > 0 {
+                    self.wake.notify_one();
+                }
+                tracing::debug!(
+                    messages = received.len(),
+                    new = receipt.new_events,
+                    duplicates = receipt.duplicates,
+                    bad = receipt.bad,
+                    "batch recorded"
+                );
+                let (delete, leave): (Vec<&Received>, Vec<&Received>) = received
+                    .iter()
+                    .partition(|r| r.intake.bad.is_empty() || self.config.unparseable == UnparseablePolicy::Delete);
+                for r in &leave {
+                    tracing::warn!(message = r.message_id, "unparseable message left for the queue's redrive policy");
+                    metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
+                }
+                let delete: Vec<(String, String)> =
+                    delete.iter().map(|r| (r.message_id.clone(), r.receipt.clone())).collect();
+                self.delete(&delete).await;
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing was acknowledged: make the messages visible again for this or another replica.
+                tracing::error!(error = %e, messages = receipts.len(), "batch not recorded; releasing it");
+                self.set_visibility(&receipts, 0).await;
+                match e {
+                    FeedError::Ledger(ref le) if le.transient => Ok(()),
+                    FeedError::Ledger(_) => Err(e),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    async fn keep_invisible(&self, receipts: &[(String, String)]) {
+        let every = Duration::from_secs((self.config.visibility_timeout_secs as u64 / 2).max(1));
+        loop {
+            tokio::time::sleep(every).await;
+            self.set_visibility(receipts, self.config.visibility_timeout_secs).await;
+        }
+    }
+
+    async fn set_visibility(&self, receipts: &[(String, String)], seconds: i32) {
+        if receipts.is_empty() {
+            return;
+        }
+        let entries: Vec<ChangeMessageVisibilityBatchRequestEntry> = receipts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, receipt))| {
+                ChangeMessageVisibilityBatchRequestEntry::builder()
+                    .id(format!("m{i}"))
+                    .receipt_handle(receipt)
+                    .visibility_timeout(seconds)
+                    .build()
+                    .ok()
+            })
+            .collect();
+        let sent = self
+            .client
+            .change_message_visibility_batch()
+            .queue_url(&self.config.queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(error = %aws_message(&e), seconds, "could not change message visibility");
+        }
+    }
+
+    /// Delete recorded messages. A failed delete is harmless: the message comes back, and its events
+    /// are recognised as duplicates by their eventID.
+    async fn delete(&self, messages: &[(String, String)]) {
+        if messages.is_empty() {
+            return;
+        }
+        let entries: Vec<DeleteMessageBatchRequestEntry> = messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, receipt))| {
+                DeleteMessageBatchRequestEntry::builder().id(format!("m{i}")).receipt_handle(receipt).build().ok()
+            })
+            .collect();
+        match self
+            .client
+            .delete_message_batch()
+            .queue_url(&self.config.queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+        {
+            Ok(out) => {
+                let failed = out.failed().len();
+                if failed > 0 {
+                    tracing::warn!(failed, "some deletes failed; those messages will be received again");
+                }
+                metrics::counter!(crate::metrics::MESSAGES_DELETED).increment((messages.len() - failed) as u64);
+            }
+            Err(e) => tracing::warn!(error = %aws_message(&e), "delete failed; the messages will be received again"),
+        }
+    }
+}
