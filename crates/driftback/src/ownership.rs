@@ -15,6 +15,8 @@ use crate::pipeline::Outcome;
 
 /// Earlier changes of every field these change sets touch, within the policy's oscillation window.
 /// The fields are found by planning (pure and cheap); change sets that cannot be planned touch none.
+/// Changes recorded for these very change sets (an earlier attempt, cut short before its outcome was
+/// recorded) are not history: deciding again gives the same decision.
 pub async fn load_history(
     store: &Store,
     catalog: &Catalog,
@@ -35,9 +37,13 @@ pub async fn load_history(
             }
         }
     }
+    let deciding: BTreeSet<&str> = change_sets.iter().map(|c| c.id.as_str()).collect();
     let mut history = Vec::new();
     for (address, path) in fields {
         for c in store.field_history(&address, &path, earliest - window).await? {
+            if c.change_set_id.as_deref().is_some_and(|id| deciding.contains(id)) {
+                continue;
+            }
             history.push(LedgerEntry {
                 address: c.address,
                 path: c.attribute_path,

@@ -212,7 +212,6 @@ impl PullRequestEvents for StoreSink {
 
 /// The webhook router for the daemon to mount (`POST /webhooks/github`), with the secret from the
 /// environment variable `publish.webhook_secret_env`.
-#[cfg_attr(not(test), allow(dead_code))] // mounted by the daemon (`driftback serve`)
 pub fn webhook_router(config: &PublishConfig, store: Store) -> anyhow::Result<axum::Router> {
     let secret = std::env::var(&config.webhook_secret_env).ok().filter(|s| !s.is_empty()).with_context(|| {
         format!(

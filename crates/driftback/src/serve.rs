@@ -89,8 +89,14 @@ impl Workspace {
         StoreLedger::new(self.store.clone(), Self::window(config))
     }
 
+    /// The reconciler, on the runtime this is called from (it reads and writes the knowledge base
+    /// from its blocking thread through that runtime).
     pub fn reconciler(&self, config: &Config) -> anyhow::Result<GitReconciler> {
+        let runtime = tokio::runtime::Handle::try_current()
+            .context("the reconciler needs a tokio runtime to reach the knowledge base")?;
         Ok(GitReconciler {
+            runtime,
+            store: self.store.clone(),
             repo_dir: self.repo_dir.clone(),
             owned_clone: self.owned_clone,
             catalog: load_catalog(config, &self.repo_dir)?,
@@ -142,13 +148,24 @@ async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
         }),
     ];
     let listen = args.listen.clone().unwrap_or_else(|| config.serve.listen.clone());
-    let (bound, ops) =
-        driftback_feed::serve_ops(&listen, driftback_feed::ops_router(metrics, probes), shutdown.clone()).await?;
+    let mut router = driftback_feed::ops_router(metrics, probes);
+    let mut routes = "/healthz /readyz /metrics".to_string();
+    if std::env::var_os(&config.publish.webhook_secret_env).is_some_and(|v| !v.is_empty()) {
+        router = router.merge(crate::publishing::webhook_router(&config.publish, workspace.store.clone())?);
+        routes.push_str(&format!(" {}", driftback_publish::webhook::WEBHOOK_PATH));
+    } else {
+        tracing::info!(
+            variable = config.publish.webhook_secret_env,
+            "no webhook secret in the environment: the GitHub pull request webhook is not served"
+        );
+    }
+    let (bound, ops) = driftback_feed::serve_ops(&listen, router, shutdown.clone()).await?;
     tracing::info!(
         listen = %bound,
         queue = consumer.queue_url(),
         repository = %workspace.repo_dir.display(),
-        "serving: /healthz /readyz /metrics"
+        routes,
+        "serving"
     );
 
     if config.backfill.on_start {
@@ -309,6 +326,9 @@ fn clone_once(url: &str, dir: &Path, base_branch: &str) -> anyhow::Result<()> {
 
 /// Reconciles change sets into branches of the repository (runs on a blocking thread).
 pub struct GitReconciler {
+    /// For the knowledge base (ownership history before deciding, audit log and ledger after).
+    runtime: tokio::runtime::Handle,
+    store: Store,
     config: Config,
     repo_dir: PathBuf,
     owned_clone: bool,
@@ -375,7 +395,19 @@ impl Reconcile for GitReconciler {
         let repo = Repo::load(&self.repo_dir).map_err(|e| e.to_string())?;
         // The policy lives in the repository: read it from the commit being built on.
         let policy = crate::policy_cmd::load_policy(&self.config, &self.repo_dir).map_err(|e| format!("{e:#}"))?;
-        let outcome = pipeline::process(&self.catalog, &state, &repo, change_set, &policy, &[]);
+        // Earlier changes of the same fields, for oscillation detection, as `driftback reconcile` does.
+        let history = self
+            .runtime
+            .block_on(crate::ownership::load_history(
+                &self.store,
+                &self.catalog,
+                &state,
+                &repo,
+                &policy,
+                std::slice::from_ref(change_set),
+            ))
+            .map_err(|e| format!("reading the ownership history from the knowledge base: {e:#}"))?;
+        let outcome = pipeline::process(&self.catalog, &state, &repo, change_set, &policy, &history);
         let label = outcome
             .addresses
             .first()
@@ -416,6 +448,13 @@ impl Reconcile for GitReconciler {
             record.commit_id = Some(commit.to_string());
             record.diff = git.diff_of(commit).ok();
         }
+        // The decision with its evidence goes to the audit log, the field changes to the ownership
+        // ledger; the change set row (recorded by the feed on completion) then carries no decision,
+        // so it is not logged a second time without evidence.
+        self.runtime
+            .block_on(crate::ownership::record(&self.store, change_set, &outcome))
+            .map_err(|e| format!("recording the decision and field changes in the knowledge base: {e:#}"))?;
+        record.decision = None;
         Ok(Reconciled { record, tokens: 0 })
     }
 }
@@ -468,7 +507,8 @@ mod tests {
         let mut config = Config::default();
         config.serve.repo_url = Some(bare.display().to_string());
         config.serve.workdir = root.path().join("work");
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let _entered = runtime.enter();
         let workspace = runtime.block_on(Workspace::prepare(&config)).unwrap();
         let reconciler = workspace.reconciler(&config).unwrap();
         let sets = change_sets();

@@ -241,6 +241,7 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
         ("DRIFTBACK_SERVE__LEASE_SECS", "3".to_string()),
         ("DRIFTBACK_SERVE__SHUTDOWN_DEADLINE_SECS", "20".to_string()),
         ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_WEBHOOK_SECRET", WEBHOOK_SECRET.to_string()),
     ];
 
     // First run: killed with SIGKILL as soon as the first branch reaches the remote.
@@ -260,6 +261,21 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     )
     .await;
     assert_eq!(http.get(format!("{ops}/healthz")).send().await.unwrap().status(), 200);
+    // GitHub's webhook is served next to the probes, and only signed deliveries get in.
+    let ping = json!({"zen": "Keep it logically awesome."}).to_string();
+    let deliver = |signature: String| {
+        http.post(format!("{ops}{}", driftback_publish::webhook::WEBHOOK_PATH))
+            .header("X-GitHub-Event", "ping")
+            .header("X-Hub-Signature-256", signature)
+            .body(ping.clone())
+            .send()
+    };
+    let forged =
+        driftback_publish::webhook::signature(&driftback_publish::Secret::new("not the secret"), ping.as_bytes());
+    assert_eq!(deliver(forged).await.unwrap().status(), 401);
+    let signed =
+        driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), ping.as_bytes());
+    assert_eq!(deliver(signed).await.unwrap().status(), 200);
     wait_for("three branches and an empty queue", &mut second, async || {
         remote_branches(&remote).len() >= 3 && queue_is_empty(&sqs, &queue_url).await
     })
@@ -296,6 +312,8 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
         .collect();
     trailers.dedup();
     assert_eq!(trailers.len(), 3);
+    let change_set_ids: Vec<String> =
+        trailers.iter().map(|t| t.trim_start_matches("Drift-Change-Set: ").trim().to_string()).collect();
     let web = branches.iter().find(|b| b.contains("aws_instance.web")).expect("the web server's branch");
     let diff = git(&remote, &["diff", "main", web]);
     assert!(diff.contains("+  instance_type = \"t3.large\""), "{diff}");
@@ -310,8 +328,25 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     assert_eq!(reconciled, Some(3), "{stats:?}");
     let unfinished = store.unfinished_change_sets().await.unwrap();
     assert!(unfinished.is_empty(), "{unfinished:?}");
+    // Each reconciled change set's decision is in the audit log with its evidence, exactly once
+    // (not a second time, evidence-less, from the change set row).
+    for id in &change_set_ids {
+        let decisions = store.decisions(id).await.unwrap();
+        assert_eq!(decisions.len(), 1, "change set {id}: {decisions:?}");
+        assert_eq!(decisions[0].decision.kind, "reconcile", "{decisions:?}");
+        assert!(decisions[0].decision.evidence.get("fields").is_some(), "{decisions:?}");
+    }
+    // The field changes are in the ownership ledger, and the web server's instance type has its owner.
+    let history = store.field_history("aws_instance.web", "instance_type", chrono::DateTime::UNIX_EPOCH).await.unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert!(change_set_ids.contains(history[0].change_set_id.as_ref().unwrap()), "{history:?}");
+    let owner = store.field_owner("aws_instance.web", "instance_type").await.unwrap();
+    assert!(owner.is_some(), "no owner recorded for aws_instance.web instance_type");
     store.close().await;
 }
+
+/// The shared secret of the GitHub webhook in these tests.
+const WEBHOOK_SECRET: &str = "serve-test-webhook-secret";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
