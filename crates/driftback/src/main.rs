@@ -3,6 +3,7 @@
 mod agent_glue;
 mod backfill;
 mod config;
+mod delivery;
 mod demo;
 mod eval;
 mod kb;

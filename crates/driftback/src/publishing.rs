@@ -93,7 +93,7 @@ impl Publisher {
     /// knows is polled first: when it was merged or closed meanwhile, the store learns it here.
     pub fn open_pull_request(
         &self,
-        runtime: &tokio::runtime::Runtime,
+        runtime: &tokio::runtime::Handle,
         store: Option<&Store>,
         address: &str,
     ) -> anyhow::Result<Option<PullRequest>> {
@@ -134,7 +134,7 @@ impl Publisher {
     /// pull requests on, open one or update `existing`.
     pub fn publish(
         &self,
-        runtime: &tokio::runtime::Runtime,
+        runtime: &tokio::runtime::Handle,
         git: &GitRepo,
         commit: Oid,
         branch: &str,
@@ -169,7 +169,7 @@ impl Publisher {
 
 /// Record an opened or updated pull request in the store.
 pub fn record_pull_request(
-    runtime: &tokio::runtime::Runtime,
+    runtime: &tokio::runtime::Handle,
     store: &Store,
     address: &str,
     published: &Published,

@@ -7,17 +7,17 @@ use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 
 use driftback_events::{ChangeSet, Disposition, classify, group, read_file};
-use driftback_publish::github::PullRequestAction;
-use driftback_publish::{Author, GitRepo, branch_name};
+use driftback_publish::{Author, GitRepo};
 use driftback_recipes::Catalog;
 use driftback_store::{ChangeSetRecord, EventRecord};
 use driftback_terraform::{Repo, State};
 
 use crate::agent_glue::{self, AgentStage, Knowledge};
 use crate::config::Config;
+use crate::delivery::Delivery;
 use crate::kb_store::StoreKnowledgeBase;
-use crate::pipeline::{self, Outcome, Status};
-use crate::publishing::{self, Publisher};
+use crate::pipeline::{Outcome, Status};
+use crate::publishing::Publisher;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -71,7 +71,8 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let catalog = load_catalog(config, &args.repo)?;
     let policy = crate::policy_cmd::load_policy(config, &args.repo)?;
 
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // Multi-threaded, so the store and GitHub calls also run when driven through its handle.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let store =
         if args.dry_run { None } else { Some(runtime.block_on(crate::kb::open_store(&config.store, &args.repo))?) };
 
@@ -164,63 +165,26 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
                 (Some(git), Some(base)) => {
                     let base_branch =
                         publisher.as_ref().map(|p| p.base_branch().to_string()).unwrap_or_else(|| git.head_name());
-                    let mut story = publishing::story(change_set, &outcome, &label, String::new(), &base_branch);
-                    // One open pull request per resource: a later change is planned on its branch.
-                    let existing = match &publisher {
-                        Some(p) => p.open_pull_request(&runtime, store.as_ref(), &label)?,
-                        None => None,
+                    let delivery = Delivery {
+                        runtime: runtime.handle(),
+                        git,
+                        store: store.as_ref(),
+                        publisher: publisher.as_ref(),
+                        catalog: &catalog,
+                        state: &state,
+                        policy: &policy,
+                        ledger: &ledger,
+                        branch_prefix: &config.publish.branch_prefix,
+                        author: &author,
+                        base,
+                        base_branch: &base_branch,
                     };
-                    let mut parent = base;
-                    let mut files = outcome.files.clone();
-                    let mut branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
-                    if let (Some(p), Some(pr)) = (&publisher, &existing) {
-                        if let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? {
-                            let on_branch = pipeline::process(
-                                &catalog,
-                                &state,
-                                &Repo::from_files(tree),
-                                change_set,
-                                &policy,
-                                &ledger,
-                            );
-                            if on_branch.status == Status::Reconciled {
-                                parent = tip;
-                                files = on_branch.files;
-                                branch = pr.head.branch.clone();
-                            }
-                        }
-                    }
-                    let changes: Vec<(PathBuf, Option<String>)> =
-                        files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
-                    let message = commit_message(&story);
-                    let local_branch = branch_name(&config.publish.branch_prefix, &label, &change_set.id);
-                    let (local_branch, commit) =
-                        git.commit_on_branch(parent, &local_branch, &changes, &message, &author)?;
-                    record.commit_id = Some(commit.to_string());
-                    record.diff = git.diff_of(commit).ok();
-                    let mut shown = local_branch.clone();
-                    record.branch = Some(local_branch);
-                    if let Some(p) = &publisher {
-                        story.diff = record.diff.clone().unwrap_or_default();
-                        let published = p
-                            .publish(&runtime, git, commit, &branch, &story, existing.as_ref())
-                            .with_context(|| format!("publishing the change to {label}"))?;
-                        record.branch = Some(published.branch.clone());
-                        record.commit_id = Some(published.commit.to_string());
-                        if let Some(store) = &store {
-                            publishing::record_pull_request(&runtime, store, &label, &published)?;
-                        }
-                        shown = format!("{} (pushed)", published.branch);
-                        if let Some((number, url, action)) = &published.pull_request {
-                            let verb = match action {
-                                PullRequestAction::Created => "opened",
-                                PullRequestAction::Updated => "updated",
-                            };
-                            record.notes.push(format!("pull request #{number} {verb}: {url}"));
-                            shown = format!("{} (pull request #{number} {verb}: {url})", published.branch);
-                        }
-                    }
-                    summary.reconciled.push((label.clone(), shown));
+                    let delivered = delivery.deliver(change_set, &outcome, &label, None)?;
+                    record.branch = Some(delivered.branch.clone());
+                    record.commit_id = Some(delivered.commit.to_string());
+                    record.diff = delivered.diff.clone();
+                    record.notes.extend(delivered.note());
+                    summary.reconciled.push((label.clone(), delivered.describe()));
                 }
                 _ => {
                     record.status = "dry-run".into();
@@ -298,11 +262,6 @@ pub(crate) fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> Ch
         diff: None,
         notes: outcome.notes.clone(),
     }
-}
-
-/// A one-line conventional summary, the story in brief, and the `Drift-*` trailers.
-fn commit_message(story: &driftback_publish::story::Story) -> String {
-    driftback_publish::message::commit_message(story)
 }
 
 fn print_summary(summary: &Summary, dry_run: bool) {

@@ -23,7 +23,9 @@ use driftback_store::{CHANGE_SET_STATUSES, Store};
 use driftback_terraform::{Repo, State};
 
 use crate::config::{Config, ServeConfig};
+use crate::delivery::Delivery;
 use crate::pipeline::{self, Status};
+use crate::publishing::Publisher;
 use crate::reconcile::{change_set_record, load_catalog};
 
 /// The trailer (written by `driftback_publish::message`) that ties a commit to its change set, so a
@@ -94,9 +96,21 @@ impl Workspace {
     pub fn reconciler(&self, config: &Config) -> anyhow::Result<GitReconciler> {
         let runtime = tokio::runtime::Handle::try_current()
             .context("the reconciler needs a tokio runtime to reach the knowledge base")?;
+        let mut publish = config.publish.clone();
+        publish.base_branch.get_or_insert_with(|| config.serve.base_branch.clone());
+        let git = GitRepo::open_clean(&self.repo_dir)?;
+        let publisher = Publisher::from_config(&publish, &git, &self.repo_dir)?;
+        if publisher.is_none() {
+            tracing::warn!(
+                repository = %self.repo_dir.display(),
+                "[publish] mode is none: branches stay in this repository; set DRIFTBACK_PUBLISH__MODE=push \
+                 (or pull-request) to push them"
+            );
+        }
         Ok(GitReconciler {
             runtime,
             store: self.store.clone(),
+            publisher,
             repo_dir: self.repo_dir.clone(),
             owned_clone: self.owned_clone,
             catalog: load_catalog(config, &self.repo_dir)?,
@@ -329,6 +343,8 @@ pub struct GitReconciler {
     /// For the knowledge base (ownership history before deciding, audit log and ledger after).
     runtime: tokio::runtime::Handle,
     store: Store,
+    /// `[publish] mode`: push, and open one pull request per resource; `None` keeps branches local.
+    publisher: Option<Publisher>,
     config: Config,
     repo_dir: PathBuf,
     owned_clone: bool,
@@ -373,16 +389,6 @@ impl GitReconciler {
         }
         None
     }
-
-    fn push(&self, repo: &Repository, branch: &str) -> Result<(), String> {
-        if !self.owned_clone {
-            return Ok(());
-        }
-        let mut origin = repo.find_remote("origin").map_err(|e| e.to_string())?;
-        origin
-            .push(&[format!("refs/heads/{branch}:refs/heads/{branch}")], None)
-            .map_err(|e| format!("pushing {branch} to origin: {e}"))
-    }
 }
 
 impl Reconcile for GitReconciler {
@@ -424,29 +430,36 @@ impl Reconcile for GitReconciler {
             let git = GitRepo::open_clean(&self.repo_dir).map_err(|e| e.to_string())?;
             let raw = Repository::open(&self.repo_dir).map_err(|e| e.to_string())?;
             let wanted = branch_name(&self.branch_prefix, &label, &change_set.id);
-            let (branch, commit) = match self.already_committed(&raw, &wanted, &change_set.id) {
-                Some(found) => {
-                    tracing::info!(change_set = change_set.id, branch = found.0, "already committed before a restart");
-                    if raw.find_branch(&found.0, BranchType::Local).is_err() {
-                        let commit = raw.find_commit(found.1).map_err(|e| e.to_string())?;
-                        raw.branch(&found.0, &commit, false).map_err(|e| e.to_string())?;
+            let committed = match self.already_committed(&raw, &wanted, &change_set.id) {
+                Some((branch, commit)) => {
+                    tracing::info!(change_set = change_set.id, branch, "already committed before a restart");
+                    if raw.find_branch(&branch, BranchType::Local).is_err() {
+                        let found = raw.find_commit(commit).map_err(|e| e.to_string())?;
+                        raw.branch(&branch, &found, false).map_err(|e| e.to_string())?;
                     }
-                    found
+                    Some(commit)
                 }
-                None => {
-                    let changes: Vec<(PathBuf, Option<String>)> =
-                        outcome.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
-                    let story =
-                        crate::publishing::story(change_set, &outcome, &label, String::new(), &self.serve.base_branch);
-                    // The message carries `Drift-Change-Set: <id>`, which `already_committed` looks for.
-                    let message = driftback_publish::message::commit_message(&story);
-                    git.commit_on_branch(base, &wanted, &changes, &message, &self.author).map_err(|e| e.to_string())?
-                }
+                None => None,
             };
-            self.push(&raw, &branch)?;
-            record.branch = Some(branch);
-            record.commit_id = Some(commit.to_string());
-            record.diff = git.diff_of(commit).ok();
+            let delivery = Delivery {
+                runtime: &self.runtime,
+                git: &git,
+                store: Some(&self.store),
+                publisher: self.publisher.as_ref(),
+                catalog: &self.catalog,
+                state: &state,
+                policy: &policy,
+                ledger: &history,
+                branch_prefix: &self.branch_prefix,
+                author: &self.author,
+                base,
+                base_branch: &self.serve.base_branch,
+            };
+            let delivered = delivery.deliver(change_set, &outcome, &label, committed).map_err(|e| format!("{e:#}"))?;
+            record.branch = Some(delivered.branch.clone());
+            record.commit_id = Some(delivered.commit.to_string());
+            record.diff = delivered.diff.clone();
+            record.notes.extend(delivered.note());
         }
         // The decision with its evidence goes to the audit log, the field changes to the ownership
         // ledger; the change set row (recorded by the feed on completion) then carries no decision,
@@ -507,6 +520,7 @@ mod tests {
         let mut config = Config::default();
         config.serve.repo_url = Some(bare.display().to_string());
         config.serve.workdir = root.path().join("work");
+        config.publish.mode = crate::config::PublishMode::Push;
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let _entered = runtime.enter();
         let workspace = runtime.block_on(Workspace::prepare(&config)).unwrap();

@@ -167,6 +167,7 @@ async fn backfill_pages_through_lookup_events_at_the_rate_limit_and_reconciles_o
         ("DRIFTBACK_BACKFILL__SLICE_SECS", "7200".to_string()),
         ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
         ("DRIFTBACK_SERVE__WORKDIR", root.path().join("work").display().to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
         ("AWS_ACCESS_KEY_ID", "testing".to_string()),
         ("AWS_SECRET_ACCESS_KEY", "testing".to_string()),
     ];

@@ -242,6 +242,7 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
         ("DRIFTBACK_SERVE__SHUTDOWN_DEADLINE_SECS", "20".to_string()),
         ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
         ("DRIFTBACK_WEBHOOK_SECRET", WEBHOOK_SECRET.to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
     ];
 
     // First run: killed with SIGKILL as soon as the first branch reaches the remote.
