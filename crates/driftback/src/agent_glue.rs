@@ -77,8 +77,13 @@ impl KnowledgeBase for Knowledge {
 }
 
 /// The pipeline with the agent and the learned recipes in it.
-pub struct AgentStage<'r> {
-    runtime: &'r tokio::runtime::Runtime,
+pub struct AgentStage {
+    /// Drives the agent's and the knowledge base's calls: a multi-threaded runtime's, called from
+    /// outside it (a blocking thread).
+    runtime: tokio::runtime::Handle,
+    /// Whether the learned recipes were read since the stage was made (they are read at first use,
+    /// from the thread that processes).
+    fresh: bool,
     /// `Err`: why the agent is off.
     settings: Result<Settings, String>,
     kb: Knowledge,
@@ -88,18 +93,25 @@ pub struct AgentStage<'r> {
     learn: bool,
 }
 
-impl<'r> AgentStage<'r> {
+impl AgentStage {
+    /// Checks the `[agent]` settings; the learned recipes are read at the first change set.
     pub fn new(
-        runtime: &'r tokio::runtime::Runtime,
+        runtime: tokio::runtime::Handle,
         config: &AgentConfig,
         base: Catalog,
         kb: Knowledge,
-    ) -> anyhow::Result<AgentStage<'r>> {
+    ) -> anyhow::Result<AgentStage> {
         let settings = config.settings()?;
-        let mut stage =
-            AgentStage { runtime, settings, kb, catalog: base.clone(), base, learned: Vec::new(), learn: config.learn };
-        stage.refresh();
-        Ok(stage)
+        Ok(AgentStage {
+            runtime,
+            fresh: false,
+            settings,
+            kb,
+            catalog: base.clone(),
+            base,
+            learned: Vec::new(),
+            learn: config.learn,
+        })
     }
 
     /// Why the agent is off, when it is.
@@ -109,6 +121,7 @@ impl<'r> AgentStage<'r> {
 
     /// The learned recipes in use now.
     fn refresh(&mut self) {
+        self.fresh = true;
         let learned = self.runtime.block_on(self.kb.recipes()).unwrap_or_else(|e| {
             tracing::warn!(error = %e, "learned recipes are not available");
             Vec::new()
@@ -128,7 +141,10 @@ impl<'r> AgentStage<'r> {
         history: &[LedgerEntry],
     ) -> Outcome {
         let started = Instant::now();
-        let runtime = self.runtime;
+        if !self.fresh {
+            self.refresh();
+        }
+        let runtime = self.runtime.clone();
         let mut agent_plan: Option<Plan> = None;
         let kb = &self.kb;
         let mut outcome = match &self.settings {
@@ -255,6 +271,20 @@ fn trace_text(change_set: &ChangeSet) -> String {
         .map(|c| format!("{} {} {}", c.time, c.call, c.params))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Keep the agent's transcript and tokens in the store, whatever the outcome, when the agent worked
+/// on the change set. `record` is the change set's record, with its branch and commit.
+pub async fn record_agent_work(
+    store: &driftback_store::Store,
+    change_set: &ChangeSet,
+    outcome: &Outcome,
+    record: &driftback_store::ChangeSetRecord,
+) -> anyhow::Result<()> {
+    if let Some(agent) = &outcome.agent {
+        store.record_reconciliation(&reconciliation_record(change_set, outcome, agent, record)).await?;
+    }
+    Ok(())
 }
 
 /// The store's record of a change set the agent worked on: its transcript (as the trace), intent,

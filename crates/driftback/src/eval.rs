@@ -122,10 +122,11 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
         .filter(|p| p.join("scenario.toml").is_file())
         .collect();
     ids.sort();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // Multi-threaded, so the agent's calls through its handle are driven.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     // One knowledge base for the run: a recipe learned in one scenario serves the next.
     let knowledge = Knowledge::Memory(driftback_agent::InMemoryKnowledgeBase::new());
-    let mut stage = AgentStage::new(&runtime, &config.agent, Catalog::builtin(), knowledge)?;
+    let mut stage = AgentStage::new(runtime.handle().clone(), &config.agent, Catalog::builtin(), knowledge)?;
     if let Some(reason) = stage.off_reason() {
         tracing::info!("{reason}; change sets no recipe covers are escalated");
     }
@@ -172,7 +173,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage<'_>) -> anyhow::Result<ScenarioResult> {
+fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage) -> anyhow::Result<ScenarioResult> {
     let toml_path = dir.join("scenario.toml");
     let scenario: Scenario =
         toml::from_str(&std::fs::read_to_string(&toml_path)?).with_context(|| format!("{}", toml_path.display()))?;

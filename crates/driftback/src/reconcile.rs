@@ -131,7 +131,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         }
         None => Knowledge::Memory(driftback_agent::InMemoryKnowledgeBase::new()),
     };
-    let mut stage = AgentStage::new(&runtime, &config.agent, catalog.clone(), knowledge)?;
+    let mut stage = AgentStage::new(runtime.handle().clone(), &config.agent, catalog.clone(), knowledge)?;
     let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
     let base = git.as_ref().map(|g| g.head_commit()).transpose()?;
     let publisher = match &git {
@@ -201,11 +201,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
             record.decision = None;
             runtime.block_on(store.record_change_set(&record))?;
             runtime.block_on(crate::ownership::record(store, change_set, &outcome))?;
-            if let Some(agent) = &outcome.agent {
-                // The agent's transcript and tokens, kept whatever the outcome.
-                let r = agent_glue::reconciliation_record(change_set, &outcome, agent, &record);
-                runtime.block_on(store.record_reconciliation(&r))?;
-            }
+            runtime.block_on(agent_glue::record_agent_work(store, change_set, &outcome, &record))?;
         }
     }
     // Events are marked seen only once their change sets are committed and recorded.

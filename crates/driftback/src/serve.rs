@@ -22,9 +22,11 @@ use driftback_recipes::Catalog;
 use driftback_store::{CHANGE_SET_STATUSES, Store};
 use driftback_terraform::{Repo, State};
 
+use crate::agent_glue::{AgentStage, Knowledge};
 use crate::config::{Config, ServeConfig};
 use crate::delivery::Delivery;
-use crate::pipeline::{self, Status};
+use crate::kb_store::StoreKnowledgeBase;
+use crate::pipeline::Status;
 use crate::publishing::Publisher;
 use crate::reconcile::{change_set_record, load_catalog};
 
@@ -107,13 +109,21 @@ impl Workspace {
                  (or pull-request) to push them"
             );
         }
+        let catalog = load_catalog(config, &self.repo_dir)?;
+        let (embedder, spec) = crate::kb::embedder(&config.embed)?;
+        let knowledge = Knowledge::Store(StoreKnowledgeBase::new(self.store.clone(), embedder, spec));
+        let agent = AgentStage::new(runtime.clone(), &config.agent, catalog.clone(), knowledge)?;
+        if let Some(reason) = agent.off_reason() {
+            tracing::info!("{reason}; change sets no recipe covers are escalated");
+        }
         Ok(GitReconciler {
             runtime,
             store: self.store.clone(),
             publisher,
+            agent: std::sync::Mutex::new(agent),
             repo_dir: self.repo_dir.clone(),
             owned_clone: self.owned_clone,
-            catalog: load_catalog(config, &self.repo_dir)?,
+            catalog,
             config: config.clone(),
             serve: config.serve.clone(),
             branch_prefix: config.publish.branch_prefix.clone(),
@@ -345,6 +355,9 @@ pub struct GitReconciler {
     store: Store,
     /// `[publish] mode`: push, and open one pull request per resource; `None` keeps branches local.
     publisher: Option<Publisher>,
+    /// The pipeline with the LLM agent as the fallback for what no recipe covers, as in
+    /// `driftback reconcile` (one change set at a time: the reconcile loop runs them in turn).
+    agent: std::sync::Mutex<AgentStage>,
     config: Config,
     repo_dir: PathBuf,
     owned_clone: bool,
@@ -413,7 +426,11 @@ impl Reconcile for GitReconciler {
                 std::slice::from_ref(change_set),
             ))
             .map_err(|e| format!("reading the ownership history from the knowledge base: {e:#}"))?;
-        let outcome = pipeline::process(&self.catalog, &state, &repo, change_set, &policy, &history);
+        let outcome = self
+            .agent
+            .lock()
+            .map_err(|_| "an earlier reconciliation panicked with the agent in hand; restart driftback".to_string())?
+            .process(&state, &repo, change_set, &policy, &history);
         let label = outcome
             .addresses
             .first()
@@ -468,7 +485,11 @@ impl Reconcile for GitReconciler {
             .block_on(crate::ownership::record(&self.store, change_set, &outcome))
             .map_err(|e| format!("recording the decision and field changes in the knowledge base: {e:#}"))?;
         record.decision = None;
-        Ok(Reconciled { record, tokens: 0 })
+        self.runtime
+            .block_on(crate::agent_glue::record_agent_work(&self.store, change_set, &outcome, &record))
+            .map_err(|e| format!("recording the agent's work in the knowledge base: {e:#}"))?;
+        let tokens = outcome.agent.as_ref().map(|a| a.usage.total()).unwrap_or(0);
+        Ok(Reconciled { record, tokens })
     }
 }
 
