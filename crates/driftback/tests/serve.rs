@@ -421,3 +421,126 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
     store.close().await;
     assert!(daemon.log().contains("left for the queue's redrive policy"), "{}", daemon.log());
 }
+
+/// Two subnets; no built-in recipe covers `ModifySubnetAttribute`, so only the agent can reconcile it.
+const SUBNET_TF: &str = r#"resource "aws_subnet" "core" {
+  vpc_id                  = "vpc-1"
+  cidr_block              = "10.0.1.0/24"
+  map_public_ip_on_launch = false
+}
+"#;
+
+const SUBNET_STATE: &str = r#"{"version": 4, "resources": [
+  {"mode": "managed", "type": "aws_subnet", "name": "core", "instances": [{"attributes": {"id": "subnet-0c0re", "cidr_block": "10.0.1.0/24"}}]}
+]}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript() {
+    use driftback_agent::scripted::{Reply, ScriptedModel};
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let src = root.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(src.join("main.tf"), SUBNET_TF).unwrap();
+    std::fs::write(src.join("terraform.tfstate"), SUBNET_STATE).unwrap();
+    git(&src, &["init", "-q", "-b", "main"]);
+    git(&src, &["add", "."]);
+    git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+    let remote = root.path().join("remote.git");
+    let out = Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&remote).output().unwrap();
+    assert!(out.status.success());
+
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+    let queue_url = sqs.create_queue().queue_name(format!("agent-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    let record = json!({
+        "eventVersion": "1.08",
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/erin", "accountId": "123456789012", "userName": "erin"},
+        "eventTime": "2024-10-28T12:15:02Z",
+        "eventSource": "ec2.amazonaws.com",
+        "eventName": "ModifySubnetAttribute",
+        "awsRegion": "us-east-1",
+        "sourceIPAddress": "203.0.113.87",
+        "userAgent": "AWS Internal",
+        "requestParameters": {"subnetId": "subnet-0c0re", "mapPublicIpOnLaunch": {"value": true}},
+        "responseElements": {"requestId": "r", "_return": true},
+        "eventID": format!("agent-{suffix}"),
+        "readOnly": false,
+        "eventType": "AwsApiCall",
+        "managementEvent": true,
+        "recipientAccountId": "123456789012"
+    });
+    let envelope = json!({"version": "0", "id": "e", "detail-type": "AWS API Call via CloudTrail", "source": "aws.ec2",
+                          "account": "123456789012", "time": "2024-10-28T12:15:02Z", "region": "us-east-1",
+                          "resources": [], "detail": record});
+    sqs.send_message().queue_url(&queue_url).message_body(envelope.to_string()).send().await.unwrap();
+
+    let model = ScriptedModel::start(vec![
+        Reply::call("read_hcl", json!({"address": "aws_subnet.core"})),
+        Reply::call(
+            "edit_hcl",
+            json!({"address": "aws_subnet.core", "path": "map_public_ip_on_launch", "value": true}),
+        ),
+        Reply::call("validate", json!({})),
+        Reply::call(
+            "finish",
+            json!({"summary": "public IPs on launch", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
+        ),
+    ]);
+    let workdir = root.path().join("work");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
+        ("DRIFTBACK_LLM_API_KEY", "scripted-key".to_string()),
+        ("DRIFTBACK_AGENT__BASE_URL", model.base_url()),
+        ("DRIFTBACK_AGENT__MODEL", "scripted".to_string()),
+        ("DRIFTBACK_AGENT__TIMEOUT_SECS", "20".to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    wait_for("the agent's branch on the remote", &mut daemon, async || !remote_branches(&remote).is_empty()).await;
+    let http = reqwest::Client::new();
+    let metrics = http.get(format!("http://{listen}/metrics")).send().await.unwrap().text().await.unwrap();
+    let tokens: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("driftback_llm_tokens_total "))
+        .unwrap_or_else(|| panic!("no token count in /metrics:\n{metrics}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(tokens > 0.0, "{metrics}");
+    let status = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
+    assert_eq!(model.remaining(), 0, "the scripted model was not followed to its end:\n{}", daemon.log());
+
+    let branches = remote_branches(&remote);
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    let diff = git(&remote, &["diff", "main", &branches[0]]);
+    assert!(diff.contains("+  map_public_ip_on_launch = true"), "{diff}");
+    let message = git(&remote, &["log", "-1", "--format=%B", &branches[0]]);
+    let change_set = message.lines().find_map(|l| l.strip_prefix("Drift-Change-Set: ")).expect(&message).trim();
+
+    // The agent's transcript and tokens are in the store with the change set's branch.
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let kept = store.reconciliation(change_set).await.unwrap().expect("the agent's reconciliation is recorded");
+    let r = kept.reconciliation;
+    assert_eq!(r.model.as_deref(), Some("scripted"));
+    assert_eq!(r.outcome, "reconciled");
+    assert_eq!(r.branch.as_deref(), Some(branches[0].as_str()));
+    assert!(r.prompt_tokens > 0, "{r:?}");
+    assert_eq!(store.decisions(change_set).await.unwrap().len(), 1);
+    store.close().await;
+}
