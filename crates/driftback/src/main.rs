@@ -5,6 +5,7 @@ mod backfill;
 mod config;
 mod demo;
 mod eval;
+mod field_changes;
 mod kb;
 mod kb_recipes;
 mod kb_store;

@@ -184,6 +184,8 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
                                 &ledger,
                             );
                             if on_branch.status == Status::Reconciled {
+                                // The values before are the branch's, where the earlier change is.
+                                story = publishing::story(change_set, &on_branch, &label, String::new(), &base_branch);
                                 parent = tip;
                                 files = on_branch.files;
                                 branch = pr.head.branch.clone();
