@@ -108,6 +108,8 @@ impl Delivery<'_> {
                     self.ledger,
                 );
                 if on_branch.status == Status::Reconciled {
+                    // The values before are the branch's, where the earlier change is.
+                    story = publishing::story(change_set, &on_branch, label, String::new(), self.base_branch);
                     parent = tip;
                     files = on_branch.files;
                     branch = pr.head.branch.clone();

@@ -6,6 +6,7 @@ mod config;
 mod delivery;
 mod demo;
 mod eval;
+mod field_changes;
 mod kb;
 mod kb_recipes;
 mod kb_store;

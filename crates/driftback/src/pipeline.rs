@@ -30,6 +30,9 @@ pub struct Outcome {
     /// What the LLM agent did, when it planned (or tried to plan) this change set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<crate::agent_glue::AgentReport>,
+    /// The field changes the plan makes (value before and after), for titles and commit summaries.
+    #[serde(skip)]
+    pub field_changes: Vec<crate::field_changes::PlannedFieldChange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,7 +59,8 @@ impl Status {
     }
 }
 
-const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
+/// What CloudTrail writes in place of a sensitive parameter: never a value to write or show.
+pub(crate) const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 
 /// Plan, decide and patch one change set against `repo` (which is not modified). `history` is the
 /// ownership ledger so far (earlier change sets and runs), for oscillation detection.
@@ -95,6 +99,7 @@ pub fn process_with(
         created: vec![],
         ledger: vec![],
         agent: None,
+        field_changes: vec![],
     };
     let attribution = driftback_attribute::attribute(change_set, &policy.actors);
     let planned = match (driftback_recipes::plan(catalog, change_set, state, repo), agent) {
@@ -155,6 +160,7 @@ pub fn process_with(
         return outcome;
     }
     outcome.created = created_resources(&plan);
+    outcome.field_changes = crate::field_changes::planned_changes(&plan, state, repo);
     match patch(repo, &plan) {
         Ok((files, notes, edits)) => {
             if files.iter().any(|(_, text)| text.contains(REDACTED)) {

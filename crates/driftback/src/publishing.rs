@@ -10,12 +10,13 @@ use git2::Oid;
 
 use driftback_events::ChangeSet;
 use driftback_publish::github::{self, PullRequestAction, PullRequestOptions};
-use driftback_publish::story::{ActorInfo, DecisionInfo, Reasoned, Story, TimelineEntry};
+use driftback_publish::story::{ActorInfo, DecisionInfo, FieldChange, Reasoned, Story, TimelineEntry};
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
 use driftback_publish::{
     Credentials, GitHub, GitRepo, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
 };
 use driftback_store::{PullRequestRecord, Store};
+use driftback_terraform::AttrValue;
 
 use crate::config::{PublishConfig, PublishMode};
 use crate::pipeline::Outcome;
@@ -283,7 +284,19 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
         address: address.to_string(),
         resource_id: change_set.resource_id.clone(),
         change_set_id: change_set.id.clone(),
-        changes: vec![],
+        changes: outcome
+            .field_changes
+            .iter()
+            .filter(|c| c.address == address)
+            .map(|c| FieldChange {
+                path: c.path.clone(),
+                before: c.before.as_ref().map(|v| shown_value(&c.path, v)),
+                after: c.after.as_ref().map(|v| match v {
+                    AttrValue::Literal(v) => shown_value(&c.path, v),
+                    AttrValue::Reference(r) => escaped(r),
+                }),
+            })
+            .collect(),
         timeline: change_set
             .events
             .iter()
@@ -309,6 +322,49 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
         notes: outcome.notes.clone(),
         base_branch: base_branch.to_string(),
     }
+}
+
+/// Shown instead of a value that is secret or that CloudTrail redacted.
+const HIDDEN: &str = "(hidden)";
+/// Longest value shown; longer ones are cut with `…`.
+const MAX_VALUE_CHARS: usize = 60;
+
+/// Words in an attribute path that mark its value as a secret.
+const SECRET_WORDS: &[&str] =
+    &["password", "secret", "token", "private_key", "key_material", "credential", "passphrase", "auth"];
+
+/// A value as a pull request title, commit summary or table shows it: strings bare, anything else
+/// as compact JSON, control characters escaped, cut to [`MAX_VALUE_CHARS`]; secrets (by the
+/// attribute's name) and redacted values are never shown.
+fn shown_value(path: &str, value: &serde_json::Value) -> String {
+    let lower = path.to_ascii_lowercase();
+    if SECRET_WORDS.iter().any(|w| lower.contains(w)) {
+        return HIDDEN.to_string();
+    }
+    let text = match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if text.contains(crate::pipeline::REDACTED) {
+        return HIDDEN.to_string();
+    }
+    escaped(&text)
+}
+
+fn escaped(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_VALUE_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -357,6 +413,19 @@ mod tests {
             .status();
         assert_eq!(status, 200);
         assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
+    }
+
+    #[test]
+    fn shown_values_hide_secrets_and_redactions_and_escape_the_rest() {
+        assert_eq!(shown_value("instance_type", &"t3.large".into()), "t3.large");
+        assert_eq!(shown_value("desired_capacity", &3.into()), "3");
+        assert_eq!(shown_value("master_password", &"hunter2".into()), HIDDEN);
+        assert_eq!(shown_value("environment.variables.API_TOKEN", &"abc".into()), HIDDEN);
+        assert_eq!(shown_value("description", &"x HIDDEN_DUE_TO_SECURITY_REASONS".into()), HIDDEN);
+        assert_eq!(shown_value("description", &"a\nb".into()), "a\\nb");
+        let long = shown_value("description", &"x".repeat(500).into());
+        assert_eq!(long.chars().count(), MAX_VALUE_CHARS + 1, "{long}");
+        assert!(long.ends_with('…'));
     }
 
     #[test]

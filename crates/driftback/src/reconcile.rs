@@ -241,12 +241,8 @@ pub(crate) fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> Ch
         first_event_time: change_set.first_time(),
         last_event_time: change_set.last_time(),
         event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
-        // The store knows no `revert` status: a reverted change is ignored by the code (the audit
-        // log holds the revert decision).
-        status: match outcome.status {
-            Status::Revert(_) => "ignored".to_string(),
-            _ => outcome.status.label().to_string(),
-        },
+        // `reconciled`, `no-change`, `revert` or `escalated`; `dry-run` is set by the caller.
+        status: outcome.status.label().to_string(),
         decision: outcome.decision.as_ref().map(|d| d.kind.as_str().to_string()),
         rule: outcome.decision.as_ref().map(|d| d.rule.clone()),
         rationale: match &outcome.status {

@@ -223,6 +223,19 @@ fn reconcile_honours_the_policy_file_for_every_decision_kind() {
     assert!(summary.contains("the next terraform apply will revert it"), "{summary}");
     assert!(summary.contains("is owned by ops-bot, not alice"), "{summary}");
     assert_eq!(git(repo.path(), &["status", "--porcelain", "--untracked-files=no"]), "");
+
+    // The knowledge base records the revert as `revert`, not as ignored or escalated.
+    let kb = repo.path().join(".git/driftback/kb.sqlite");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let stats = runtime.block_on(async {
+        let store = driftback_store::Store::open_sqlite(&kb).await.unwrap();
+        store.stats().await.unwrap()
+    });
+    let count = |status: &str| stats.change_sets_by_status.iter().find(|(s, _)| s == status).map(|(_, n)| *n);
+    // The API instance's size, and the rightsizing job undoing the hotfix.
+    assert_eq!(count("revert"), Some(2), "{:?}", stats.change_sets_by_status);
+    assert_eq!(count("escalated"), Some(1), "{:?}", stats.change_sets_by_status);
+    assert_eq!(count("ignored"), None, "{:?}", stats.change_sets_by_status);
 }
 
 #[test]

@@ -107,6 +107,16 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
         }
         assert_eq!(pr["base"]["ref"], "main");
     }
+    // Titles and commit summaries name the field change, with the value before from the code.
+    let web_title = pulls
+        .iter()
+        .find(|p| p["head"]["ref"].as_str().unwrap().contains("aws_instance.web"))
+        .map(|p| p["title"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(
+        web_title.starts_with("drift: aws_instance.web instance_type t3.medium -> t3.large and 1 more (cli, alice)"),
+        "{web_title}"
+    );
     let labels = server.inner.lock().unwrap().labels.clone();
     assert!(labels.values().all(|l| l == &["drift"]), "{labels:?}");
 
@@ -149,6 +159,11 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     assert_eq!(git(&origin, &["rev-list", "--count", &format!("main..{web_head}")]), "2");
     let main_tf = git(&origin, &["show", &format!("{web_head}:main.tf")]);
     assert!(main_tf.contains("t3.xlarge") && main_tf.contains("cc-4411"), "{main_tf}");
+    let summaries = git(&origin, &["log", "--format=%s", &format!("main..{web_head}")]);
+    assert!(
+        summaries.lines().next().unwrap().starts_with("drift(aws_instance.web): instance_type t3.large -> t3.xlarge"),
+        "{summaries}"
+    );
     let log = git(&origin, &["log", "--format=%B", &format!("main..{web_head}")]);
     assert!(
         log.contains("Drift-Decision: reconcile")

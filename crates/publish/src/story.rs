@@ -94,7 +94,8 @@ pub struct DecisionInfo {
 }
 
 impl Story {
-    /// What changed, in a few words: `instance_type t3.medium -> t3.large`, or the API calls.
+    /// What changed, in a few words: `instance_type t3.medium -> t3.large` (and `and N more` when
+    /// more fields changed), or the API calls when no field change is known.
     pub fn summary(&self) -> String {
         let first = match self.changes.first() {
             Some(change) => change.describe(),
@@ -109,7 +110,7 @@ impl Story {
             }
         };
         let more = self.changes.len().saturating_sub(1);
-        let summary = if more > 0 { format!("{first} (+{more} more)") } else { first };
+        let summary = if more > 0 { format!("{first} and {more} more") } else { first };
         one_line(&summary)
     }
 
@@ -368,7 +369,10 @@ mod tests {
         let mut s = story();
         assert_eq!(s.title(), "drift: aws_instance.web instance_type t3.medium -> t3.large (console, alice)");
         s.changes.push(FieldChange { path: "tags.Team".into(), before: None, after: Some("web".into()) });
-        assert_eq!(s.title(), "drift: aws_instance.web instance_type t3.medium -> t3.large (+1 more) (console, alice)");
+        assert_eq!(
+            s.title(),
+            "drift: aws_instance.web instance_type t3.medium -> t3.large and 1 more (console, alice)"
+        );
         s.changes.clear();
         assert_eq!(s.title(), "drift: aws_instance.web ModifyInstanceAttribute (console, alice)");
         s.actor.name = "x\ny".repeat(200);

@@ -31,11 +31,22 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "daemon, ownership, knowledge",
         sql: include_str!("../../../migrations/sqlite/0002_daemon_ownership_knowledge.sql"),
     },
+    Migration {
+        version: 3,
+        name: "revert status",
+        sql: include_str!("../../../migrations/sqlite/0003_revert_status.sql"),
+    },
 ];
 
 /// Every Postgres migration this binary knows, in the order they are applied.
-pub const POSTGRES_MIGRATIONS: &[Migration] =
-    &[Migration { version: 1, name: "init", sql: include_str!("../../../migrations/postgres/0001_init.sql") }];
+pub const POSTGRES_MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "init", sql: include_str!("../../../migrations/postgres/0001_init.sql") },
+    Migration {
+        version: 2,
+        name: "revert status",
+        sql: include_str!("../../../migrations/postgres/0002_revert_status.sql"),
+    },
+];
 
 /// The schema version a SQLite database has once this binary has opened it.
 pub fn latest_version() -> i64 {

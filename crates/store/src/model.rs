@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::StoreError;
 
 /// The statuses a change set may have, as stored in `change_sets.status`.
-pub const CHANGE_SET_STATUSES: &[&str] = &["reconciled", "escalated", "no-change", "ignored", "dry-run"];
+pub const CHANGE_SET_STATUSES: &[&str] = &["reconciled", "escalated", "no-change", "ignored", "revert", "dry-run"];
 
 /// One CloudTrail event as driftback saw it, and what it did with it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -65,7 +65,7 @@ async fn a_new_pull_request_is_created_with_its_labels_then_updated_and_commente
     assert_eq!(updated.title, later.title());
     let body = updated.body.unwrap();
     assert!(body.starts_with(&story.body()), "the first story stays");
-    assert!(body.contains("## Later change: instance\\_type t3.large -&gt; t3.xlarge (+1 more)"), "{body}");
+    assert!(body.contains("## Later change: instance\\_type t3.large -&gt; t3.xlarge and 1 more"), "{body}");
     assert_eq!(server.inner.lock().unwrap().pulls.len(), 1, "no second pull request");
     let comments = server.inner.lock().unwrap().comments.clone();
     assert_eq!(comments.len(), 1);

@@ -147,6 +147,9 @@ async fn migrations_views_index_and_reader_role() {
             .await
             .unwrap();
     assert_eq!(stats[0], ("sig-0".into(), 1, 1));
+    f.store.record_change_set(&crate::suite::change_set("reverted", "revert")).await.unwrap();
+    let reverted: i64 = sqlx::query_scalar("SELECT reverted FROM drift_by_actor").fetch_one(&mut conn).await.unwrap();
+    assert_eq!(reverted, 1);
     for view in ["recent_reconciliations", "drift_by_actor", "field_ownership", "recipe_statistics"] {
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SELECT * FROM {view}"))).execute(&mut conn).await.unwrap();
     }
@@ -156,6 +159,8 @@ async fn migrations_views_index_and_reader_role() {
     sqlx::query("SET LOCAL ROLE driftback_reader").execute(&mut *tx).await.unwrap();
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM recipe_statistics").fetch_one(&mut *tx).await.unwrap();
     assert_eq!(n, 3);
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM drift_by_actor").fetch_one(&mut *tx).await.unwrap();
+    assert_eq!(n, 1, "the view made again by migration 2 is readable too");
     let denied = sqlx::query("DELETE FROM knowledge").execute(&mut *tx).await.unwrap_err();
     assert!(denied.to_string().contains("permission denied"), "{denied}");
     tx.rollback().await.unwrap();

@@ -287,3 +287,89 @@ async fn the_views_for_people_answer_on_sqlite_too() {
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SELECT * FROM {view}"))).execute(&mut conn).await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_version_2_database_keeps_its_change_sets_and_learns_the_revert_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.sqlite");
+    {
+        // The database as driftback with migrations 1 and 2 left it, with a change set and its
+        // decision in the audit log.
+        let mut conn =
+            SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path).create_if_missing(true))
+                .await
+                .unwrap();
+        sqlx::raw_sql(
+            "CREATE TABLE driftback_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        for m in migrate::MIGRATIONS.iter().filter(|m| m.version <= 2) {
+            sqlx::raw_sql(m.sql).execute(&mut conn).await.unwrap();
+            sqlx::query("INSERT INTO driftback_schema VALUES (?, ?, '2024-05-01T00:00:00Z')")
+                .bind(m.version)
+                .bind(m.name)
+                .execute(&mut conn)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql(
+            "INSERT INTO change_sets (id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids,
+                                      status, decision, rule, rationale, branch, notes, recorded_at, updated_at)
+             VALUES ('old', 'i-0abc', 'aws_instance.web', 'alice', 'console', '2024-05-01T10:00:00.000000Z',
+                     '2024-05-01T10:05:00.000000Z', '[\"e1\"]', 'ignored', 'revert', 'owned', 'Terraform owns it',
+                     'driftback/x', '[\"n\"]', '2024-05-01T10:06:00.000000Z', '2024-05-01T10:06:00.000000Z');
+             INSERT INTO audit_log (change_set_id, decision, rule, rationale, recorded_at)
+             VALUES ('old', 'revert', 'owned', 'Terraform owns it', '2024-05-01T10:06:00.000000Z');",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let refused = sqlx::raw_sql(
+            "INSERT INTO change_sets (id, actor, via, first_event_time, last_event_time, status, recorded_at, updated_at)
+             VALUES ('new', 'bob', 'cli', 'x', 'x', 'revert', 'x', 'x')",
+        )
+        .execute(&mut conn)
+        .await;
+        assert!(refused.is_err(), "version 2 knows no revert status");
+        conn.close().await.unwrap();
+    }
+
+    let store = Store::open_sqlite(&path).await.unwrap();
+    let old = store.change_set("old").await.unwrap().unwrap();
+    assert_eq!(
+        (old.status.as_str(), old.decision.as_deref(), old.branch.as_deref(), old.event_ids, old.notes),
+        ("ignored", Some("revert"), Some("driftback/x"), vec!["e1".to_string()], vec!["n".to_string()])
+    );
+    let mut new = change_set("new", "revert");
+    new.actor = "alice".into();
+    store.record_change_set(&new).await.unwrap();
+    store.close().await;
+
+    let mut conn = raw(&path).await;
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM driftback_schema ORDER BY version").fetch_all(&mut conn).await.unwrap();
+    assert_eq!(versions, migrate::MIGRATIONS.iter().map(|m| m.version).collect::<Vec<_>>());
+    let by_actor: (String, i64, i64, i64) =
+        sqlx::query_as("SELECT actor, change_sets, ignored, reverted FROM drift_by_actor")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(by_actor, ("alice".into(), 2, 1, 1));
+    let indexes: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'change_sets' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        indexes,
+        ["change_sets_address", "change_sets_last_event_time", "change_sets_resource_id", "change_sets_status"]
+    );
+    let audit: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE change_set_id = 'old'")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(audit, 1);
+}

@@ -584,6 +584,23 @@ pub async fn stats_count_everything(f: Fixture) {
     assert_eq!(stats.change_sets_by_status, vec![("escalated".into(), 3), ("reconciled".into(), 1)]);
 }
 
+pub async fn reverts_are_a_status_of_their_own(f: Fixture) {
+    let store = &f.store;
+    let mut reverted = change_set("r", "revert");
+    reverted.decision = Some("revert".into());
+    reverted.rationale = Some("the instance type is owned by Terraform".into());
+    store.record_change_set(&reverted).await.unwrap();
+    store.record_change_set(&change_set("i", "ignored")).await.unwrap();
+    assert_eq!(store.change_set("r").await.unwrap().unwrap().status, "revert");
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.change_sets_by_status, vec![("ignored".into(), 1), ("revert".into(), 1)]);
+    // A later outcome of the same change set replaces the status.
+    store.record_change_set(&change_set("r", "reconciled")).await.unwrap();
+    assert_eq!(store.change_set("r").await.unwrap().unwrap().status, "reconciled");
+    // Still no status outside the list.
+    assert!(store.record_change_set(&change_set("x", "reverted")).await.is_err());
+}
+
 /// Generates one `#[tokio::test]` per suite case, each on a fresh store made by `$fixture`.
 #[macro_export]
 macro_rules! store_suite {
@@ -603,6 +620,7 @@ macro_rules! store_suite {
             pull_requests_per_address,
             reconciliations_are_kept_per_change_set,
             stats_count_everything,
+            reverts_are_a_status_of_their_own,
         );
     };
     (@cases $fixture:path; $($case:ident),* $(,)?) => {
