@@ -133,6 +133,7 @@ async fn main() {
             .env("DRIFTBACK_SERVE__WORKDIR", root.path().join("work"))
             .env("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{port}"))
             .env("DRIFTBACK_BACKFILL__ON_START", "false")
+            .env("DRIFTBACK_PUBLISH__MODE", "push")
             .env("DRIFTBACK_LOG", "info")
             .env("DRIFTBACK_LOG_FORMAT", "json")
             .stdout(Stdio::null())
