@@ -6,6 +6,10 @@
 //! DRIFTBACK_TEST_MOTO_ENDPOINT. Without it the test says so and passes, unless
 //! DRIFTBACK_REQUIRE_SERVICES is set (CI), where it fails.
 
+#[path = "../../publish/tests/it/github_server.rs"]
+#[allow(dead_code)]
+mod github_server;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -543,4 +547,83 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
     assert!(r.prompt_tokens > 0, "{r:?}");
     assert_eq!(store.decisions(change_set).await.unwrap().len(), 1);
     store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_signed_webhook() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let github = github_server::GitHubStandIn::start().await;
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+    let queue_url = sqs.create_queue().queue_name(format!("prs-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    for record in demo_records() {
+        let envelope = json!({"version": "0", "id": "e", "detail-type": "AWS API Call via CloudTrail",
+                              "source": "aws.ec2", "account": "123456789012", "region": "us-east-1",
+                              "resources": [], "detail": record});
+        sqs.send_message().queue_url(&queue_url).message_body(envelope.to_string()).send().await.unwrap();
+    }
+
+    let workdir = root.path().join("work");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "pull-request".to_string()),
+        ("DRIFTBACK_PUBLISH__API_URL", github.base_url.clone()),
+        ("DRIFTBACK_PUBLISH__REPOSITORY", "acme/infra".to_string()),
+        ("DRIFTBACK_PUBLISH__RETRY_DELAY_MS", "0".to_string()),
+        ("GITHUB_TOKEN", github_server::TOKEN.to_string()),
+        ("DRIFTBACK_WEBHOOK_SECRET", WEBHOOK_SECRET.to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    wait_for("three pull requests", &mut daemon, async || github.inner.lock().unwrap().pulls.len() >= 3).await;
+
+    let pulls = github.inner.lock().unwrap().pulls.clone();
+    let heads = remote_branches(&remote);
+    assert_eq!(pulls.len(), heads.len(), "one pull request per pushed branch: {heads:?}");
+    for pr in &pulls {
+        let head = pr["head"]["ref"].as_str().unwrap();
+        assert!(heads.iter().any(|h| h == head), "{head} was pushed");
+        assert!(pr["body"].as_str().unwrap().starts_with("<!-- driftback:resource "), "{pr}");
+        assert_eq!(pr["base"]["ref"], "main");
+    }
+    let web = pulls.iter().find(|p| p["head"]["ref"].as_str().unwrap().contains("aws_instance.web")).unwrap();
+    let number = web["number"].as_u64().unwrap();
+
+    // The store knows the open pull request; GitHub's signed "closed" delivery marks it merged.
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let known = store.open_pull_request("aws_instance.web").await.unwrap().expect("the pull request is recorded");
+    assert_eq!(known.number, number);
+    let merged = github.merge(number);
+    let body = json!({"action": "closed", "number": number, "pull_request": merged}).to_string();
+    let signature =
+        driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
+    let http = reqwest::Client::new();
+    let answer = http
+        .post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
+        .header("X-GitHub-Event", "pull_request")
+        .header("X-Hub-Signature-256", signature)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
+    assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
+    store.close().await;
+    let status = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
 }
