@@ -191,11 +191,19 @@ impl Ledger for StoreLedger {
             }
             let mut events: Vec<ApiEvent> = pending.event_ids.iter().filter_map(|id| by_id.remove(id)).collect();
             events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+            if events.len() < pending.event_ids.len() {
+                // The change set is saved before its events are recorded. Events still missing are
+                // being recorded right now, or their messages (not deleted) will come back after a
+                // crash: leave the change set pending until all of them are there, never reconcile
+                // part of it.
+                tracing::debug!(change_set = %pending.id, missing = pending.event_ids.len() - events.len(),
+                    "change set released: some of its events are not recorded yet");
+                self.store.finish_claim(&pending.id, owner, &ClaimOutcome::Release).await.map_err(err)?;
+                continue;
+            }
             let Some(first) = events.first() else {
-                // The events were never recorded (a crash between the two writes): their messages
-                // were not deleted, so they come back and form a change set again.
                 self.store
-                    .finish_claim(&pending.id, owner, &ClaimOutcome::Failed("its events were never recorded".into()))
+                    .finish_claim(&pending.id, owner, &ClaimOutcome::Failed("it has no events".into()))
                     .await
                     .map_err(err)?;
                 continue;
