@@ -1,7 +1,6 @@
 //! `driftback backfill` against an in-test HTTP server that speaks CloudTrail's JSON protocol
 //! (LookupEvents: request and response shapes, NextToken pagination, ThrottlingException).
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -12,35 +11,14 @@ use axum::response::IntoResponse;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
+mod support;
+use support::{bare_remote, demo_dir, git};
+
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 /// The operation, as current SDKs name it and with the long prefix older ones use; CloudTrail
 /// accepts both.
 const TARGETS: &[&str] =
     &["CloudTrail_20131101.LookupEvents", "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents"];
-
-fn demo_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo")
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn bare_remote(root: &Path) -> PathBuf {
-    let src = root.join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    for name in ["main.tf", "terraform.tfstate"] {
-        std::fs::copy(demo_dir().join("project").join(name), src.join(name)).unwrap();
-    }
-    git(&src, &["init", "-q", "-b", "main"]);
-    git(&src, &["add", "."]);
-    git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
-    let remote = root.join("remote.git");
-    assert!(Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&remote).status().unwrap().success());
-    remote
-}
 
 /// The trail the server holds: the demo's records moved to the last few hours, and failed calls
 /// enough to need several pages.

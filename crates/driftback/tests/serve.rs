@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::{Value, json};
 
+mod support;
+use support::{bare_remote, demo_dir, git};
+
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 
 fn moto_endpoint() -> Option<String> {
@@ -31,32 +34,6 @@ fn moto_endpoint() -> Option<String> {
             None
         }
     }
-}
-
-fn demo_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("demo")
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A bare remote holding the demo project on `main`.
-fn bare_remote(root: &Path) -> PathBuf {
-    let src = root.join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    for name in ["main.tf", "terraform.tfstate"] {
-        std::fs::copy(demo_dir().join("project").join(name), src.join(name)).unwrap();
-    }
-    git(&src, &["init", "-q", "-b", "main"]);
-    git(&src, &["add", "."]);
-    git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
-    let remote = root.join("remote.git");
-    let out = Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&remote).output().unwrap();
-    assert!(out.status.success());
-    remote
 }
 
 fn remote_branches(remote: &Path) -> Vec<String> {
