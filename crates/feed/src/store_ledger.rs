@@ -116,25 +116,29 @@ pub(crate) fn plan_pending(
     additions
 }
 
-fn event_record(e: &crate::IntakeEvent) -> EventRecord {
-    EventRecord {
-        event_id: e.event.id.clone(),
-        event_time: e.event.time,
-        source: e.event.source.clone(),
-        name: e.event.raw_name.clone(),
-        actor: e.event.actor.display_name.clone(),
-        disposition: if e.dropped.is_some() { Disposition::Dropped } else { Disposition::Kept },
-        drop_reason: e.dropped.map(|r| r.as_str().to_string()),
-        raw: e.raw.clone(),
-    }
+fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
+    Ok(EventRecord {
+        event_id: e.id.clone(),
+        event_time: e.time,
+        source: e.source.clone(),
+        name: e.name.clone(),
+        actor: e.actor.clone(),
+        disposition: if e.dropped().is_some() { Disposition::Dropped } else { Disposition::Kept },
+        drop_reason: e.dropped().map(|r| r.as_str().to_string()),
+        // The scanner read this text as JSON already: it parses.
+        raw: serde_json::from_str(&e.raw).map_err(|err| LedgerError {
+            message: format!("event {}: record is not JSON: {err}", e.id),
+            transient: false,
+        })?,
+    })
 }
 
 impl Ledger for StoreLedger {
     async fn record_intake(&self, intake: &Intake) -> Result<IntakeReceipt, LedgerError> {
-        let ids: Vec<String> = intake.events.iter().map(|e| e.event.id.clone()).collect();
+        let ids: Vec<String> = intake.events.iter().map(|e| e.id.clone()).collect();
         let seen = self.store.seen_event_ids(&ids).await.map_err(err)?;
-        let new: Vec<&crate::IntakeEvent> = intake.events.iter().filter(|e| !seen.contains(&e.event.id)).collect();
-        let kept: Vec<&ApiEvent> = new.iter().filter(|e| e.dropped.is_none()).map(|e| &e.event).collect();
+        let new: Vec<&crate::IntakeEvent> = intake.events.iter().filter(|e| !seen.contains(&e.id)).collect();
+        let kept: Vec<&ApiEvent> = new.iter().filter_map(|e| e.kept()).collect();
         if !kept.is_empty() {
             let open: Vec<PendingChangeSet> = self
                 .store
@@ -157,7 +161,7 @@ impl Ledger for StoreLedger {
                 }
             }
         }
-        let records: Vec<EventRecord> = new.iter().map(|e| event_record(e)).collect();
+        let records: Vec<EventRecord> = new.iter().map(|e| event_record(e)).collect::<Result<_, _>>()?;
         let new_events = self.store.record_events(&records).await.map_err(err)?;
         for bad in &intake.bad {
             self.store.record_bad_record(&bad.location, &bad.reason, &bad.raw).await.map_err(err)?;
