@@ -263,13 +263,11 @@ fn document<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) 
                 visit(Entry::Bad(BadRecord { location: format!("{origin}: line 1"), reason }));
                 Ok(())
             }
-            // Several top-level objects: JSON lines.
-            Err(e) if e.is_syntax() && e.to_string().contains("trailing characters") => {
-                lines(text, origin, visit);
-                Ok(())
-            }
-            Err(e) if text.bytes().filter(|&b| b == b'\n').count() > 1 => {
-                let _ = e;
+            // Several top-level values, or broken JSON over several lines: JSON lines, judged line by line.
+            Err(e)
+                if (e.is_syntax() && e.to_string().contains("trailing characters"))
+                    || text.bytes().filter(|&b| b == b'\n').count() > 1 =>
+            {
                 lines(text, origin, visit);
                 Ok(())
             }
