@@ -601,7 +601,6 @@ pub async fn reverts_are_a_status_of_their_own(f: Fixture) {
     assert!(store.record_change_set(&change_set("x", "reverted")).await.is_err());
 }
 
-/// Generates one `#[tokio::test]` per suite case, each on a fresh store made by `$fixture`.
 // ---- recording deliveries ----------------------------------------------------------------------
 
 /// A kept event on resource `key` at `secs` (the key travels in the raw record, where the test
@@ -904,6 +903,7 @@ pub async fn deliveries_never_extend_a_claimed_change_set(f: Fixture) {
     assert_eq!(store.queued_change_set("cs-i-1-e1").await.unwrap().unwrap().status, QueueStatus::Claimed);
 }
 
+/// Generates one `#[tokio::test]` per suite case, each on a fresh store made by `$fixture`.
 #[macro_export]
 macro_rules! store_suite {
     ($fixture:path) => {
