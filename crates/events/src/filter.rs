@@ -54,40 +54,56 @@ impl DropReason {
 
 /// Decide whether an event is a drift candidate.
 pub fn classify(event: &ApiEvent, config: &FilterConfig) -> Disposition {
-    let reason = if event.error_code.is_some() {
-        Some(DropReason::Failed)
-    } else if event.read_only {
-        Some(DropReason::ReadOnly)
-    } else if !event.management {
-        Some(DropReason::DataEvent)
-    } else if event.event_type != "AwsApiCall" {
-        Some(DropReason::NotApiCall)
-    } else if is_iac_principal(event, config) {
-        // The principal is checked before the user agent: a user agent can be spoofed, a role cannot.
-        Some(DropReason::IacPrincipal)
-    } else if matches!(event.actor.via, CallVia::Iac(_)) {
-        Some(DropReason::IacUserAgent)
-    } else {
-        None
-    };
+    let actor = &event.actor;
+    let reason =
+        call_drop(event.error_code.is_some(), event.read_only, event.management, &event.event_type).or_else(|| {
+            actor_drop(
+                [actor.principal_arn.as_deref(), actor.session_issuer.as_deref(), actor.source_identity.as_deref()],
+                actor.via,
+                config,
+            )
+        });
     reason.map_or(Disposition::Keep, Disposition::Drop)
 }
 
-fn is_iac_principal(event: &ApiEvent, config: &FilterConfig) -> bool {
-    let actor = &event.actor;
-    let role_name = actor.session_issuer.as_deref().and_then(|arn| arn.rsplit('/').next());
-    let assumed_role = actor
-        .principal_arn
-        .as_deref()
-        .filter(|arn| arn.contains(":assumed-role/"))
-        .and_then(|arn| arn.split('/').nth(1));
-    let candidates = [
-        actor.principal_arn.as_deref(),
-        actor.session_issuer.as_deref(),
-        role_name,
-        assumed_role,
-        actor.source_identity.as_deref(),
-    ];
+/// The drop reasons the call itself gives, before who made it matters.
+pub(crate) fn call_drop(failed: bool, read_only: bool, management: bool, event_type: &str) -> Option<DropReason> {
+    if failed {
+        Some(DropReason::Failed)
+    } else if read_only {
+        Some(DropReason::ReadOnly)
+    } else if !management {
+        Some(DropReason::DataEvent)
+    } else if event_type != "AwsApiCall" {
+        Some(DropReason::NotApiCall)
+    } else {
+        None
+    }
+}
+
+/// The drop reasons of who made the call: `[principal ARN, session issuer ARN, source identity]`
+/// and how it was made.
+pub(crate) fn actor_drop(principal: [Option<&str>; 3], via: CallVia, config: &FilterConfig) -> Option<DropReason> {
+    if is_iac_principal(principal, config) {
+        // The principal is checked before the user agent: a user agent can be spoofed, a role cannot.
+        Some(DropReason::IacPrincipal)
+    } else if matches!(via, CallVia::Iac(_)) {
+        Some(DropReason::IacUserAgent)
+    } else {
+        None
+    }
+}
+
+fn is_iac_principal(
+    [principal_arn, session_issuer, source_identity]: [Option<&str>; 3],
+    config: &FilterConfig,
+) -> bool {
+    if config.iac_principals.is_empty() {
+        return false;
+    }
+    let role_name = session_issuer.and_then(|arn| arn.rsplit('/').next());
+    let assumed_role = principal_arn.filter(|arn| arn.contains(":assumed-role/")).and_then(|arn| arn.split('/').nth(1));
+    let candidates = [principal_arn, session_issuer, role_name, assumed_role, source_identity];
     config.iac_principals.iter().any(|pattern| candidates.iter().flatten().any(|c| glob_match(pattern, c)))
 }
 

@@ -52,20 +52,25 @@ pub fn group(mut events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> 
         let ids = resource_ids(&event);
         let targets: Vec<Option<String>> =
             if ids.is_empty() { vec![None] } else { ids.into_iter().map(Some).collect() };
-        for resource_id in targets {
-            let key = (resource_id.clone(), event.actor.session_key());
+        let session = event.actor.session_key();
+        let last = targets.len() - 1;
+        let mut event = Some(event);
+        for (i, resource_id) in targets.into_iter().enumerate() {
+            // The event itself goes to its last change set, copies to the others.
+            let event = if i == last { event.take() } else { event.clone() }.expect("taken only at the last target");
+            let key = (resource_id, session.clone());
             let joinable =
-                resource_id.is_some() && open.get(&key).is_some_and(|&i| event.time - sets[i].last_time() <= window);
+                key.0.is_some() && open.get(&key).is_some_and(|&i| event.time - sets[i].last_time() <= window);
             if joinable {
-                sets[open[&key]].events.push(event.clone());
+                sets[open[&key]].events.push(event);
             } else {
-                open.insert(key, sets.len());
                 sets.push(ChangeSet {
-                    id: change_set_id(resource_id.as_deref(), &event.id),
-                    resource_id,
+                    id: change_set_id(key.0.as_deref(), &event.id),
+                    resource_id: key.0.clone(),
                     actor: event.actor.clone(),
-                    events: vec![event.clone()],
+                    events: vec![event],
                 });
+                open.insert(key, sets.len() - 1);
             }
         }
     }

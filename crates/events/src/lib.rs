@@ -10,7 +10,9 @@ mod filter;
 mod group;
 mod normalize;
 mod read;
+mod record;
 mod resource;
+mod scan;
 
 pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType};
 pub use filter::{Disposition, DropReason, FilterConfig, classify};
@@ -18,3 +20,4 @@ pub use group::{ChangeSet, GroupConfig, group};
 pub use normalize::{NormalizeError, normalize, normalize_api_name};
 pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file};
 pub use resource::resource_ids;
+pub use scan::{Entry, Record, read_record, scan};

@@ -1,9 +1,11 @@
 //! One CloudTrail record (a JSON object) into an [`ApiEvent`].
 
-use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::event::{Actor, ApiEvent, CallVia, IacTool, IdentityType};
+use crate::event::{ApiEvent, CallVia, IacTool, IdentityType};
+use crate::record::Head;
 
 /// Why a JSON value is not a CloudTrail record we can use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -14,58 +16,22 @@ pub enum NormalizeError {
     MissingField(&'static str),
     #[error("field `eventTime` is not an ISO-8601 time: {0:?}")]
     BadTime(String),
+    /// A record the reader cannot take apart unambiguously (a field given twice, say).
+    #[error("malformed record: {0}")]
+    Malformed(String),
+    /// `requestParameters` or `responseElements` is valid JSON the event cannot hold (nested too deep).
+    #[error("field `{field}` cannot be read: {message}")]
+    Payload { field: &'static str, message: String },
 }
 
 /// Normalise one CloudTrail record.
 pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
     let obj = record.as_object().ok_or(NormalizeError::NotAnObject)?;
-    let text = |key: &'static str| -> Option<&str> { obj.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()) };
-    let required = |key: &'static str| text(key).ok_or(NormalizeError::MissingField(key));
-
-    let id = required("eventID")?.to_string();
-    let raw_time = required("eventTime")?;
-    let time = DateTime::parse_from_rfc3339(raw_time)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| NormalizeError::BadTime(raw_time.to_string()))?;
-    let source = required("eventSource")?.to_string();
-    let raw_name = required("eventName")?.to_string();
-    let identity =
-        obj.get("userIdentity").filter(|v| v.is_object()).ok_or(NormalizeError::MissingField("userIdentity"))?;
-    let user_agent = text("userAgent").unwrap_or_default().to_string();
-    let from_console = matches!(obj.get("sessionCredentialFromConsole"), Some(v) if v == "true" || v == true);
-    let actor = actor(identity, &user_agent, text("sourceIPAddress"), from_console);
-    let account = text("recipientAccountId")
-        .or_else(|| identity.get("accountId").and_then(Value::as_str))
-        .unwrap_or_default()
-        .to_string();
-    let name = normalize_api_name(&raw_name).to_string();
-    let read_only = match obj.get("readOnly") {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
-        _ => looks_read_only(&name),
-    };
-    let management = match obj.get("managementEvent") {
-        Some(Value::Bool(b)) => *b,
-        _ => text("eventCategory").is_none_or(|c| c == "Management"),
-    };
-    Ok(ApiEvent {
-        id,
-        time,
-        source,
-        name,
-        raw_name,
-        region: text("awsRegion").unwrap_or_default().to_string(),
-        account,
-        actor,
-        user_agent,
-        source_ip: text("sourceIPAddress").unwrap_or_default().to_string(),
-        request: obj.get("requestParameters").cloned().unwrap_or(Value::Null),
-        response: obj.get("responseElements").cloned().unwrap_or(Value::Null),
-        read_only,
-        error_code: text("errorCode").map(str::to_string),
-        management,
-        event_type: text("eventType").unwrap_or("AwsApiCall").to_string(),
-    })
+    // Reading a `Head` from a `Value` cannot fail: every field type accepts any JSON value.
+    let head = Head::<IgnoredAny>::deserialize(record).map_err(|_| NormalizeError::NotAnObject)?;
+    let checked = head.check()?;
+    let payload = |key: &str| obj.get(key).cloned().unwrap_or(Value::Null);
+    Ok(checked.event(payload("requestParameters"), payload("responseElements")))
 }
 
 /// Strip the API version suffix some services put on event names
@@ -89,61 +55,28 @@ pub fn normalize_api_name(name: &str) -> &str {
     if end - start == 8 && start > 0 && bytes[start - 1].is_ascii_alphabetic() { &name[..start] } else { name }
 }
 
-fn looks_read_only(name: &str) -> bool {
+pub(crate) fn looks_read_only(name: &str) -> bool {
     ["Describe", "Get", "List", "Head", "Lookup", "Search", "Check"].iter().any(|p| name.starts_with(p))
 }
 
-fn actor(identity: &Value, user_agent: &str, source_ip: Option<&str>, console_flag: bool) -> Actor {
-    let s = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let identity_type = identity
-        .get("type")
-        .and_then(Value::as_str)
-        .map(IdentityType::from_cloudtrail)
-        .unwrap_or(IdentityType::Unknown);
-    let principal_arn = s(identity, "arn");
-    let context = identity.get("sessionContext").unwrap_or(&Value::Null);
-    let issuer = context.get("sessionIssuer").unwrap_or(&Value::Null);
-    let session_issuer = s(issuer, "arn");
-    let session_name = match identity_type {
-        IdentityType::AssumedRole => {
-            principal_arn.as_deref().and_then(|arn| arn.rsplit('/').next()).map(str::to_string)
-        }
-        _ => None,
-    };
-    let source_identity = s(context, "sourceIdentity").or_else(|| s(identity, "sourceIdentity"));
-    let invoked_by = s(identity, "invokedBy").or_else(|| {
-        // AWS services calling on their own behalf show up with the service as source IP.
-        source_ip.filter(|ip| ip.ends_with(".amazonaws.com")).map(str::to_string)
-    });
-    let from_console = console_flag
-        || context
-            .get("attributes")
-            .and_then(|a| a.get("sessionCredentialFromConsole"))
-            .is_some_and(|v| v == "true" || v == true);
-    let via = call_via(identity_type, user_agent, invoked_by.as_deref(), from_console);
-    let display_name = s(identity, "userName")
-        .filter(|_| identity_type == IdentityType::IamUser)
-        .or_else(|| source_identity.clone())
-        .or_else(|| session_name.clone())
-        .or_else(|| s(identity, "userName"))
-        .or_else(|| match identity_type {
-            IdentityType::Root => Some("root".to_string()),
-            _ => None,
-        })
-        .or_else(|| invoked_by.clone())
-        .or_else(|| principal_arn.clone())
-        .unwrap_or_else(|| "unknown".to_string());
-    Actor { identity_type, principal_arn, session_issuer, session_name, source_identity, invoked_by, via, display_name }
-}
-
-fn call_via(identity_type: IdentityType, user_agent: &str, invoked_by: Option<&str>, from_console: bool) -> CallVia {
-    if let Some(tool) = iac_tool(user_agent) {
-        return CallVia::Iac(tool);
+/// How a call was made, from the user agent, the caller's identity and the session context.
+pub(crate) fn call_via(
+    identity_type: IdentityType,
+    user_agent: &str,
+    invoked_by: Option<&str>,
+    from_console: bool,
+) -> CallVia {
+    let ua = user_agent.to_ascii_lowercase();
+    // Terraform and OpenTofu identify themselves in the user agent.
+    if ua.contains("opentofu/") {
+        return CallVia::Iac(IacTool::OpenTofu);
+    }
+    if ua.contains("terraform/") || ua.contains("terraform-provider-aws/") || ua.contains("hashicorp/") {
+        return CallVia::Iac(IacTool::Terraform);
     }
     if identity_type == IdentityType::AwsService || invoked_by.is_some_and(|s| s.ends_with(".amazonaws.com")) {
         return CallVia::AwsService;
     }
-    let ua = user_agent.to_ascii_lowercase();
     if from_console
         || ua == "aws internal"
         || ua.contains("console.amazonaws.com")
@@ -160,18 +93,6 @@ fn call_via(identity_type: IdentityType, user_agent: &str, invoked_by: Option<&s
         return CallVia::Sdk;
     }
     CallVia::Unknown
-}
-
-/// Terraform and OpenTofu identify themselves in the user agent.
-fn iac_tool(user_agent: &str) -> Option<IacTool> {
-    let ua = user_agent.to_ascii_lowercase();
-    if ua.contains("opentofu/") {
-        Some(IacTool::OpenTofu)
-    } else if ua.contains("terraform/") || ua.contains("terraform-provider-aws/") || ua.contains("hashicorp/") {
-        Some(IacTool::Terraform)
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

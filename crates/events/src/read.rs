@@ -10,9 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::event::ApiEvent;
-use crate::normalize::normalize;
-
-const ENVELOPE_DETAIL_TYPE: &str = "AWS API Call via CloudTrail";
+use crate::scan::{Entry, scan};
 
 /// The whole input could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -55,120 +53,46 @@ pub fn read_file(path: &Path) -> Result<RecordBatch, ReadError> {
     decode(&bytes, &origin)
 }
 
-/// Decode bytes holding CloudTrail records; `origin` names them in messages.
+/// Decode bytes holding CloudTrail records; `origin` names them in messages. Every record is
+/// normalised (see [`crate::scan`] for the reader that normalises only what it keeps).
 pub fn decode(bytes: &[u8], origin: &str) -> Result<RecordBatch, ReadError> {
-    let text;
+    let unzipped;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes)
             .read_to_end(&mut out)
             .map_err(|source| ReadError::Gzip { origin: origin.to_string(), source })?;
-        text = out;
-        &text[..]
+        unzipped = out;
+        &unzipped[..]
     } else {
         bytes
     };
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
-    match first {
-        None => Ok(RecordBatch::default()),
-        Some(b'[') => {
-            let value: Value = serde_json::from_slice(bytes).map_err(|e| syntax(origin, &e, 0))?;
-            Ok(from_list(value.as_array().map(Vec::as_slice).unwrap_or_default(), origin))
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let before = &bytes[..e.valid_up_to()];
+        ReadError::Syntax {
+            origin: origin.to_string(),
+            line: 1 + before.iter().filter(|&&b| b == b'\n').count(),
+            column: e.valid_up_to() - before.iter().rposition(|&b| b == b'\n').map_or(0, |nl| nl + 1) + 1,
+            message: "not valid UTF-8".into(),
         }
-        Some(b'{') => match serde_json::from_slice::<Value>(bytes) {
-            Ok(value) => from_single_document(value, origin),
-            // Several top-level objects: JSON lines.
-            Err(e) if e.is_syntax() && e.to_string().contains("trailing characters") => from_lines(bytes, origin),
-            Err(e) => {
-                if bytes.iter().filter(|&&b| b == b'\n').count() > 1 {
-                    from_lines(bytes, origin)
-                } else {
-                    Err(syntax(origin, &e, 0))
+    })?;
+    let mut batch = RecordBatch::default();
+    scan(text, origin, |entry| match entry {
+        Entry::Record(record) => {
+            let read = record.to_event().map_err(|e| e.to_string()).and_then(|event| {
+                let raw = serde_json::from_str::<Value>(record.text());
+                raw.map(|raw| (event, raw)).map_err(|e| format!("record cannot be read: {e}"))
+            });
+            match read {
+                Ok(pair) => batch.events.push(pair),
+                Err(reason) => {
+                    batch.bad.push(BadRecord { location: format!("{origin}: event {}", record.id()), reason })
                 }
             }
-        },
-        Some(_) => {
-            let e = serde_json::from_slice::<Value>(bytes).expect_err("input starts with neither { nor [");
-            Err(syntax(origin, &e, 0))
         }
-    }
-}
-
-fn syntax(origin: &str, e: &serde_json::Error, line_offset: usize) -> ReadError {
-    ReadError::Syntax {
-        origin: origin.to_string(),
-        line: e.line() + line_offset,
-        column: e.column(),
-        message: e.to_string().split(" at line").next().unwrap_or_default().to_string(),
-    }
-}
-
-fn from_single_document(value: Value, origin: &str) -> Result<RecordBatch, ReadError> {
-    if let Some(records) = value.get("Records") {
-        return match records.as_array() {
-            Some(list) => Ok(from_list(list, origin)),
-            None => Err(ReadError::NotCloudTrail {
-                origin: origin.to_string(),
-                found: "object whose Records is not a list",
-            }),
-        };
-    }
-    if value.get("eventID").is_some() || value.get("detail-type").is_some() {
-        // A file of one record or one envelope is JSON lines with one line.
-        let mut batch = RecordBatch::default();
-        push_entry(&mut batch, value, format!("{origin}: line 1"));
-        return Ok(batch);
-    }
-    Err(ReadError::NotCloudTrail { origin: origin.to_string(), found: "object without Records" })
-}
-
-fn from_list(list: &[Value], origin: &str) -> RecordBatch {
-    let mut batch = RecordBatch::default();
-    for (i, value) in list.iter().enumerate() {
-        push_entry(&mut batch, value.clone(), format!("{origin}: record {}", i + 1));
-    }
-    batch
-}
-
-fn from_lines(bytes: &[u8], origin: &str) -> Result<RecordBatch, ReadError> {
-    let mut batch = RecordBatch::default();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let location = format!("{origin}: line {}", i + 1);
-        match serde_json::from_slice::<Value>(line) {
-            Ok(value) => push_entry(&mut batch, value, location),
-            Err(e) => batch.bad.push(BadRecord { location, reason: format!("not JSON: {e}") }),
-        }
-    }
+        Entry::Bad(bad) => batch.bad.push(bad),
+    })?;
     Ok(batch)
-}
-
-/// One entry of a container: a record, or an EventBridge envelope around one.
-fn push_entry(batch: &mut RecordBatch, value: Value, location: String) {
-    let record = match value.get("detail-type") {
-        Some(Value::String(kind)) if kind == ENVELOPE_DETAIL_TYPE => match value.get("detail") {
-            Some(detail) if detail.is_object() => detail.clone(),
-            _ => {
-                batch.bad.push(BadRecord { location, reason: "EventBridge envelope without a `detail` object".into() });
-                return;
-            }
-        },
-        Some(other) => {
-            batch.bad.push(BadRecord {
-                location,
-                reason: format!("EventBridge envelope of detail-type {other}, not \"{ENVELOPE_DETAIL_TYPE}\""),
-            });
-            return;
-        }
-        None => value,
-    };
-    match normalize(&record) {
-        Ok(event) => batch.events.push((event, record)),
-        Err(e) => batch.bad.push(BadRecord { location, reason: e.to_string() }),
-    }
 }
 
 #[cfg(test)]

@@ -52,6 +52,7 @@ const ID_KEYS: &[&str] = &[
 ];
 
 const MAX_DEPTH: usize = 4;
+const _: () = assert!(ID_KEYS.len() <= 64, "keys_present keeps one bit per identifier key");
 
 /// The identifiers of the resources an event changes, in order, without duplicates.
 pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
@@ -59,7 +60,13 @@ pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
         ["Create", "Run", "Allocate", "Register", "Import", "Copy"].iter().any(|p| event.name.starts_with(p));
     let sources: &[&Value] = if creation { &[&event.response, &event.request] } else { &[&event.request] };
     for source in sources {
-        for key in ID_KEYS {
+        // One walk finds which identifier keys occur at all; only those are searched, in order.
+        let mut present = 0u64;
+        keys_present(source, 0, &mut present);
+        for (i, key) in ID_KEYS.iter().enumerate() {
+            if present & (1 << i) == 0 {
+                continue;
+            }
             let mut found = Vec::new();
             collect(source, key, 0, &mut found);
             if !found.is_empty() {
@@ -74,6 +81,25 @@ pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
         }
     }
     Vec::new()
+}
+
+/// Marks (bit `i` for `ID_KEYS[i]`) the identifier keys of every object `collect` would look into.
+fn keys_present(value: &Value, depth: usize, present: &mut u64) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if let Some(i) = ID_KEYS.iter().position(|key| key == k) {
+                    *present |= 1 << i;
+                }
+                keys_present(v, depth + 1, present);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys_present(v, depth + 1, present)),
+        _ => {}
+    }
 }
 
 fn collect(value: &Value, key: &str, depth: usize, out: &mut Vec<String>) {

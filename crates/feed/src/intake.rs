@@ -2,26 +2,78 @@
 
 use std::collections::HashSet;
 
-use driftback_events::{ApiEvent, Disposition, DropReason, FilterConfig, classify, decode, normalize};
-use serde_json::Value;
+use chrono::{DateTime, Utc};
+use driftback_events::{ApiEvent, Disposition, DropReason, Entry, FilterConfig, Record, read_record, scan};
 
 /// One delivery (an SQS message, a LookupEvents page) decoded: events and bad input.
 #[derive(Debug, Default, Clone)]
 pub struct Intake {
-    /// Normalised events, each once (by `eventID`) within this intake.
+    /// Every usable record, each once (by `eventID`) within this intake.
     pub events: Vec<IntakeEvent>,
     /// Input that is not a usable CloudTrail record, kept verbatim with the reason.
     pub bad: Vec<BadInput>,
 }
 
-/// One event and what the filter made of it.
+/// One event and what the filter made of it. A dropped event is not normalised: what the ledger
+/// keeps of it (id, time, call, actor, the record) is read straight from the record.
 #[derive(Debug, Clone)]
 pub struct IntakeEvent {
-    pub event: ApiEvent,
-    /// The CloudTrail record as received.
-    pub raw: Value,
-    /// `None` when the event is a drift candidate; otherwise why it is not.
-    pub dropped: Option<DropReason>,
+    /// `eventID`.
+    pub id: String,
+    pub time: DateTime<Utc>,
+    /// `eventSource`.
+    pub source: String,
+    /// `eventName` as recorded.
+    pub name: String,
+    /// Who made the call (the actor's short name).
+    pub actor: String,
+    /// The CloudTrail record's JSON text, as received.
+    pub raw: String,
+    pub triage: Triage,
+}
+
+/// What the filter made of an event.
+#[derive(Debug, Clone)]
+pub enum Triage {
+    /// A drift candidate, normalised for grouping.
+    Kept(Box<ApiEvent>),
+    /// Not a drift candidate, and why.
+    Dropped(DropReason),
+}
+
+impl IntakeEvent {
+    /// Triage one record: normalise it only when it is a drift candidate.
+    pub fn from_record(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
+        let triage = match record.disposition(filter) {
+            Disposition::Keep => Triage::Kept(Box::new(record.to_event().map_err(|e| e.to_string())?)),
+            Disposition::Drop(reason) => Triage::Dropped(reason),
+        };
+        Ok(IntakeEvent {
+            id: record.id().to_string(),
+            time: record.time(),
+            source: record.source().to_string(),
+            name: record.raw_name().to_string(),
+            actor: record.actor_name().to_string(),
+            raw: record.text().to_string(),
+            triage,
+        })
+    }
+
+    /// The normalised event, when it is a drift candidate.
+    pub fn kept(&self) -> Option<&ApiEvent> {
+        match &self.triage {
+            Triage::Kept(event) => Some(event),
+            Triage::Dropped(_) => None,
+        }
+    }
+
+    /// Why the event is not a drift candidate, when it is not.
+    pub fn dropped(&self) -> Option<DropReason> {
+        match self.triage {
+            Triage::Kept(_) => None,
+            Triage::Dropped(reason) => Some(reason),
+        }
+    }
 }
 
 /// Input that could not be read as an event.
@@ -43,40 +95,36 @@ impl Intake {
         intake
     }
 
-    /// Add the records of one more text (see [`Intake::from_text`]).
+    /// Add the records of one more text (see [`Intake::from_text`]). All of the text or none of it:
+    /// when the text turns out not to be readable as a whole, nothing read from it is kept but the
+    /// text itself, as bad input.
     pub fn add_text(&mut self, text: &str, location: &str, filter: &FilterConfig) {
-        match decode(text.as_bytes(), location) {
-            Ok(batch) => {
-                for bad in batch.bad {
-                    self.bad.push(BadInput { location: bad.location, reason: bad.reason, raw: text.to_string() });
-                }
-                for (event, raw) in batch.events {
-                    self.push(event, raw, filter);
-                }
+        let mut part = Intake::default();
+        let bad = |location: String, reason: String| BadInput { location, reason, raw: text.to_string() };
+        let scanned = scan(text, location, |entry| match entry {
+            Entry::Record(record) => match IntakeEvent::from_record(&record, filter) {
+                Ok(event) => part.events.push(event),
+                Err(reason) => part.bad.push(bad(format!("{location}: event {}", record.id()), reason)),
+            },
+            Entry::Bad(b) => part.bad.push(bad(b.location, b.reason)),
+        });
+        match scanned {
+            Ok(()) => {
+                self.events.append(&mut part.events);
+                self.bad.append(&mut part.bad);
             }
-            Err(e) => {
-                self.bad.push(BadInput { location: location.to_string(), reason: e.to_string(), raw: text.to_string() })
-            }
+            Err(e) => self.bad.push(bad(location.to_string(), e.to_string())),
         }
     }
 
     /// Add one CloudTrail record given as JSON text (LookupEvents' `CloudTrailEvent`).
     pub fn add_record_text(&mut self, text: &str, location: &str, filter: &FilterConfig) {
-        let parsed = serde_json::from_str::<Value>(text)
-            .map_err(|e| format!("not JSON: {e}"))
-            .and_then(|raw| normalize(&raw).map(|event| (event, raw)).map_err(|e| e.to_string()));
-        match parsed {
-            Ok((event, raw)) => self.push(event, raw, filter),
+        let triaged =
+            read_record(text).map_err(|e| e.to_string()).and_then(|record| IntakeEvent::from_record(&record, filter));
+        match triaged {
+            Ok(event) => self.events.push(event),
             Err(reason) => self.bad.push(BadInput { location: location.to_string(), reason, raw: text.to_string() }),
         }
-    }
-
-    fn push(&mut self, event: ApiEvent, raw: Value, filter: &FilterConfig) {
-        let dropped = match classify(&event, filter) {
-            Disposition::Keep => None,
-            Disposition::Drop(reason) => Some(reason),
-        };
-        self.events.push(IntakeEvent { event, raw, dropped });
     }
 
     /// Merge several intakes (one per message of a batch), keeping each event id once.
@@ -86,7 +134,7 @@ impl Intake {
         for part in parts {
             out.bad.extend(part.bad);
             for e in part.events {
-                if ids.insert(e.event.id.clone()) {
+                if ids.insert(e.id.clone()) {
                     out.events.push(e);
                 }
             }
@@ -96,7 +144,7 @@ impl Intake {
 
     /// The events that go on to grouping.
     pub fn kept(&self) -> impl Iterator<Item = &ApiEvent> {
-        self.events.iter().filter(|e| e.dropped.is_none()).map(|e| &e.event)
+        self.events.iter().filter_map(IntakeEvent::kept)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -126,7 +174,7 @@ mod tests {
         let a = Intake::from_text(&envelope(&record("a", "ModifyInstanceAttribute", false)), "m1", &filter);
         let b = Intake::from_text(&record("b", "DescribeInstances", true), "m2", &filter);
         let merged = Intake::merge([a.clone(), b, a]);
-        let ids: Vec<_> = merged.events.iter().map(|e| (e.event.id.as_str(), e.dropped)).collect();
+        let ids: Vec<_> = merged.events.iter().map(|e| (e.id.as_str(), e.dropped())).collect();
         assert_eq!(ids, [("a", None), ("b", Some(DropReason::ReadOnly))]);
         assert_eq!(merged.kept().count(), 1);
         assert!(merged.bad.is_empty());

@@ -104,7 +104,7 @@ pub(crate) async fn record_durably<L: Ledger>(
     };
     crate::metrics::events_received(source, intake.events.len());
     for e in &intake.events {
-        if let Some(reason) = e.dropped {
+        if let Some(reason) = e.dropped() {
             crate::metrics::event_dropped(reason.as_str());
         }
     }

@@ -187,27 +187,31 @@ impl StoreLedger {
     }
 }
 
-fn event_record(e: &crate::IntakeEvent) -> EventRecord {
-    EventRecord {
-        event_id: e.event.id.clone(),
-        event_time: e.event.time,
-        source: e.event.source.clone(),
-        name: e.event.raw_name.clone(),
-        actor: e.event.actor.display_name.clone(),
-        disposition: if e.dropped.is_some() { Disposition::Dropped } else { Disposition::Kept },
-        drop_reason: e.dropped.map(|r| r.as_str().to_string()),
-        raw: e.raw.clone(),
-    }
+fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
+    Ok(EventRecord {
+        event_id: e.id.clone(),
+        event_time: e.time,
+        source: e.source.clone(),
+        name: e.name.clone(),
+        actor: e.actor.clone(),
+        disposition: if e.dropped().is_some() { Disposition::Dropped } else { Disposition::Kept },
+        drop_reason: e.dropped().map(|r| r.as_str().to_string()),
+        // The scanner read this text as JSON already: it parses.
+        raw: serde_json::from_str(&e.raw).map_err(|err| LedgerError {
+            message: format!("event {}: record is not JSON: {err}", e.id),
+            transient: false,
+        })?,
+    })
 }
 
 impl Ledger for StoreLedger {
     async fn record_intake(&self, intake: &Intake) -> Result<IntakeReceipt, LedgerError> {
-        let kept: Vec<&ApiEvent> = intake.events.iter().filter(|e| e.dropped.is_none()).map(|e| &e.event).collect();
+        let kept: Vec<&ApiEvent> = intake.events.iter().filter_map(|e| e.kept()).collect();
         let mut keys: Vec<String> = kept.iter().flat_map(|e| resource_keys(e)).map(|(_, key)| key).collect();
         keys.sort_unstable();
         keys.dedup();
         let delivery = Delivery {
-            events: intake.events.iter().map(event_record).collect(),
+            events: intake.events.iter().map(event_record).collect::<Result<_, _>>()?,
             bad_records: intake
                 .bad
                 .iter()

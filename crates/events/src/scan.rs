@@ -1,0 +1,445 @@
+//! The fast reader: each record is read once, in place, into a borrowed [`Record`].
+//!
+//! A CloudTrail log file is scanned record by record: each record's fields that the pipeline reads
+//! are deserialised straight from the input text (borrowed, nothing copied), everything else is
+//! skipped, and the request and response stay unparsed text. Whether an event is noise is decided
+//! from that view ([`Record::disposition`]); only the events that are kept need
+//! [`Record::to_event`], which parses the rest. On a realistic trail (three records in four are
+//! read-only, failed or the IaC tool's own) that is most of the speed: see docs/benchmarks.md.
+
+use chrono::{DateTime, Utc};
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::event::ApiEvent;
+use crate::filter::{Disposition, FilterConfig, actor_drop, call_drop};
+use crate::normalize::NormalizeError;
+use crate::read::{BadRecord, ReadError};
+use crate::record::{Checked, Head, Loose};
+
+const ENVELOPE_DETAIL_TYPE: &str = "AWS API Call via CloudTrail";
+
+type RawHead<'a> = Head<'a, &'a RawValue>;
+
+/// One CloudTrail record as it sits in the input, its required fields checked.
+#[derive(Debug)]
+pub struct Record<'a> {
+    text: &'a str,
+    checked: Checked<'a, &'a RawValue>,
+}
+
+impl<'a> Record<'a> {
+    /// The record's JSON text, exactly as in the input (for an EventBridge envelope: its `detail`).
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+    /// `eventID`.
+    pub fn id(&self) -> &str {
+        self.checked.id()
+    }
+    /// `eventTime`.
+    pub fn time(&self) -> DateTime<Utc> {
+        self.checked.time
+    }
+    /// `eventSource`.
+    pub fn source(&self) -> &str {
+        self.checked.source()
+    }
+    /// `eventName` exactly as recorded.
+    pub fn raw_name(&self) -> &str {
+        self.checked.raw_name()
+    }
+    /// The short human name of who made the call (as [`crate::Actor::display_name`]).
+    pub fn actor_name(&self) -> &str {
+        self.checked.actor().display_name
+    }
+
+    /// Whether the event is a drift candidate: the same answer as [`crate::classify`] on
+    /// [`Record::to_event`], without building the event.
+    pub fn disposition(&self, config: &FilterConfig) -> Disposition {
+        let c = &self.checked;
+        let reason = call_drop(c.failed(), c.read_only(), c.management(), c.event_type()).or_else(|| {
+            let actor = c.actor();
+            actor_drop([actor.principal_arn, actor.session_issuer, actor.source_identity], actor.via, config)
+        });
+        reason.map_or(Disposition::Keep, Disposition::Drop)
+    }
+
+    /// The normalised event, request and response parsed.
+    pub fn to_event(&self) -> Result<ApiEvent, NormalizeError> {
+        let payload = |raw: Option<&RawValue>, field: &'static str| match raw {
+            None => Ok(Value::Null),
+            Some(raw) => {
+                serde_json::from_str(raw.get()).map_err(|e| NormalizeError::Payload { field, message: message(&e) })
+            }
+        };
+        let request = payload(self.checked.head.request, "requestParameters")?;
+        let response = payload(self.checked.head.response, "responseElements")?;
+        Ok(self.checked.event(request, response))
+    }
+}
+
+/// What the scanner found at one place in the input.
+// An entry is handed to the visitor and dropped, never stored in bulk: boxing the record would cost
+// an allocation per record on the hot path for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Entry<'a> {
+    Record(Record<'a>),
+    /// Input that is not a usable record; scanning goes on after it.
+    Bad(BadRecord),
+}
+
+/// Read one CloudTrail record given as JSON text (LookupEvents' `CloudTrailEvent`).
+pub fn read_record(text: &str) -> Result<Record<'_>, NormalizeError> {
+    let text = text.trim();
+    if !text.starts_with('{') {
+        return Err(match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => NormalizeError::NotAnObject,
+            Err(e) => NormalizeError::Malformed(format!("not JSON: {}", message(&e))),
+        });
+    }
+    let head = serde_json::from_str::<RawHead>(text).map_err(|e| NormalizeError::Malformed(message(&e)))?;
+    Ok(Record { text, checked: head.check()? })
+}
+
+/// Scan text holding CloudTrail records: a CloudTrail log file (`{"Records": [...]}`), a JSON array of
+/// records, or JSON lines of records or EventBridge envelopes (one record or envelope alone is JSON
+/// lines of one line). `visit` sees every record and every bad entry in input order.
+///
+/// An error means the input as a whole is not readable (not JSON, or not one of these containers).
+/// It can come after some entries were visited, because the input is read once, front to back: a
+/// caller that must take all of an input or none of it keeps what it was given until this returns
+/// `Ok`.
+pub fn scan<'a>(text: &'a str, origin: &str, mut visit: impl FnMut(Entry<'a>)) -> Result<(), ReadError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let bytes = text.as_bytes();
+    let start = skip_ws(bytes, 0);
+    match bytes.get(start) {
+        None => Ok(()),
+        Some(b'[') => {
+            let end = records(text, start + 1, origin, &mut visit)?;
+            expect_end(text, end, origin)
+        }
+        Some(b'{') => match log_file_records(bytes, start) {
+            Some(at) => {
+                let end = records(text, at, origin, &mut visit)?;
+                log_file_end(text, end, origin)
+            }
+            None => document(text, origin, &mut visit),
+        },
+        Some(_) => Err(match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => {
+                ReadError::NotCloudTrail { origin: origin.to_string(), found: "value that is not an object or a list" }
+            }
+            Err(e) => syntax(origin, text, 0, &e),
+        }),
+    }
+}
+
+/// Where the records of a log file start: after `{"Records": [`, the way CloudTrail writes them.
+fn log_file_records(bytes: &[u8], open: usize) -> Option<usize> {
+    let key = skip_ws(bytes, open + 1);
+    let rest = bytes.get(key..)?.strip_prefix(b"\"Records\"")?;
+    let colon = skip_ws(rest, 0);
+    (rest.get(colon) == Some(&b':')).then_some(())?;
+    let bracket = skip_ws(rest, colon + 1);
+    (rest.get(bracket) == Some(&b'[')).then_some(key + 9 + bracket + 1)
+}
+
+/// After a log file's records: `}` or more keys, then nothing.
+fn log_file_end(text: &str, end: usize, origin: &str) -> Result<(), ReadError> {
+    let bytes = text.as_bytes();
+    let at = skip_ws(bytes, end);
+    match bytes.get(at) {
+        Some(b'}') => expect_end(text, at + 1, origin),
+        Some(b',') => {
+            // Keys after `Records`: rare; read them the plain way.
+            let rest = format!("{{{}", &text[at + 1..]);
+            match serde_json::from_str::<std::collections::BTreeMap<String, IgnoredAny>>(&rest) {
+                Ok(keys) if keys.contains_key("Records") => Err(ReadError::NotCloudTrail {
+                    origin: origin.to_string(),
+                    found: "object with `Records` given twice",
+                }),
+                Ok(_) => Ok(()),
+                Err(e) => Err(syntax(origin, text, at, &e)),
+            }
+        }
+        _ => Err(syntax_here(origin, text, at, "expected `,` or `}` after the records")),
+    }
+}
+
+fn expect_end(text: &str, end: usize, origin: &str) -> Result<(), ReadError> {
+    let at = skip_ws(text.as_bytes(), end);
+    if at < text.len() { Err(syntax_here(origin, text, at, "trailing characters")) } else { Ok(()) }
+}
+
+/// The elements of a list whose `[` is just before `at`, up to its `]`; returns the position after it.
+fn records<'a>(text: &'a str, at: usize, origin: &str, visit: &mut impl FnMut(Entry<'a>)) -> Result<usize, ReadError> {
+    let bytes = text.as_bytes();
+    let mut at = skip_ws(bytes, at);
+    if bytes.get(at) == Some(&b']') {
+        return Ok(at + 1);
+    }
+    for index in 1.. {
+        let rest = &text[at..];
+        let location = || format!("{origin}: record {index}");
+        let mut parsed = None;
+        if rest.starts_with('{') {
+            let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<RawHead<'a>>();
+            if let Some(Ok(head)) = stream.next() {
+                parsed = Some((head, stream.byte_offset()));
+            }
+        }
+        let len = match parsed {
+            Some((head, len)) => {
+                visit(entry(&rest[..len], head, location));
+                len
+            }
+            None => {
+                // Not an object, or one the record fields cannot be read from: find where it ends.
+                let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<&RawValue>();
+                match stream.next() {
+                    Some(Ok(_)) => {
+                        let len = stream.byte_offset();
+                        visit(Entry::Bad(BadRecord { location: location(), reason: not_a_record(&rest[..len]) }));
+                        len
+                    }
+                    Some(Err(e)) => return Err(syntax(origin, text, at, &e)),
+                    None => return Err(syntax_here(origin, text, at, "EOF while parsing a list")),
+                }
+            }
+        };
+        at = skip_ws(bytes, at + len);
+        match bytes.get(at) {
+            Some(b',') => at = skip_ws(bytes, at + 1),
+            Some(b']') => return Ok(at + 1),
+            Some(_) => return Err(syntax_here(origin, text, at, "expected `,` or `]`")),
+            None => return Err(syntax_here(origin, text, at, "EOF while parsing a list")),
+        }
+    }
+    unreachable!("the loop over elements returns")
+}
+
+/// Why valid JSON that is not a record is not one.
+fn not_a_record(text: &str) -> String {
+    if !text.starts_with('{') {
+        return NormalizeError::NotAnObject.to_string();
+    }
+    match serde_json::from_str::<RawHead>(text) {
+        Ok(_) => NormalizeError::Malformed("unreadable record".into()).to_string(),
+        Err(e) => NormalizeError::Malformed(message(&e)).to_string(),
+    }
+}
+
+/// One top-level object that is not laid out as a log file: a log file with other keys first, one
+/// record, one envelope; or, failing that, JSON lines.
+fn document<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) -> Result<(), ReadError> {
+    match serde_json::from_str::<RawHead<'a>>(text) {
+        Ok(head) => {
+            if let Some(list) = head.records {
+                let list = list.get();
+                if !list.starts_with('[') {
+                    return Err(ReadError::NotCloudTrail {
+                        origin: origin.to_string(),
+                        found: "object whose Records is not a list",
+                    });
+                }
+                let at = list.as_ptr() as usize - text.as_ptr() as usize;
+                records(text, at + 1, origin, visit)?;
+                return Ok(());
+            }
+            if head.id.is_absent() && head.detail_type.is_absent() {
+                return Err(ReadError::NotCloudTrail { origin: origin.to_string(), found: "object without Records" });
+            }
+            visit(entry(text.trim(), head, || format!("{origin}: line 1")));
+            Ok(())
+        }
+        Err(e) => match serde_json::from_str::<IgnoredAny>(text) {
+            // One object whose record fields cannot be read (a field given twice).
+            Ok(_) => {
+                let reason = NormalizeError::Malformed(message(&e)).to_string();
+                visit(Entry::Bad(BadRecord { location: format!("{origin}: line 1"), reason }));
+                Ok(())
+            }
+            // Several top-level objects: JSON lines.
+            Err(e) if e.is_syntax() && e.to_string().contains("trailing characters") => {
+                lines(text, origin, visit);
+                Ok(())
+            }
+            Err(e) if text.bytes().filter(|&b| b == b'\n').count() > 1 => {
+                let _ = e;
+                lines(text, origin, visit);
+                Ok(())
+            }
+            Err(e) => Err(syntax(origin, text, 0, &e)),
+        },
+    }
+}
+
+fn lines<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) {
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let location = || format!("{origin}: line {}", i + 1);
+        let head = if line.starts_with('{') { serde_json::from_str::<RawHead<'a>>(line).ok() } else { None };
+        match head {
+            Some(head) => visit(entry(line, head, location)),
+            None => {
+                let reason = match serde_json::from_str::<IgnoredAny>(line) {
+                    Ok(_) => not_a_record(line),
+                    Err(e) => format!("not JSON: {e}"),
+                };
+                visit(Entry::Bad(BadRecord { location: location(), reason }));
+            }
+        }
+    }
+}
+
+/// One entry of a container: a record, or an EventBridge envelope around one.
+fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String) -> Entry<'a> {
+    let bad = |reason: String| Entry::Bad(BadRecord { location: location(), reason });
+    if head.detail_type.is_absent() {
+        return match head.check() {
+            Ok(checked) => Entry::Record(Record { text, checked }),
+            Err(e) => bad(e.to_string()),
+        };
+    }
+    if !matches!(&head.detail_type, Loose::Text(kind) if kind == ENVELOPE_DETAIL_TYPE) {
+        return bad(format!(
+            "EventBridge envelope of detail-type {}, not \"{ENVELOPE_DETAIL_TYPE}\"",
+            head.detail_type
+        ));
+    }
+    let Some(detail) = head.detail.map(RawValue::get).filter(|d| d.starts_with('{')) else {
+        return bad("EventBridge envelope without a `detail` object".into());
+    };
+    match serde_json::from_str::<RawHead<'a>>(detail) {
+        Ok(record) => match record.check() {
+            Ok(checked) => Entry::Record(Record { text: detail, checked }),
+            Err(e) => bad(e.to_string()),
+        },
+        Err(e) => bad(NormalizeError::Malformed(message(&e)).to_string()),
+    }
+}
+
+fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while bytes.get(at).is_some_and(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t')) {
+        at += 1;
+    }
+    at
+}
+
+/// serde_json's message without its position (positions are given separately).
+fn message(e: &serde_json::Error) -> String {
+    e.to_string().split(" at line").next().unwrap_or_default().to_string()
+}
+
+/// Line and column (both from 1) of a byte position.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..at.min(text.len())];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |nl| nl + 1) + 1;
+    (line, column)
+}
+
+/// A syntax error serde_json reported while reading from byte `at` of `text`.
+fn syntax(origin: &str, text: &str, at: usize, e: &serde_json::Error) -> ReadError {
+    let (line, column) = line_col(text, at);
+    ReadError::Syntax {
+        origin: origin.to_string(),
+        line: line + e.line().saturating_sub(1),
+        column: if e.line() <= 1 { column - 1 + e.column() } else { e.column() },
+        message: message(e),
+    }
+}
+
+fn syntax_here(origin: &str, text: &str, at: usize, message: &str) -> ReadError {
+    let (line, column) = line_col(text, at);
+    ReadError::Syntax { origin: origin.to_string(), line, column, message: message.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entries(text: &str) -> Result<Vec<Result<ApiEvent, String>>, ReadError> {
+        let mut out = Vec::new();
+        scan(text, "t", |entry| match entry {
+            Entry::Record(r) => out.push(r.to_event().map_err(|e| e.to_string())),
+            Entry::Bad(b) => out.push(Err(format!("{}: {}", b.location, b.reason))),
+        })?;
+        Ok(out)
+    }
+
+    fn base() -> Value {
+        json!({
+            "eventVersion": "1.09", "eventID": "e1", "eventTime": "2024-03-01T10:00:00Z",
+            "eventSource": "ec2.amazonaws.com", "eventName": "ModifyInstanceAttribute", "awsRegion": "us-east-1",
+            "userIdentity": {"type": "AssumedRole", "arn": "arn:aws:sts::1:assumed-role/terraform-ci/s",
+                             "accountId": "1", "userName": "u", "invokedBy": "x", "sourceIdentity": "si",
+                             "sessionContext": {"sessionIssuer": {"arn": "arn:aws:iam::1:role/terraform-ci"},
+                                                "sourceIdentity": "csi",
+                                                "attributes": {"sessionCredentialFromConsole": "true"}}},
+            "userAgent": "aws-cli/2.15", "sourceIPAddress": "203.0.113.9", "sessionCredentialFromConsole": true,
+            "readOnly": false, "managementEvent": true, "eventCategory": "Management", "errorCode": "E",
+            "eventType": "AwsApiCall", "recipientAccountId": "2",
+            "requestParameters": {"instanceId": "i-1"}, "responseElements": {"_return": true}
+        })
+    }
+
+    #[test]
+    fn log_files_with_other_keys_and_envelopes_in_lists() {
+        let r = base().to_string();
+        let envelope = format!(r#"{{"detail-type":"AWS API Call via CloudTrail","source":"aws.ec2","detail":{r}}}"#);
+        for text in [
+            format!(r#"{{"Digest": {{"a": [1]}}, "Records": [{r}, {envelope}]}}"#),
+            format!(r#"{{ "Records" : [ {r} , {envelope} ] , "Digest": "x" }}"#),
+            format!("[{r},\n{envelope}]"),
+            format!("\u{feff}{r}\n{envelope}\n"),
+        ] {
+            let got = entries(&text).unwrap();
+            assert_eq!(got.len(), 2, "{text}");
+            assert!(got.iter().all(Result::is_ok), "{got:?}");
+        }
+        let twice = format!(r#"{{"Records": [{r}], "Records": []}}"#);
+        assert!(matches!(entries(&twice), Err(ReadError::NotCloudTrail { .. })));
+    }
+
+    #[test]
+    fn bad_entries_are_reported_and_scanning_goes_on() {
+        let r = base().to_string();
+        let duplicate = r#"{"eventID": "a", "eventID": "b", "eventTime": "2024-03-01T10:00:00Z"}"#;
+        let deep = format!(
+            r#"{{"eventID":"d","eventTime":"2024-03-01T10:00:00Z","eventSource":"s","eventName":"n","userIdentity":{{}},"requestParameters":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let text = format!(r#"{{"Records": [{r}, 7, {duplicate}, {deep}, {r}]}}"#);
+        let got = entries(&text).unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got[0].is_ok() && got[4].is_ok());
+        assert_eq!(got[1].as_ref().unwrap_err(), "t: record 2: not a JSON object");
+        assert!(got[2].as_ref().unwrap_err().contains("duplicate field `eventID`"), "{:?}", got[2]);
+        assert!(got[3].as_ref().unwrap_err().contains("requestParameters"), "{:?}", got[3]);
+    }
+
+    #[test]
+    fn broken_inputs_fail_as_a_whole_with_the_place() {
+        let r = base().to_string();
+        let cut = format!("{{\"Records\": [{r},\n{r},\n{{\"eventID\": ]}}");
+        let Err(ReadError::Syntax { line, .. }) = entries(&cut) else { panic!("{:?}", entries(&cut)) };
+        assert_eq!(line, 3);
+        for text in [format!("[{r},]"), format!("[{r}] x"), format!("{{\"Records\": [{r}] x"), "[1, 2".to_string()] {
+            assert!(matches!(entries(&text), Err(ReadError::Syntax { .. })), "{text}");
+        }
+        for text in ["5", "\"text\"", "true", "{\"foo\": 1}", "{\"Records\": 3}"] {
+            assert!(matches!(entries(text), Err(ReadError::NotCloudTrail { .. })), "{text}");
+        }
+        assert!(entries("").unwrap().is_empty());
+    }
+}
