@@ -80,7 +80,15 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
                 Ok(_) => delay = Duration::from_millis(config.poll_ms.max(10)),
                 Err(e) if matches!(&e, FeedError::Ledger(le) if !le.transient) => return Err(e),
                 Err(e) => {
-                    tracing::warn!(error = %e, "change set released; it will be retried");
+                    tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64,
+                        "change set released; it will be retried");
+                    // A released change set is due again at once: wait before claiming, so a
+                    // failure that persists (a locked clone, an unreachable remote) is retried
+                    // with a growing pause, not in a busy loop.
+                    tokio::select! {
+                        _ = shutdown.wait() => {}
+                        _ = tokio::time::sleep(delay) => {}
+                    }
                     delay = (delay * 2).min(Duration::from_secs(60));
                 }
             }

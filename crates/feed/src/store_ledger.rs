@@ -1,15 +1,21 @@
 //! The [`Ledger`] over the real knowledge base ([`driftback_store::Store`]).
 //!
-//! Recording an intake takes three store writes, ordered so that a crash between any two loses
-//! nothing: pending change sets first (merging is idempotent on event ids), then the events (which
-//! is what marks them seen), then bad input. A message is acknowledged only after all three.
+//! An intake is recorded in one store transaction ([`Store::record_delivery`]): its events, its bad
+//! input, and the pending change sets formed from the kept events that this very transaction
+//! recorded for the first time. A crash before the commit records nothing (the message, not
+//! deleted, comes back and is recorded then); after it, everything. A redelivery, or another
+//! replica recording the same message at the same time, finds the events recorded and forms no
+//! change set from them. A message is acknowledged only after the commit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use driftback_events::{ApiEvent, ChangeSet, normalize, resource_ids};
-use driftback_store::{ChangeSetRecord, ClaimOutcome, Disposition, EventRecord, PendingChangeSet, Store, StoreError};
+use driftback_store::{
+    BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, Disposition, EventRecord, PendingChangeSet, PendingPlanner,
+    QueuedChangeSet, Store, StoreError,
+};
 
 use crate::intake::Intake;
 use crate::ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
@@ -18,6 +24,34 @@ use crate::window::QuietWindow;
 /// Resource keys of events that name no resource start with this: such an event is a change set
 /// of its own and nothing joins it.
 const NO_RESOURCE: &str = "event:";
+
+/// The resource keys `event` groups on, each with the resource id when it names one.
+fn resource_keys(event: &ApiEvent) -> Vec<(Option<String>, String)> {
+    let ids = resource_ids(event);
+    if ids.is_empty() {
+        vec![(None, format!("{NO_RESOURCE}{}", event.id))]
+    } else {
+        ids.into_iter().map(|r| (Some(r.clone()), r)).collect()
+    }
+}
+
+/// [`plan_pending`] as the store runs it inside its transaction, over this intake's kept events.
+struct IntakePlanner<'a> {
+    kept: Vec<&'a ApiEvent>,
+    window: &'a QuietWindow,
+}
+
+impl PendingPlanner for IntakePlanner<'_> {
+    fn plan(&self, new_event_ids: &HashSet<String>, open: Vec<PendingChangeSet>) -> Vec<PendingChangeSet> {
+        let new: Vec<&ApiEvent> = self.kept.iter().copied().filter(|e| new_event_ids.contains(&e.id)).collect();
+        plan_pending(open, &new, self.window)
+    }
+
+    fn another_id(&self, addition: &PendingChangeSet, attempt: u32) -> String {
+        let first = addition.event_ids.first().map(String::as_str).unwrap_or_default();
+        change_set_id(Some(&addition.resource_key), &format!("{first}#{attempt}"))
+    }
+}
 
 /// The knowledge base as the feed's ledger.
 #[derive(Debug, Clone)]
@@ -29,6 +63,15 @@ pub struct StoreLedger {
 impl StoreLedger {
     pub fn new(store: Store, window: QuietWindow) -> StoreLedger {
         StoreLedger { store, window }
+    }
+
+    /// How long a claimed change set whose events are not all recorded is put back to wait for
+    /// them, counted from when the store first saved it: the window's maximum age (at least its
+    /// quiet period). Since intakes are recorded atomically this only happens to change sets an
+    /// older driftback saved before a crash; past this bound the missing events are not coming
+    /// (their message went to the dead-letter queue) and the change set is marked failed.
+    pub fn incomplete_grace(&self) -> chrono::Duration {
+        self.window.max_age().max(self.window.quiet())
     }
 
     pub fn store(&self) -> &Store {
@@ -62,12 +105,7 @@ pub(crate) fn plan_pending(
     sorted.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
     let mut additions: Vec<PendingChangeSet> = Vec::new();
     for event in sorted {
-        let ids = resource_ids(event);
-        let keys: Vec<(Option<String>, String)> = if ids.is_empty() {
-            vec![(None, format!("{NO_RESOURCE}{}", event.id))]
-        } else {
-            ids.into_iter().map(|r| (Some(r.clone()), r)).collect()
-        };
+        let keys = resource_keys(event);
         let session = event.actor.session_key();
         for (resource, key) in keys {
             let found = open.iter_mut().find(|p| {
@@ -116,6 +154,39 @@ pub(crate) fn plan_pending(
     additions
 }
 
+impl StoreLedger {
+    /// A claimed change set some of whose events (`missing`) are not recorded, or not readable:
+    /// never reconciled in part. Put back to wait for them while younger than
+    /// [`StoreLedger::incomplete_grace`]; after that marked failed, naming them.
+    async fn incomplete(
+        &self,
+        queued: &QueuedChangeSet,
+        missing: &[&str],
+        now: DateTime<Utc>,
+        owner: &str,
+    ) -> Result<(), LedgerError> {
+        let id = &queued.change_set.id;
+        let age = now - queued.created_at;
+        let outcome = if age < self.incomplete_grace() {
+            tracing::debug!(change_set = %id, missing = ?missing, "change set released: some of its events are not recorded yet");
+            ClaimOutcome::Release
+        } else {
+            let reason = format!(
+                "{} of its {} events are not recorded (or not readable) {}s after it was saved, so they are not \
+                 coming (their message went to the dead-letter queue?): {}",
+                missing.len(),
+                queued.change_set.event_ids.len(),
+                age.num_seconds(),
+                missing.join(", ")
+            );
+            tracing::warn!(change_set = %id, %reason, "change set failed: its events are incomplete");
+            ClaimOutcome::Failed(reason)
+        };
+        self.store.finish_claim(id, owner, &outcome).await.map_err(err)?;
+        Ok(())
+    }
+}
+
 fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
     Ok(EventRecord {
         event_id: e.id.clone(),
@@ -135,41 +206,26 @@ fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
 
 impl Ledger for StoreLedger {
     async fn record_intake(&self, intake: &Intake) -> Result<IntakeReceipt, LedgerError> {
-        let ids: Vec<String> = intake.events.iter().map(|e| e.id.clone()).collect();
-        let seen = self.store.seen_event_ids(&ids).await.map_err(err)?;
-        let new: Vec<&crate::IntakeEvent> = intake.events.iter().filter(|e| !seen.contains(&e.id)).collect();
-        let kept: Vec<&ApiEvent> = new.iter().filter_map(|e| e.kept()).collect();
-        if !kept.is_empty() {
-            let open: Vec<PendingChangeSet> = self
-                .store
-                .unfinished_change_sets()
-                .await
-                .map_err(err)?
-                .into_iter()
-                .filter(|q| q.status == driftback_store::QueueStatus::Pending)
-                .map(|q| q.change_set)
-                .collect();
-            for pending in plan_pending(open, &kept, &self.window) {
-                let mut attempt = 0;
-                let mut candidate = pending.clone();
-                // `false`: the change set was claimed meanwhile; these events start one of their own.
-                while !self.store.save_pending(&candidate).await.map_err(err)? {
-                    attempt += 1;
-                    let first = format!("{}#{attempt}", pending.event_ids[0]);
-                    candidate =
-                        PendingChangeSet { id: change_set_id(Some(&pending.resource_key), &first), ..pending.clone() };
-                }
-            }
-        }
-        let records: Vec<EventRecord> = new.iter().map(|e| event_record(e)).collect::<Result<_, _>>()?;
-        let new_events = self.store.record_events(&records).await.map_err(err)?;
-        for bad in &intake.bad {
-            self.store.record_bad_record(&bad.location, &bad.reason, &bad.raw).await.map_err(err)?;
-        }
+        let kept: Vec<&ApiEvent> = intake.events.iter().filter_map(|e| e.kept()).collect();
+        let mut keys: Vec<String> = kept.iter().flat_map(|e| resource_keys(e)).map(|(_, key)| key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let delivery = Delivery {
+            events: intake.events.iter().map(event_record).collect::<Result<_, _>>()?,
+            bad_records: intake
+                .bad
+                .iter()
+                .map(|b| BadRecord { location: b.location.clone(), reason: b.reason.clone(), raw: b.raw.clone() })
+                .collect(),
+            resource_keys: keys,
+        };
+        let planner = IntakePlanner { kept, window: &self.window };
+        let receipt = self.store.record_delivery(&delivery, &planner).await.map_err(err)?;
+        let new: HashSet<&str> = receipt.new_event_ids.iter().map(String::as_str).collect();
         Ok(IntakeReceipt {
-            new_events,
-            duplicates: intake.events.len() - new_events,
-            pending: kept.len(),
+            new_events: new.len(),
+            duplicates: intake.events.len() - new.len(),
+            pending: planner.kept.iter().filter(|e| new.contains(e.id.as_str())).count(),
             bad: intake.bad.len(),
         })
     }
@@ -185,7 +241,7 @@ impl Ledger for StoreLedger {
         let claimed = self.store.claim_due_change_sets(owner, quiet_before, now, lease, limit).await.map_err(err)?;
         let mut out = Vec::with_capacity(claimed.len());
         for queued in claimed {
-            let pending = queued.change_set;
+            let pending = &queued.change_set;
             let records = self.store.events_by_id(&pending.event_ids).await.map_err(err)?;
             let mut by_id: HashMap<String, ApiEvent> = HashMap::new();
             for r in records {
@@ -193,18 +249,14 @@ impl Ledger for StoreLedger {
                     by_id.insert(r.event_id, event);
                 }
             }
-            let mut events: Vec<ApiEvent> = pending.event_ids.iter().filter_map(|id| by_id.remove(id)).collect();
-            events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
-            if events.len() < pending.event_ids.len() {
-                // The change set is saved before its events are recorded. Events still missing are
-                // being recorded right now, or their messages (not deleted) will come back after a
-                // crash: leave the change set pending until all of them are there, never reconcile
-                // part of it.
-                tracing::debug!(change_set = %pending.id, missing = pending.event_ids.len() - events.len(),
-                    "change set released: some of its events are not recorded yet");
-                self.store.finish_claim(&pending.id, owner, &ClaimOutcome::Release).await.map_err(err)?;
+            let missing: Vec<&str> =
+                pending.event_ids.iter().filter(|id| !by_id.contains_key(*id)).map(String::as_str).collect();
+            if !missing.is_empty() {
+                self.incomplete(&queued, &missing, now, owner).await?;
                 continue;
             }
+            let mut events: Vec<ApiEvent> = pending.event_ids.iter().filter_map(|id| by_id.remove(id)).collect();
+            events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
             let Some(first) = events.first() else {
                 self.store
                     .finish_claim(&pending.id, owner, &ClaimOutcome::Failed("it has no events".into()))

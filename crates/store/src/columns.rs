@@ -3,7 +3,7 @@
 macro_rules! queue_columns {
     () => {
         "id, resource_key, actor_session, first_event_time, last_event_time, event_ids, status, \
-                             claimed_by, lease_until, attempts, failure"
+                             claimed_by, lease_until, attempts, failure, created_at"
     };
 }
 

@@ -34,10 +34,10 @@ use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
 pub use model::{
-    CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, DecisionRecord, Disposition, EmbedderSpec, EventRecord,
-    FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
-    PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats,
-    StoredReconciliation,
+    BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt,
+    Disposition, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision,
+    NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet,
+    ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
 };
 pub use url::redact_url;
 
@@ -139,6 +139,29 @@ impl Store {
         dispatch!(self.record_events(events))
     }
 
+    /// Records one delivery in ONE transaction: its events (each once by id; an id already
+    /// recorded is left as it was), its bad records, and the pending change sets `planner` forms
+    /// from the kept events that this transaction recorded for the first time. Either all of it is
+    /// stored or none of it, so a crash at any point leaves no change set whose events are missing,
+    /// and a redelivery (or another replica recording the same delivery at the same time) finds its
+    /// events recorded and starts or extends no change set. A change set already claimed is never
+    /// extended: the planner only sees pending ones, and an id it returns that is no longer pending
+    /// is replaced by [`PendingPlanner::another_id`].
+    ///
+    /// On Postgres, concurrent deliveries sharing a resource key take turns (a transaction-level
+    /// advisory lock per key), so two replicas never start two change sets for one burst.
+    pub async fn record_delivery(
+        &self,
+        delivery: &Delivery,
+        planner: &dyn PendingPlanner,
+    ) -> Result<DeliveryReceipt, StoreError> {
+        model::check_events(&delivery.events)?;
+        if let Some(key) = delivery.resource_keys.iter().find(|k| k.trim().is_empty()) {
+            return Err(StoreError::Data(format!("delivery resource key {key:?} is empty")));
+        }
+        dispatch!(self.record_delivery(delivery, planner))
+    }
+
     /// Keeps input that could not be read as an event: where it was, why, and the text verbatim.
     pub async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
         dispatch!(self.record_bad_record(location, reason, raw))
@@ -178,6 +201,9 @@ impl Store {
     /// one (event ids united in order, first and last event times widened). Returns `false`, and
     /// changes nothing, when that id is no longer pending (claimed, done or failed): the caller then
     /// starts a new change set for the new events.
+    ///
+    /// It does not record the events: the daemon uses [`Store::record_delivery`], which records
+    /// both at once. This is for tools and tests (e.g. the data an older driftback left behind).
     pub async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
         model::check_pending(cs)?;
         dispatch!(self.save_pending(cs))

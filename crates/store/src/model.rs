@@ -1,5 +1,6 @@
 //! The records the store keeps: events, change sets, and the counts operators look at first.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
@@ -220,6 +221,58 @@ pub struct QueuedChangeSet {
     pub attempts: u32,
     /// Why it failed, when it did.
     pub failure: Option<String>,
+    /// When the store first saved it (the store's clock, not event time).
+    pub created_at: DateTime<Utc>,
+}
+
+/// Input that could not be read as an event, kept verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadRecord {
+    /// Where it came from: a file and line, an SQS message id, ...
+    pub location: String,
+    /// Why it is not an event.
+    pub reason: String,
+    /// The text verbatim.
+    pub raw: String,
+}
+
+/// One delivery (an SQS batch, a LookupEvents page) to record in one transaction with
+/// [`Store::record_delivery`](crate::Store::record_delivery).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Delivery {
+    /// Its events, kept and dropped; each id at most once.
+    pub events: Vec<EventRecord>,
+    /// Its input that is not an event.
+    pub bad_records: Vec<BadRecord>,
+    /// Every resource key a kept event of the delivery may group on. Only pending change sets of
+    /// these keys are handed to the planner, and every change set it returns must have one of them
+    /// (on Postgres they are also locked, so concurrent deliveries on one resource take turns).
+    pub resource_keys: Vec<String>,
+}
+
+/// What recording a delivery did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryReceipt {
+    /// Ids of the delivery's events recorded for the first time by this call (kept and dropped),
+    /// in delivery order. The others were already recorded: a redelivery, another replica.
+    pub new_event_ids: Vec<String>,
+    /// Ids of the pending change sets started or extended, in the order the planner gave them.
+    pub change_sets: Vec<String>,
+}
+
+/// The caller's grouping rules, which [`Store::record_delivery`](crate::Store::record_delivery)
+/// runs inside its transaction: where the delivery's new kept events go.
+pub trait PendingPlanner: Send + Sync {
+    /// Given the kept events this transaction recorded for the first time (`new_event_ids`) and
+    /// the pending change sets of the delivery's resource keys (`open`, as stored now), the change
+    /// sets to start or extend, each holding only new event ids (the store merges an existing one's
+    /// ids and times in).
+    fn plan(&self, new_event_ids: &HashSet<String>, open: Vec<PendingChangeSet>) -> Vec<PendingChangeSet>;
+
+    /// Another id for `addition`, whose id belongs to a change set that is no longer pending
+    /// (claimed, done or failed): the new events start a change set of their own. `attempt` counts
+    /// from 1; each attempt must give a different id.
+    fn another_id(&self, addition: &PendingChangeSet, attempt: u32) -> String;
 }
 
 /// How a worker ends its claim on a change set.
@@ -513,6 +566,44 @@ pub(crate) fn check_pending(cs: &PendingChangeSet) -> Result<(), StoreError> {
         return Err(StoreError::Data(format!("pending change set {}: an event id is empty", cs.id)));
     }
     Ok(())
+}
+
+/// The planner's change sets must be valid, hold only events new in this delivery, and group on
+/// one of the delivery's resource keys: nothing else may start or extend a change set.
+pub(crate) fn check_additions(
+    additions: &[PendingChangeSet],
+    new_kept: &HashSet<String>,
+    resource_keys: &HashSet<&str>,
+) -> Result<(), StoreError> {
+    for a in additions {
+        check_pending(a)?;
+        if a.event_ids.is_empty() {
+            return Err(StoreError::Data(format!("pending change set {}: it has no events", a.id)));
+        }
+        if let Some(id) = a.event_ids.iter().find(|id| !new_kept.contains(*id)) {
+            return Err(StoreError::Data(format!(
+                "pending change set {}: event {id} is not a kept event recorded for the first time by this delivery",
+                a.id
+            )));
+        }
+        if !resource_keys.contains(a.resource_key.as_str()) {
+            return Err(StoreError::Data(format!(
+                "pending change set {}: resource key {:?} is not among the delivery's resource keys",
+                a.id, a.resource_key
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How many other ids [`PendingPlanner::another_id`] is asked for before giving up.
+pub(crate) const MAX_ID_ATTEMPTS: u32 = 100;
+
+pub(crate) fn no_free_id(a: &PendingChangeSet) -> StoreError {
+    StoreError::Data(format!(
+        "pending change set {}: no free id after {MAX_ID_ATTEMPTS} attempts (another_id repeats itself?)",
+        a.id
+    ))
 }
 
 pub(crate) fn check_field_change(c: &FieldChange) -> Result<(), StoreError> {

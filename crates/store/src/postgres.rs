@@ -12,9 +12,10 @@ use sqlx::{Connection, PgConnection, PgPool, Row};
 
 use crate::error::is_transient_sqlx;
 use crate::model::{
-    ChangeSetRecord, ClaimOutcome, DecisionRecord, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry,
-    KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet, PullRequestRecord, PullRequestState, QueueStatus,
-    QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
+    ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
+    FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
+    PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord,
+    SimilarEntry, Stats, StoredReconciliation,
 };
 use crate::sqlite::NO_REASON;
 use crate::{OpenOptions, StoreError, migrate, model, redact_url};
@@ -30,6 +31,21 @@ const HNSW_MAX_DIMENSION: usize = 2_000;
 
 /// HNSW returns at most `hnsw.ef_search` rows (default 40); larger `k` raise it for the query.
 const HNSW_DEFAULT_EF_SEARCH: usize = 40;
+
+/// The first key of the advisory locks on resource keys (`pg_advisory_xact_lock(class, key)`), so
+/// they never meet another lock of driftback's.
+const RESOURCE_LOCK_CLASS: i32 = 0x6472_6674; // "drft"
+
+/// `INSERT INTO events` from arrays; an id already recorded is skipped.
+macro_rules! insert_events_sql {
+    () => {
+        "INSERT INTO events (event_id, event_time, source, name, actor, disposition, drop_reason, raw) \
+         SELECT i, t, s, n, a, d, r, j::jsonb \
+         FROM UNNEST($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], \
+                     $7::text[], $8::text[]) AS u(i, t, s, n, a, d, r, j) \
+         ON CONFLICT (event_id) DO NOTHING"
+    };
+}
 
 /// The longest single wait between connection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -137,30 +153,9 @@ impl PgStore {
         let mut tx = self.pool.begin().await?;
         let mut new = 0;
         for chunk in events.chunks(INSERT_CHUNK) {
-            let mut raws = Vec::with_capacity(chunk.len());
-            for e in chunk {
-                raws.push(serde_json::to_string(&e.raw).map_err(|err| {
-                    StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id))
-                })?);
-            }
-            let done = sqlx::query(
-                "INSERT INTO events (event_id, event_time, source, name, actor, disposition, drop_reason, raw) \
-                 SELECT i, t, s, n, a, d, r, j::jsonb \
-                 FROM UNNEST($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], \
-                             $7::text[], $8::text[]) AS u(i, t, s, n, a, d, r, j) \
-                 ON CONFLICT (event_id) DO NOTHING",
-            )
-            .bind(chunk.iter().map(|e| e.event_id.clone()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|e| e.event_time).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|e| e.source.clone()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|e| e.name.clone()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|e| e.actor.clone()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|e| e.disposition.as_str().to_owned()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|e| e.drop_reason.clone()).collect::<Vec<_>>())
-            .bind(raws)
-            .execute(&mut *tx)
-            .await?;
-            new += done.rows_affected() as usize;
+            let chunk: Vec<&EventRecord> = chunk.iter().collect();
+            let raws = chunk.iter().map(|e| raw_text(e)).collect::<Result<Vec<_>, _>>()?;
+            new += insert_events(&mut tx, &chunk, &raws, false).await?.len();
         }
         tx.commit().await?;
         Ok(new)
@@ -328,47 +323,99 @@ impl PgStore {
 
     pub(crate) async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO change_set_queue (id, resource_key, actor_session, first_event_time, last_event_time, \
-             event_ids) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&cs.id)
-        .bind(&cs.resource_key)
-        .bind(&cs.actor_session)
-        .bind(cs.first_event_time)
-        .bind(cs.last_event_time)
-        .bind(&cs.event_ids)
-        .execute(&mut *tx)
-        .await?;
-        if inserted.rows_affected() == 1 {
-            tx.commit().await?;
-            return Ok(true);
+        let saved = save_pending_in(&mut tx, cs).await?;
+        tx.commit().await?;
+        Ok(saved)
+    }
+
+    /// One transaction. Concurrent replicas: the resource keys are locked first (advisory locks,
+    /// in one order, so two deliveries never deadlock on them); an event id another transaction is
+    /// inserting waits for it and then counts as already recorded, so only the transaction that
+    /// really recorded an event forms change sets from it; pending rows are read `FOR UPDATE`, so a
+    /// claim in between skips them (`SKIP LOCKED`) instead of claiming a change set being extended.
+    pub(crate) async fn record_delivery(
+        &self,
+        delivery: &Delivery,
+        planner: &dyn PendingPlanner,
+    ) -> Result<DeliveryReceipt, StoreError> {
+        // Sorted by id, so two deliveries sharing events insert them in one order (no deadlock).
+        let mut events: Vec<&EventRecord> = delivery.events.iter().collect();
+        events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+        let mut raws = Vec::with_capacity(events.len());
+        for e in &events {
+            raws.push(raw_text(e)?);
         }
-        let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = $1 FOR UPDATE"))
-            .bind(&cs.id)
-            .fetch_one(&mut *tx)
-            .await?;
-        let stored = queued_from_row(&row)?;
-        if stored.status != QueueStatus::Pending {
-            return Ok(false);
+        let keys: HashSet<&str> = delivery.resource_keys.iter().map(String::as_str).collect();
+        let mut locks: Vec<i32> = keys.iter().map(|k| key_lock(k)).collect();
+        locks.sort_unstable();
+        locks.dedup();
+
+        let mut tx = self.pool.begin().await?;
+        if !locks.is_empty() {
+            sqlx::query("SELECT count(pg_advisory_xact_lock($1, k)) FROM UNNEST($2::int4[]) AS u(k)")
+                .bind(RESOURCE_LOCK_CLASS)
+                .bind(&locks)
+                .execute(&mut *tx)
+                .await?;
         }
-        let merged = model::merge_pending(&stored.change_set, cs);
-        if merged != stored.change_set {
+        let mut inserted: HashSet<String> = HashSet::new();
+        let mut at = 0;
+        for chunk in events.chunks(INSERT_CHUNK) {
+            let ids: Vec<String> = insert_events(&mut tx, chunk, &raws[at..at + chunk.len()], true).await?;
+            inserted.extend(ids);
+            at += chunk.len();
+        }
+        let mut receipt = DeliveryReceipt::default();
+        let mut new_kept = HashSet::new();
+        for e in &delivery.events {
+            if inserted.remove(&e.event_id) {
+                receipt.new_event_ids.push(e.event_id.clone());
+                if e.disposition == Disposition::Kept {
+                    new_kept.insert(e.event_id.clone());
+                }
+            }
+        }
+        for chunk in delivery.bad_records.chunks(INSERT_CHUNK) {
             sqlx::query(
-                "UPDATE change_set_queue SET resource_key = $2, actor_session = $3, first_event_time = $4, \
-                 last_event_time = $5, event_ids = $6, updated_at = now() WHERE id = $1",
+                "INSERT INTO bad_records (location, reason, raw) \
+                 SELECT l, r, t FROM UNNEST($1::text[], $2::text[], $3::text[]) AS u(l, r, t)",
             )
-            .bind(&merged.id)
-            .bind(&merged.resource_key)
-            .bind(&merged.actor_session)
-            .bind(merged.first_event_time)
-            .bind(merged.last_event_time)
-            .bind(&merged.event_ids)
+            .bind(chunk.iter().map(|b| b.location.clone()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|b| b.reason.clone()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|b| b.raw.clone()).collect::<Vec<_>>())
             .execute(&mut *tx)
             .await?;
         }
+        if !new_kept.is_empty() {
+            let key_list: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+            let rows = sqlx::query(concat!(
+                "SELECT ",
+                queue_columns!(),
+                " FROM change_set_queue WHERE status = 'pending' AND resource_key = ANY($1) \
+                 ORDER BY last_event_time, id FOR UPDATE"
+            ))
+            .bind(&key_list)
+            .fetch_all(&mut *tx)
+            .await?;
+            let open = rows.iter().map(|row| queued_from_row(row).map(|q| q.change_set)).collect::<Result<_, _>>()?;
+            let additions = planner.plan(&new_kept, open);
+            model::check_additions(&additions, &new_kept, &keys)?;
+            for addition in &additions {
+                let mut candidate = addition.clone();
+                let mut attempt = 0;
+                while !save_pending_in(&mut tx, &candidate).await? {
+                    attempt += 1;
+                    if attempt > model::MAX_ID_ATTEMPTS {
+                        return Err(model::no_free_id(addition));
+                    }
+                    candidate.id = planner.another_id(addition, attempt);
+                    model::check_pending(&candidate)?;
+                }
+                receipt.change_sets.push(candidate.id);
+            }
+        }
         tx.commit().await?;
-        Ok(true)
+        Ok(receipt)
     }
 
     pub(crate) async fn unfinished_change_sets(&self) -> Result<Vec<QueuedChangeSet>, StoreError> {
@@ -976,6 +1023,94 @@ fn to_i64(what: &str, n: u64) -> Result<i64, StoreError> {
     i64::try_from(n).map_err(|_| StoreError::Data(format!("{what} {n} is too large to store")))
 }
 
+/// The raw record as JSON text (bound as text, cast to jsonb in SQL).
+fn raw_text(e: &EventRecord) -> Result<String, StoreError> {
+    serde_json::to_string(&e.raw)
+        .map_err(|err| StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id)))
+}
+
+/// Inserts events whose id is not recorded yet. With `ids`, returns the ids inserted; without,
+/// as many empty strings (only their number is wanted, and nothing is sent back).
+async fn insert_events(
+    conn: &mut PgConnection,
+    events: &[&EventRecord],
+    raws: &[String],
+    ids: bool,
+) -> Result<Vec<String>, StoreError> {
+    let sql = if ids { concat!(insert_events_sql!(), " RETURNING event_id") } else { insert_events_sql!() };
+    let query = sqlx::query(sql)
+        .bind(events.iter().map(|e| e.event_id.clone()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.event_time).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.source.clone()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.name.clone()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.actor.clone()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.disposition.as_str().to_owned()).collect::<Vec<_>>())
+        .bind(events.iter().map(|e| e.drop_reason.clone()).collect::<Vec<_>>())
+        .bind(raws.to_vec());
+    if ids {
+        let rows = query.fetch_all(&mut *conn).await?;
+        rows.iter().map(|row| row.try_get::<String, _>("event_id").map_err(StoreError::from)).collect()
+    } else {
+        let done = query.execute(&mut *conn).await?;
+        Ok(vec![String::new(); done.rows_affected() as usize])
+    }
+}
+
+/// Inserts `cs` into the work queue or merges it into the pending change set of its id, inside
+/// the caller's transaction. `false`, changing nothing, when that id is no longer pending.
+async fn save_pending_in(conn: &mut PgConnection, cs: &PendingChangeSet) -> Result<bool, StoreError> {
+    let inserted = sqlx::query(
+        "INSERT INTO change_set_queue (id, resource_key, actor_session, first_event_time, last_event_time, \
+         event_ids) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&cs.id)
+    .bind(&cs.resource_key)
+    .bind(&cs.actor_session)
+    .bind(cs.first_event_time)
+    .bind(cs.last_event_time)
+    .bind(&cs.event_ids)
+    .execute(&mut *conn)
+    .await?;
+    if inserted.rows_affected() == 1 {
+        return Ok(true);
+    }
+    let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = $1 FOR UPDATE"))
+        .bind(&cs.id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let stored = queued_from_row(&row)?;
+    if stored.status != QueueStatus::Pending {
+        return Ok(false);
+    }
+    let merged = model::merge_pending(&stored.change_set, cs);
+    if merged != stored.change_set {
+        sqlx::query(
+            "UPDATE change_set_queue SET resource_key = $2, actor_session = $3, first_event_time = $4, \
+             last_event_time = $5, event_ids = $6, updated_at = now() WHERE id = $1",
+        )
+        .bind(&merged.id)
+        .bind(&merged.resource_key)
+        .bind(&merged.actor_session)
+        .bind(merged.first_event_time)
+        .bind(merged.last_event_time)
+        .bind(&merged.event_ids)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(true)
+}
+
+/// The advisory lock of a resource key (32 bits of FNV-1a; two keys sharing one only wait for
+/// each other).
+fn key_lock(key: &str) -> i32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in key.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    i32::from_ne_bytes(hash.to_ne_bytes())
+}
+
 fn queued_from_row(row: &PgRow) -> Result<QueuedChangeSet, StoreError> {
     let status: String = row.try_get("status")?;
     let attempts: i32 = row.try_get("attempts")?;
@@ -993,6 +1128,7 @@ fn queued_from_row(row: &PgRow) -> Result<QueuedChangeSet, StoreError> {
         lease_until: row.try_get("lease_until")?,
         attempts: u32::try_from(attempts).unwrap_or(0),
         failure: row.try_get("failure")?,
+        created_at: row.try_get("created_at")?,
     })
 }
 

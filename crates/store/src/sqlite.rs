@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
 
 use crate::model::{
-    ChangeSetRecord, ClaimOutcome, DecisionRecord, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry,
-    KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet, PullRequestRecord, PullRequestState, QueueStatus,
-    QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
+    ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
+    FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
+    PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord,
+    SimilarEntry, Stats, StoredReconciliation,
 };
 use crate::{StoreError, migrate, model, time};
 
@@ -120,33 +121,13 @@ impl SqliteStore {
         }
         let mut rows = Vec::with_capacity(events.len());
         for e in events {
-            let raw = serde_json::to_string(&e.raw).map_err(|err| {
-                StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id))
-            })?;
-            rows.push((e, raw));
+            rows.push((e, raw_text(e)?));
         }
         let recorded_at = time::now_text();
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let mut new = 0;
         for (e, raw) in rows {
-            let done = sqlx::query(
-                "INSERT INTO events \
-                 (event_id, event_time, source, name, actor, disposition, drop_reason, raw, recorded_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                 ON CONFLICT (event_id) DO NOTHING",
-            )
-            .bind(e.event_id.clone())
-            .bind(time::to_text(&e.event_time))
-            .bind(e.source.clone())
-            .bind(e.name.clone())
-            .bind(e.actor.clone())
-            .bind(e.disposition.as_str())
-            .bind(e.drop_reason.clone())
-            .bind(raw)
-            .bind(recorded_at.clone())
-            .execute(&mut *tx)
-            .await?;
-            new += done.rows_affected() as usize;
+            new += usize::from(insert_event(&mut tx, e, raw, &recorded_at).await?);
         }
         tx.commit().await?;
         Ok(new)
@@ -154,14 +135,8 @@ impl SqliteStore {
 
     /// Keeps input that could not be read as an event: where it was, why, and the text verbatim.
     pub(crate) async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO bad_records (location, reason, raw, recorded_at) VALUES (?, ?, ?, ?)")
-            .bind(location.to_owned())
-            .bind(reason.to_owned())
-            .bind(raw.to_owned())
-            .bind(time::now_text())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        insert_bad_record(&mut conn, location, reason, raw, &time::now_text()).await
     }
 
     /// Inserts or updates the change set `cs.id` (recording the same record again changes nothing),
@@ -314,46 +289,74 @@ impl SqliteStore {
 
     pub(crate) async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = ?"))
-            .bind(cs.id.clone())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let now = time::now_text();
-        let merged = match row {
-            Some(row) => {
-                let stored = queued_from_row(&row)?;
-                if stored.status != QueueStatus::Pending {
-                    return Ok(false);
-                }
-                let merged = model::merge_pending(&stored.change_set, cs);
-                if merged == stored.change_set {
-                    return Ok(true);
-                }
-                merged
-            }
-            None => cs.clone(),
-        };
-        let event_ids = json_text("event_ids", &merged.event_ids)?;
-        sqlx::query(
-            "INSERT INTO change_set_queue (id, resource_key, actor_session, first_event_time, last_event_time, \
-             event_ids, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) \
-             ON CONFLICT (id) DO UPDATE SET resource_key = excluded.resource_key, \
-             actor_session = excluded.actor_session, first_event_time = excluded.first_event_time, \
-             last_event_time = excluded.last_event_time, event_ids = excluded.event_ids, \
-             updated_at = excluded.updated_at",
-        )
-        .bind(merged.id.clone())
-        .bind(merged.resource_key.clone())
-        .bind(merged.actor_session.clone())
-        .bind(time::to_text(&merged.first_event_time))
-        .bind(time::to_text(&merged.last_event_time))
-        .bind(event_ids)
-        .bind(now.clone())
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        let saved = save_pending_in(&mut tx, cs).await?;
         tx.commit().await?;
-        Ok(true)
+        Ok(saved)
+    }
+
+    /// One `BEGIN IMMEDIATE` transaction: SQLite has one writer at a time, so a redelivery or
+    /// another process recording the same events waits and then finds them recorded.
+    pub(crate) async fn record_delivery(
+        &self,
+        delivery: &Delivery,
+        planner: &dyn PendingPlanner,
+    ) -> Result<DeliveryReceipt, StoreError> {
+        let mut rows = Vec::with_capacity(delivery.events.len());
+        for e in &delivery.events {
+            rows.push((e, raw_text(e)?));
+        }
+        let recorded_at = time::now_text();
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut receipt = DeliveryReceipt::default();
+        let mut new_kept = HashSet::new();
+        for (e, raw) in rows {
+            if insert_event(&mut tx, e, raw, &recorded_at).await? {
+                receipt.new_event_ids.push(e.event_id.clone());
+                if e.disposition == Disposition::Kept {
+                    new_kept.insert(e.event_id.clone());
+                }
+            }
+        }
+        for bad in &delivery.bad_records {
+            insert_bad_record(&mut tx, &bad.location, &bad.reason, &bad.raw, &recorded_at).await?;
+        }
+        if !new_kept.is_empty() {
+            let keys: HashSet<&str> = delivery.resource_keys.iter().map(String::as_str).collect();
+            let mut open = Vec::new();
+            let key_list: Vec<&str> = keys.iter().copied().collect();
+            for chunk in key_list.chunks(IN_CHUNK) {
+                let mut query = QueryBuilder::<Sqlite>::new(concat!(
+                    "SELECT ",
+                    queue_columns!(),
+                    " FROM change_set_queue WHERE status = 'pending' AND resource_key IN ("
+                ));
+                let mut list = query.separated(", ");
+                for key in chunk {
+                    list.push_bind(key.to_string());
+                }
+                list.push_unseparated(") ORDER BY last_event_time, id");
+                for row in query.build().fetch_all(&mut *tx).await? {
+                    open.push(queued_from_row(&row)?.change_set);
+                }
+            }
+            let additions = planner.plan(&new_kept, open);
+            model::check_additions(&additions, &new_kept, &keys)?;
+            for addition in &additions {
+                let mut candidate = addition.clone();
+                let mut attempt = 0;
+                while !save_pending_in(&mut tx, &candidate).await? {
+                    attempt += 1;
+                    if attempt > model::MAX_ID_ATTEMPTS {
+                        return Err(model::no_free_id(addition));
+                    }
+                    candidate.id = planner.another_id(addition, attempt);
+                    model::check_pending(&candidate)?;
+                }
+                receipt.change_sets.push(candidate.id);
+            }
+        }
+        tx.commit().await?;
+        Ok(receipt)
     }
 
     pub(crate) async fn unfinished_change_sets(&self) -> Result<Vec<QueuedChangeSet>, StoreError> {
@@ -942,6 +945,100 @@ fn cosine_with_blob(id: i64, query: &[f32], query_norm: f32, blob: &[u8]) -> Res
     Ok(if denominator == 0.0 { 0.0 } else { dot / denominator })
 }
 
+/// The raw record as JSON text.
+fn raw_text(e: &EventRecord) -> Result<String, StoreError> {
+    serde_json::to_string(&e.raw)
+        .map_err(|err| StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id)))
+}
+
+/// Inserts one event unless its id is recorded; `true` when it was new.
+async fn insert_event(
+    conn: &mut SqliteConnection,
+    e: &EventRecord,
+    raw: String,
+    recorded_at: &str,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO events \
+         (event_id, event_time, source, name, actor, disposition, drop_reason, raw, recorded_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (event_id) DO NOTHING",
+    )
+    .bind(e.event_id.clone())
+    .bind(time::to_text(&e.event_time))
+    .bind(e.source.clone())
+    .bind(e.name.clone())
+    .bind(e.actor.clone())
+    .bind(e.disposition.as_str())
+    .bind(e.drop_reason.clone())
+    .bind(raw)
+    .bind(recorded_at.to_owned())
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+async fn insert_bad_record(
+    conn: &mut SqliteConnection,
+    location: &str,
+    reason: &str,
+    raw: &str,
+    recorded_at: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO bad_records (location, reason, raw, recorded_at) VALUES (?, ?, ?, ?)")
+        .bind(location.to_owned())
+        .bind(reason.to_owned())
+        .bind(raw.to_owned())
+        .bind(recorded_at.to_owned())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Inserts `cs` into the work queue or merges it into the pending change set of its id, inside
+/// the caller's transaction. `false`, changing nothing, when that id is no longer pending.
+async fn save_pending_in(conn: &mut SqliteConnection, cs: &PendingChangeSet) -> Result<bool, StoreError> {
+    let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = ?"))
+        .bind(cs.id.clone())
+        .fetch_optional(&mut *conn)
+        .await?;
+    let merged = match row {
+        Some(row) => {
+            let stored = queued_from_row(&row)?;
+            if stored.status != QueueStatus::Pending {
+                return Ok(false);
+            }
+            let merged = model::merge_pending(&stored.change_set, cs);
+            if merged == stored.change_set {
+                return Ok(true);
+            }
+            merged
+        }
+        None => cs.clone(),
+    };
+    let event_ids = json_text("event_ids", &merged.event_ids)?;
+    let now = time::now_text();
+    sqlx::query(
+        "INSERT INTO change_set_queue (id, resource_key, actor_session, first_event_time, last_event_time, \
+         event_ids, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) \
+         ON CONFLICT (id) DO UPDATE SET resource_key = excluded.resource_key, \
+         actor_session = excluded.actor_session, first_event_time = excluded.first_event_time, \
+         last_event_time = excluded.last_event_time, event_ids = excluded.event_ids, \
+         updated_at = excluded.updated_at",
+    )
+    .bind(merged.id.clone())
+    .bind(merged.resource_key.clone())
+    .bind(merged.actor_session.clone())
+    .bind(time::to_text(&merged.first_event_time))
+    .bind(time::to_text(&merged.last_event_time))
+    .bind(event_ids)
+    .bind(now.clone())
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(true)
+}
+
 fn queued_from_row(row: &SqliteRow) -> Result<QueuedChangeSet, StoreError> {
     let id: String = row.try_get("id")?;
     let event_ids: String = row.try_get("event_ids")?;
@@ -964,6 +1061,7 @@ fn queued_from_row(row: &SqliteRow) -> Result<QueuedChangeSet, StoreError> {
         lease_until: lease_until.map(|t| time::from_text("lease_until", &t)).transpose()?,
         attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
         failure: row.try_get("failure")?,
+        created_at: when(row, "created_at")?,
     })
 }
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use driftback_store::{
-    ChangeSetRecord, ClaimOutcome, DecisionRecord, Disposition, EmbedderSpec, EventRecord, FieldChange, NewKnowledge,
-    OpenOptions, PendingChangeSet, PullRequestRecord, PullRequestState, QueueStatus, ReconciliationRecord, Stats,
-    Store, StoreError,
+    BadRecord, ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec,
+    EventRecord, FieldChange, NewKnowledge, OpenOptions, PendingChangeSet, PendingPlanner, PullRequestRecord,
+    PullRequestState, QueueStatus, ReconciliationRecord, Stats, Store, StoreError,
 };
 use serde_json::json;
 
@@ -601,6 +601,308 @@ pub async fn reverts_are_a_status_of_their_own(f: Fixture) {
     assert!(store.record_change_set(&change_set("x", "reverted")).await.is_err());
 }
 
+// ---- recording deliveries ----------------------------------------------------------------------
+
+/// A kept event on resource `key` at `secs` (the key travels in the raw record, where the test
+/// planner reads it).
+fn kept_on(id: &str, key: &str, secs: i64) -> EventRecord {
+    EventRecord {
+        event_time: at(secs),
+        raw: json!({"eventID": id, "resource": key}),
+        ..event(id, Disposition::Kept, None)
+    }
+}
+
+fn delivery(events: Vec<EventRecord>, bad: usize) -> Delivery {
+    let mut resource_keys: Vec<String> =
+        events.iter().filter_map(|e| e.raw["resource"].as_str().map(str::to_owned)).collect();
+    resource_keys.sort();
+    resource_keys.dedup();
+    let bad_records = (0..bad)
+        .map(|i| BadRecord { location: format!("sqs message m{i}"), reason: "not JSON".into(), raw: "{oops".into() })
+        .collect();
+    Delivery { events, bad_records, resource_keys }
+}
+
+/// Groups new events by resource key: one pending change set per key, joined whatever the times
+/// (the feed's real rules are tested in the feed), so a test sees exactly which events formed
+/// which change set.
+struct ByResource {
+    /// Event id -> (resource key, time), for every event the test will deliver.
+    events: std::collections::HashMap<String, (String, DateTime<Utc>)>,
+}
+
+impl ByResource {
+    fn of(deliveries: &[&Delivery]) -> ByResource {
+        let events = deliveries
+            .iter()
+            .flat_map(|d| &d.events)
+            .filter_map(|e| Some((e.event_id.clone(), (e.raw["resource"].as_str()?.to_owned(), e.event_time))))
+            .collect();
+        ByResource { events }
+    }
+}
+
+impl PendingPlanner for ByResource {
+    fn plan(&self, new_event_ids: &HashSet<String>, mut open: Vec<PendingChangeSet>) -> Vec<PendingChangeSet> {
+        let mut ids: Vec<&String> = new_event_ids.iter().collect();
+        ids.sort();
+        let mut out: Vec<PendingChangeSet> = Vec::new();
+        for id in ids {
+            let (key, time) = self.events[id].clone();
+            let base = match open.iter().find(|p| p.resource_key == key) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = PendingChangeSet {
+                        id: format!("cs-{key}-{id}"),
+                        resource_key: key.clone(),
+                        actor_session: "alice".into(),
+                        first_event_time: time,
+                        last_event_time: time,
+                        event_ids: vec![],
+                    };
+                    open.push(p.clone());
+                    p
+                }
+            };
+            match out.iter_mut().find(|a| a.id == base.id) {
+                Some(a) => {
+                    a.event_ids.push(id.clone());
+                    a.first_event_time = a.first_event_time.min(time);
+                    a.last_event_time = a.last_event_time.max(time);
+                }
+                None => out.push(PendingChangeSet {
+                    event_ids: vec![id.clone()],
+                    first_event_time: time,
+                    last_event_time: time,
+                    ..base
+                }),
+            }
+        }
+        out
+    }
+
+    fn another_id(&self, addition: &PendingChangeSet, attempt: u32) -> String {
+        format!("{}#{attempt}", addition.id)
+    }
+}
+
+/// A planner that breaks the rules: it puts an event that is not new into the change set.
+struct Sneaky<'a>(&'a ByResource, &'a str);
+
+impl PendingPlanner for Sneaky<'_> {
+    fn plan(&self, new_event_ids: &HashSet<String>, open: Vec<PendingChangeSet>) -> Vec<PendingChangeSet> {
+        let mut out = self.0.plan(new_event_ids, open);
+        out[0].event_ids.push(self.1.to_owned());
+        out
+    }
+    fn another_id(&self, addition: &PendingChangeSet, attempt: u32) -> String {
+        self.0.another_id(addition, attempt)
+    }
+}
+
+/// Makes every write to the work queue fail in the database itself (a trigger), as a crash or a
+/// full disk would between recording a delivery's events and its change sets; `false` undoes it.
+async fn fail_queue_writes(f: &Fixture, fail: bool) {
+    use sqlx::Connection;
+    if let Some(path) = f.url.strip_prefix("sqlite:") {
+        let mut conn = sqlx::SqliteConnection::connect_with(&sqlx::sqlite::SqliteConnectOptions::new().filename(path))
+            .await
+            .unwrap();
+        let sql = if fail {
+            "CREATE TRIGGER test_fail_queue BEFORE INSERT ON change_set_queue \
+             BEGIN SELECT RAISE(ABORT, 'injected failure: the work queue refuses writes'); END"
+        } else {
+            "DROP TRIGGER test_fail_queue"
+        };
+        sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+    } else {
+        let mut conn = sqlx::PgConnection::connect(&f.url).await.unwrap();
+        let sql = if fail {
+            "CREATE FUNCTION test_fail_queue() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'injected failure: the work queue refuses writes'; END $$; \
+             CREATE TRIGGER test_fail_queue BEFORE INSERT OR UPDATE ON change_set_queue \
+             FOR EACH ROW EXECUTE FUNCTION test_fail_queue()"
+        } else {
+            "DROP TRIGGER test_fail_queue ON change_set_queue; DROP FUNCTION test_fail_queue()"
+        };
+        sqlx::raw_sql(sql).execute(&mut conn).await.unwrap();
+        conn.close().await.unwrap();
+    }
+}
+
+fn queued_ids(queue: &[driftback_store::QueuedChangeSet]) -> Vec<(String, Vec<String>)> {
+    let mut v: Vec<_> = queue.iter().map(|q| (q.change_set.id.clone(), q.change_set.event_ids.clone())).collect();
+    v.sort();
+    v
+}
+
+pub async fn a_delivery_is_recorded_whole_or_not_at_all(f: Fixture) {
+    let store = &f.store;
+    let first = delivery(
+        vec![kept_on("e1", "i-1", 10), event("d1", Disposition::Dropped, Some("read-only")), kept_on("e2", "i-1", 5)],
+        1,
+    );
+    let broken = delivery(vec![kept_on("e3", "i-1", 20), kept_on("e4", "i-2", 21)], 2);
+    let planner = ByResource::of(&[&first, &broken]);
+    let before = std::time::SystemTime::now();
+    let receipt = store.record_delivery(&first, &planner).await.unwrap();
+    assert_eq!(receipt, DeliveryReceipt { new_event_ids: ids(&["e1", "d1", "e2"]), change_sets: ids(&["cs-i-1-e1"]) });
+    let queued = store.queued_change_set("cs-i-1-e1").await.unwrap().unwrap();
+    assert_eq!(queued.change_set.event_ids, ["e1", "e2"]);
+    assert_eq!((queued.change_set.first_event_time, queued.change_set.last_event_time), (at(5), at(10)));
+    assert_eq!(queued.status, QueueStatus::Pending);
+    let saved_at = std::time::SystemTime::from(queued.created_at);
+    assert!(saved_at + Duration::from_secs(5) >= before, "created_at is the store's clock: {:?}", queued.created_at);
+    assert_eq!(store.stats().await.unwrap().bad_records, 1);
+
+    // The database refuses the change set write after the events were inserted: nothing of the
+    // delivery stays, neither its events nor its bad records.
+    fail_queue_writes(&f, true).await;
+    let e = store.record_delivery(&broken, &planner).await.unwrap_err();
+    assert!(e.to_string().contains("injected failure"), "{e}");
+    assert!(store.seen_event_ids(&ids(&["e3", "e4"])).await.unwrap().is_empty(), "events rolled back");
+    assert_eq!(store.stats().await.unwrap().bad_records, 1, "bad records rolled back");
+    fail_queue_writes(&f, false).await;
+
+    // A planner that puts an event into a change set that this delivery did not record first is
+    // refused, whole.
+    let e = store.record_delivery(&broken, &Sneaky(&planner, "e1")).await.unwrap_err();
+    assert!(e.to_string().contains("event e1 is not a kept event recorded for the first time"), "{e}");
+    assert!(!e.is_transient());
+    assert!(store.seen_event_ids(&ids(&["e3", "e4"])).await.unwrap().is_empty());
+    assert_eq!(store.queued_change_set("cs-i-1-e1").await.unwrap().unwrap().change_set.event_ids, ["e1", "e2"]);
+
+    // The message comes back (it was not deleted): now it is recorded, whole.
+    let receipt = store.record_delivery(&broken, &planner).await.unwrap();
+    assert_eq!(receipt.new_event_ids, ["e3", "e4"]);
+    assert_eq!(receipt.change_sets, ["cs-i-1-e1", "cs-i-2-e4"]);
+    assert_eq!(
+        queued_ids(&store.unfinished_change_sets().await.unwrap()),
+        [("cs-i-1-e1".to_string(), ids(&["e1", "e2", "e3"])), ("cs-i-2-e4".to_string(), ids(&["e4"]))]
+    );
+    assert_eq!(store.stats().await.unwrap().bad_records, 3);
+    assert_eq!(store.stats().await.unwrap().events, 5);
+
+    // An empty event id is refused before anything is written; so is an empty resource key.
+    let bad_id = delivery(vec![kept_on("e5", "i-3", 1), kept_on(" ", "i-3", 1)], 0);
+    assert!(store.record_delivery(&bad_id, &planner).await.is_err());
+    let no_key = Delivery { resource_keys: vec!["".into()], ..delivery(vec![], 0) };
+    assert!(store.record_delivery(&no_key, &planner).await.is_err());
+    assert!(store.seen_event_ids(&ids(&["e5"])).await.unwrap().is_empty());
+}
+
+/// Records `d` until it is recorded, as the feed does with transient errors (SQLite: busy).
+async fn record_retrying(store: &Store, d: &Delivery, planner: &ByResource) -> DeliveryReceipt {
+    loop {
+        match store.record_delivery(d, planner).await {
+            Ok(receipt) => return receipt,
+            Err(e) if e.is_transient() => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Records each delivery on a replica of its own (its own connection pool), all starting at once.
+async fn at_once(f: &Fixture, deliveries: Vec<Delivery>, planner: &std::sync::Arc<ByResource>) -> Vec<DeliveryReceipt> {
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(deliveries.len()));
+    let mut replicas = tokio::task::JoinSet::new();
+    for d in deliveries {
+        let (replica, planner, start) = (f.reopen().await, planner.clone(), start.clone());
+        // A connection in hand before the start, so they really begin together.
+        replica.checkpoint("warm").await.unwrap();
+        replicas.spawn(async move {
+            start.wait().await;
+            let receipt = record_retrying(&replica, &d, &planner).await;
+            replica.close().await;
+            receipt
+        });
+    }
+    let mut receipts = Vec::new();
+    while let Some(r) = replicas.join_next().await {
+        receipts.push(r.unwrap());
+    }
+    receipts
+}
+
+pub async fn redeliveries_and_replicas_form_one_change_set(f: Fixture) {
+    let store = &f.store;
+    let burst = delivery(vec![kept_on("e1", "i-1", 10), kept_on("e2", "i-1", 11)], 0);
+    let same = delivery(vec![kept_on("r1", "i-2", 10), kept_on("r2", "i-2", 12), kept_on("r3", "i-3", 12)], 0);
+    let parts: Vec<Delivery> = (0..6).map(|i| delivery(vec![kept_on(&format!("p{i}"), "i-4", i)], 0)).collect();
+    let mut all: Vec<&Delivery> = vec![&burst, &same];
+    all.extend(parts.iter());
+    let planner = std::sync::Arc::new(ByResource::of(&all));
+
+    // A redelivery: the events are there, nothing new, no change set started or extended.
+    assert_eq!(store.record_delivery(&burst, planner.as_ref()).await.unwrap().change_sets.len(), 1);
+    let before = store.unfinished_change_sets().await.unwrap();
+    let again = store.record_delivery(&burst, planner.as_ref()).await.unwrap();
+    assert_eq!(again, DeliveryReceipt::default(), "all duplicates");
+    assert_eq!(store.unfinished_change_sets().await.unwrap(), before);
+
+    // Four replicas receive the same message at once: one records it and forms its change sets,
+    // the others find every event recorded.
+    let mut receipts = at_once(&f, vec![same.clone(); 4], &planner).await;
+    receipts.sort_by_key(|r| std::cmp::Reverse(r.new_event_ids.len()));
+    assert_eq!(receipts[0].new_event_ids, ["r1", "r2", "r3"]);
+    assert_eq!(receipts[0].change_sets, ["cs-i-2-r1", "cs-i-3-r3"]);
+    assert!(receipts[1..].iter().all(|r| *r == DeliveryReceipt::default()), "{receipts:?}");
+
+    // Six replicas each receive a different event of one resource at once: they take turns, and
+    // every event joins the one change set of that resource.
+    for receipt in at_once(&f, parts.clone(), &planner).await {
+        assert_eq!(receipt.new_event_ids.len(), 1);
+    }
+    let queue = store.unfinished_change_sets().await.unwrap();
+    let of_i4: Vec<_> = queue.iter().filter(|q| q.change_set.resource_key == "i-4").collect();
+    assert_eq!(of_i4.len(), 1, "one change set for one resource: {of_i4:?}");
+    let mut events = of_i4[0].change_set.event_ids.clone();
+    events.sort();
+    assert_eq!(events, ["p0", "p1", "p2", "p3", "p4", "p5"]);
+    assert_eq!((of_i4[0].change_set.first_event_time, of_i4[0].change_set.last_event_time), (at(0), at(5)));
+    assert_eq!(queue.len(), 4);
+    assert_eq!(store.stats().await.unwrap().events, 11);
+}
+
+pub async fn deliveries_never_extend_a_claimed_change_set(f: Fixture) {
+    let store = &f.store;
+    let first = delivery(vec![kept_on("e1", "i-1", 10)], 0);
+    let late = delivery(vec![kept_on("e2", "i-1", 11)], 0);
+    let later = delivery(vec![kept_on("e3", "i-1", 12)], 0);
+    let planner = ByResource::of(&[&first, &late, &later]);
+    store.record_delivery(&first, &planner).await.unwrap();
+    let claimed = store.claim_due_change_sets("w1", at(100), at(100), Duration::from_secs(60), 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+
+    // The planner is shown only pending change sets: the late event starts one of its own.
+    let receipt = store.record_delivery(&late, &planner).await.unwrap();
+    assert_eq!(receipt.change_sets, ["cs-i-1-e2"]);
+    assert_eq!(store.queued_change_set("cs-i-1-e1").await.unwrap().unwrap().change_set.event_ids, ["e1"]);
+
+    // A planner whose new change set would take the id of a claimed one (data an older version
+    // left, a hash collision) gets another id for it.
+    store.claim_due_change_sets("w1", at(100), at(100), Duration::from_secs(60), 10).await.unwrap();
+    struct SameId<'a>(&'a ByResource);
+    impl PendingPlanner for SameId<'_> {
+        fn plan(&self, new: &HashSet<String>, open: Vec<PendingChangeSet>) -> Vec<PendingChangeSet> {
+            assert!(open.is_empty(), "claimed change sets are not shown: {open:?}");
+            let mut out = self.0.plan(new, open);
+            out[0].id = "cs-i-1-e1".into();
+            out
+        }
+        fn another_id(&self, addition: &PendingChangeSet, attempt: u32) -> String {
+            self.0.another_id(addition, attempt)
+        }
+    }
+    let receipt = store.record_delivery(&later, &SameId(&planner)).await.unwrap();
+    assert_eq!(receipt.change_sets, ["cs-i-1-e1#1"]);
+    let fresh = store.queued_change_set("cs-i-1-e1#1").await.unwrap().unwrap();
+    assert_eq!((fresh.status, fresh.change_set.event_ids.clone()), (QueueStatus::Pending, ids(&["e3"])));
+    assert_eq!(store.queued_change_set("cs-i-1-e1").await.unwrap().unwrap().status, QueueStatus::Claimed);
+}
+
 /// Generates one `#[tokio::test]` per suite case, each on a fresh store made by `$fixture`.
 #[macro_export]
 macro_rules! store_suite {
@@ -621,6 +923,9 @@ macro_rules! store_suite {
             reconciliations_are_kept_per_change_set,
             stats_count_everything,
             reverts_are_a_status_of_their_own,
+            a_delivery_is_recorded_whole_or_not_at_all,
+            redeliveries_and_replicas_form_one_change_set,
+            deliveries_never_extend_a_claimed_change_set,
         );
     };
     (@cases $fixture:path; $($case:ident),* $(,)?) => {

@@ -1,0 +1,171 @@
+//! The feed's ledger over the real knowledge base: intakes recorded in one transaction, redeliveries
+//! that change nothing, and change sets whose events are not all recorded (data an older driftback
+//! left after a crash) put back to wait for them, then failed once the wait is over.
+//!
+//! Each test runs on a SQLite file, and on Postgres when DATABASE_URL names one (scripts/postgres.sh
+//! provides it; with DRIFTBACK_REQUIRE_SERVICES set, as in CI, a missing DATABASE_URL fails).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use driftback_events::FilterConfig;
+use driftback_feed::{Intake, IntakeReceipt, Ledger, QuietWindow, StoreLedger};
+use driftback_store::{Disposition, EventRecord, OpenOptions, PendingChangeSet, QueueStatus, Store};
+use serde_json::{Value, json};
+use sqlx::Connection;
+
+const WINDOW: QuietWindow = QuietWindow { quiet_secs: 120, max_age_secs: 900 };
+const LEASE: Duration = Duration::from_secs(60);
+
+/// A fresh store of each backend available; the guard keeps its file or database alive.
+async fn stores(test: &str) -> Vec<(Store, Box<dyn std::any::Any>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::open_sqlite(&dir.path().join("kb.sqlite")).await.unwrap();
+    let mut out: Vec<(Store, Box<dyn std::any::Any>)> = vec![(sqlite, Box::new(dir))];
+    match std::env::var("DATABASE_URL") {
+        Ok(admin) if !admin.trim().is_empty() => {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let name = format!("feed_{test}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+            let mut conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\""))).execute(&mut conn).await.unwrap();
+            conn.close().await.unwrap();
+            let (base, _) = admin.rsplit_once('/').unwrap();
+            let store = Store::open(&format!("{base}/{name}"), &OpenOptions::default()).await.unwrap();
+            // The database stays until scripts/postgres.sh deletes the whole cluster.
+            out.push((store, Box::new(name)));
+        }
+        _ if std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_some() => {
+            panic!("DRIFTBACK_REQUIRE_SERVICES is set but DATABASE_URL is not: run through scripts/postgres.sh")
+        }
+        _ => eprintln!("DATABASE_URL is not set: {test} runs on SQLite only (scripts/postgres.sh adds Postgres)"),
+    }
+    out
+}
+
+fn record(id: &str, time: &str, instance: &str, read_only: bool) -> Value {
+    json!({
+        "eventVersion": "1.09", "eventID": id, "eventTime": time, "eventSource": "ec2.amazonaws.com",
+        "eventName": if read_only { "DescribeInstances" } else { "ModifyInstanceAttribute" },
+        "eventType": "AwsApiCall", "managementEvent": true, "readOnly": read_only,
+        "awsRegion": "eu-west-1", "recipientAccountId": "123456789012",
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice",
+                         "accountId": "123456789012"},
+        "userAgent": "console.amazonaws.com",
+        "requestParameters": {"instanceId": instance, "instanceType": {"value": "t3.large"}}
+    })
+}
+
+fn intake(records: &[Value]) -> Intake {
+    let text = json!({"Records": records}).to_string();
+    let intake = Intake::from_text(&text, "sqs message m1", &FilterConfig::default());
+    assert!(intake.bad.is_empty(), "{:?}", intake.bad);
+    intake
+}
+
+fn minutes(n: i64) -> chrono::Duration {
+    chrono::Duration::minutes(n)
+}
+
+#[tokio::test]
+async fn an_intake_is_recorded_once_and_its_redelivery_changes_nothing() {
+    for (store, _guard) in stores("redelivery").await {
+        let ledger = StoreLedger::new(store.clone(), WINDOW);
+        let message = intake(&[
+            record("e1", "2024-05-01T12:00:00Z", "i-1", false),
+            record("e2", "2024-05-01T12:00:30Z", "i-1", false),
+            record("r1", "2024-05-01T12:00:40Z", "i-1", true),
+        ]);
+        let first = ledger.record_intake(&message).await.unwrap();
+        assert_eq!(
+            first,
+            IntakeReceipt { new_events: 3, duplicates: 0, pending: 2, bad: 0 },
+            "{}",
+            store.backend_name()
+        );
+        let queue = store.unfinished_change_sets().await.unwrap();
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue[0].change_set.event_ids, ["e1", "e2"]);
+
+        // The message comes back (a crash before it was deleted, a visibility timeout).
+        let again = ledger.record_intake(&message).await.unwrap();
+        assert_eq!(again, IntakeReceipt { new_events: 0, duplicates: 3, pending: 0, bad: 0 });
+        assert_eq!(store.unfinished_change_sets().await.unwrap(), queue, "no second change set");
+
+        let claimed = ledger.claim_due(Utc::now(), "w1", LEASE, 10).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        let events: Vec<&str> = claimed[0].change_set.events.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(events, ["e1", "e2"]);
+        store.close().await;
+    }
+}
+
+/// What an older driftback could leave after a crash: a pending change set saved, some of its
+/// events never recorded.
+async fn left_by_an_older_version(store: &Store, id: &str, recorded: &str, missing: &str, instance: &str) {
+    let raw = record(recorded, "2024-05-01T12:00:00Z", instance, false);
+    let session = driftback_events::normalize(&raw).unwrap().actor.session_key();
+    let time: DateTime<Utc> = "2024-05-01T12:00:00Z".parse().unwrap();
+    let event = EventRecord {
+        event_id: recorded.into(),
+        event_time: time,
+        source: "ec2.amazonaws.com".into(),
+        name: "ModifyInstanceAttribute".into(),
+        actor: "alice".into(),
+        disposition: Disposition::Kept,
+        drop_reason: None,
+        raw,
+    };
+    assert_eq!(store.record_events(&[event]).await.unwrap(), 1);
+    let pending = PendingChangeSet {
+        id: id.into(),
+        resource_key: instance.into(),
+        actor_session: session,
+        first_event_time: time,
+        last_event_time: time + chrono::Duration::seconds(10),
+        event_ids: vec![recorded.into(), missing.into()],
+    };
+    assert!(store.save_pending(&pending).await.unwrap());
+}
+
+#[tokio::test]
+async fn a_change_set_missing_events_waits_for_them_within_the_bound_then_fails_naming_them() {
+    for (store, _guard) in stores("incomplete").await {
+        let ledger = StoreLedger::new(store.clone(), WINDOW);
+        assert_eq!(ledger.incomplete_grace(), minutes(15), "the window's maximum age");
+        left_by_an_older_version(&store, "cs-lost", "e1", "e2", "i-1").await;
+        left_by_an_older_version(&store, "cs-late", "e3", "e4", "i-2").await;
+
+        // Young: put back to wait, attempt after attempt, never handed out in part.
+        let now = Utc::now();
+        for attempt in 1..=3 {
+            assert!(ledger.claim_due(now + minutes(attempt), "w1", LEASE, 10).await.unwrap().is_empty());
+            for id in ["cs-lost", "cs-late"] {
+                let q = store.queued_change_set(id).await.unwrap().unwrap();
+                assert_eq!((q.status, q.attempts), (QueueStatus::Pending, attempt as u32), "{}", store.backend_name());
+            }
+        }
+
+        // The message holding e4 comes back meanwhile: recorded, it completes its change set
+        // (which already names it), and nothing new is started.
+        let receipt = ledger.record_intake(&intake(&[record("e4", "2024-05-01T12:00:10Z", "i-2", false)])).await;
+        assert_eq!(receipt.unwrap(), IntakeReceipt { new_events: 1, duplicates: 0, pending: 1, bad: 0 });
+        assert_eq!(store.unfinished_change_sets().await.unwrap().len(), 2);
+        let claimed = ledger.claim_due(now + minutes(4), "w1", LEASE, 10).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].change_set.id, "cs-late");
+        assert_eq!(claimed[0].change_set.events.len(), 2);
+        assert!(store.finish_claim("cs-late", "w1", &driftback_store::ClaimOutcome::Done).await.unwrap());
+
+        // e2 never comes (its message went to the dead-letter queue): past the bound the change
+        // set fails for good, naming what is missing, and is not claimed again.
+        assert!(ledger.claim_due(now + minutes(16), "w1", LEASE, 10).await.unwrap().is_empty());
+        let lost = store.queued_change_set("cs-lost").await.unwrap().unwrap();
+        assert_eq!(lost.status, QueueStatus::Failed);
+        let failure = lost.failure.unwrap();
+        assert!(failure.contains("1 of its 2 events are not recorded") && failure.ends_with(": e2"), "{failure}");
+        assert!(ledger.claim_due(now + minutes(60), "w1", LEASE, 10).await.unwrap().is_empty());
+        assert_eq!(store.queued_change_set("cs-lost").await.unwrap().unwrap().attempts, 5);
+        store.close().await;
+    }
+}
