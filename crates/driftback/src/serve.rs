@@ -56,6 +56,8 @@ pub struct Workspace {
     /// `true` for driftback's own clone of `repo_url`: fetched, reset and pushed to.
     pub owned_clone: bool,
     pub store: Store,
+    /// Held while the daemon runs: the working clone is this process's alone.
+    _clone_lock: Option<std::fs::File>,
 }
 
 impl Workspace {
@@ -81,8 +83,9 @@ impl Workspace {
                 (path.clone(), false)
             }
         };
+        let clone_lock = if owned_clone { Some(take_clone(&repo_dir)?) } else { None };
         let store = crate::kb::open_store(&config.store, &repo_dir).await?;
-        Ok(Workspace { repo_dir, owned_clone, store })
+        Ok(Workspace { repo_dir, owned_clone, store, _clone_lock: clone_lock })
     }
 
     pub fn window(config: &Config) -> QuietWindow {
@@ -346,6 +349,50 @@ fn clone_once(url: &str, dir: &Path, base_branch: &str) -> anyhow::Result<()> {
         .clone(url, dir)
         .with_context(|| format!("cloning {url} (branch {base_branch}) into {}", dir.display()))?;
     Ok(())
+}
+
+/// Take the working clone for this process (an exclusive lock held while it runs), then clear the
+/// git lock files a predecessor killed in the middle of a git operation left behind: with the clone
+/// ours alone, nothing else can be holding them, and git refuses to work while they exist.
+fn take_clone(dir: &Path) -> anyhow::Result<std::fs::File> {
+    let git_dir = dir.join(".git");
+    let path = git_dir.join("driftback-serve.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another driftback serve is using the working clone {}; give each replica its own [serve] workdir",
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()));
+        }
+    }
+    let mut stale = Vec::new();
+    for name in ["index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock"] {
+        stale.push(git_dir.join(name));
+    }
+    let mut dirs = vec![git_dir.join("refs")];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "lock") {
+                stale.push(p);
+            }
+        }
+    }
+    for lock in stale.into_iter().filter(|p| p.exists()) {
+        tracing::warn!(lock = %lock.display(), "removing a git lock left by a driftback that stopped mid-operation");
+        std::fs::remove_file(&lock).with_context(|| format!("removing the stale git lock {}", lock.display()))?;
+    }
+    Ok(file)
 }
 
 /// Reconciles change sets into branches of the repository (runs on a blocking thread).

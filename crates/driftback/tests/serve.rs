@@ -232,6 +232,9 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     first.child.kill().unwrap();
     first.child.wait().unwrap();
     eprintln!("killed the first daemon with {} branch(es) on the remote", remote_branches(&remote).len());
+    // Killed in the middle of a git operation, it would leave git's lock files in its clone.
+    std::fs::write(workdir.join(".git/index.lock"), "").unwrap();
+    std::fs::write(workdir.join(".git/refs/heads/main.lock"), "").unwrap();
 
     // Second run: picks up the rest; the same events delivered again change nothing.
     let mut second = Daemon::start(root.path(), &envs, 2);
@@ -243,6 +246,18 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     )
     .await;
     assert_eq!(http.get(format!("{ops}/healthz")).send().await.unwrap().status(), 200);
+    assert!(second.log().contains("removing a git lock left by a driftback that stopped"), "{}", second.log());
+    // A second daemon on the same working clone is refused, and says what to do.
+    let other_listen = format!("127.0.0.1:{}", free_port());
+    let refused = Command::new(BIN)
+        .arg("serve")
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("DRIFTBACK_SERVE__LISTEN", &other_listen)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("another driftback serve is using the working clone"), "{said}");
     // GitHub's webhook is served next to the probes, and only signed deliveries get in.
     let ping = json!({"zen": "Keep it logically awesome."}).to_string();
     let deliver = |signature: String| {

@@ -44,6 +44,10 @@ pub enum Triage {
 impl IntakeEvent {
     /// Triage one record: normalise it only when it is a drift candidate.
     pub fn from_record(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
+        // The id is what deduplication and change sets refer to: it must be plain text.
+        if record.id().chars().any(char::is_control) {
+            return Err(format!("eventID {:?} has control characters: not a CloudTrail event id", record.id()));
+        }
         let triage = match record.disposition(filter) {
             Disposition::Keep => Triage::Kept(Box::new(record.to_event().map_err(|e| e.to_string())?)),
             Disposition::Drop(reason) => Triage::Dropped(reason),
@@ -197,5 +201,10 @@ mod tests {
         intake.add_record_text(&record("c", "StopInstances", false), "cloudtrail page 1", &filter);
         assert_eq!(intake.bad.len(), 1);
         assert_eq!(intake.events.len(), 1);
+
+        // An event id that is not plain text is bad input, not an event.
+        let intake = Intake::from_text(&record("d\\u0000", "StopInstances", false), "sqs message 9", &filter);
+        assert!(intake.events.is_empty());
+        assert!(intake.bad[0].reason.contains("control characters"), "{:?}", intake.bad);
     }
 }

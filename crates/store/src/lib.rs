@@ -136,6 +136,7 @@ impl Store {
     /// Returns how many were new. A batch with an empty event id is refused whole.
     pub async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
         model::check_events(events)?;
+        let events = &*model::storable_events(events);
         dispatch!(self.record_events(events))
     }
 
@@ -159,11 +160,24 @@ impl Store {
         if let Some(key) = delivery.resource_keys.iter().find(|k| k.trim().is_empty()) {
             return Err(StoreError::Data(format!("delivery resource key {key:?} is empty")));
         }
+        let storable =
+            match (model::storable_events(&delivery.events), model::storable_bad_records(&delivery.bad_records)) {
+                (std::borrow::Cow::Borrowed(_), std::borrow::Cow::Borrowed(_)) => None,
+                (events, bad) => Some(Delivery {
+                    events: events.into_owned(),
+                    bad_records: bad.into_owned(),
+                    resource_keys: delivery.resource_keys.clone(),
+                }),
+            };
+        let delivery = storable.as_ref().unwrap_or(delivery);
         dispatch!(self.record_delivery(delivery, planner))
     }
 
     /// Keeps input that could not be read as an event: where it was, why, and the text verbatim.
+    /// NUL characters are kept as U+FFFD (Postgres cannot hold them), in events' text too.
     pub async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
+        let (location, reason, raw) =
+            (&*model::without_nul(location), &*model::without_nul(reason), &*model::without_nul(raw));
         dispatch!(self.record_bad_record(location, reason, raw))
     }
 

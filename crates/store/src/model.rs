@@ -537,8 +537,78 @@ pub(crate) fn check_events(events: &[EventRecord]) -> Result<(), StoreError> {
                 e.source, e.name, e.event_time
             )));
         }
+        if e.event_id.chars().any(char::is_control) {
+            return Err(StoreError::Data(format!(
+                "event {} {} at {} has control characters in its event_id {:?}; record it as a bad record instead",
+                e.source, e.name, e.event_time, e.event_id
+            )));
+        }
     }
     Ok(())
+}
+
+/// What the store keeps of text from the outside. Postgres cannot hold the NUL character in `text`
+/// or `jsonb`, and event data is whatever a caller put in an API call: both backends keep U+FFFD in
+/// its place, so a hostile value is recorded (and looks the same whichever the backend) instead of
+/// failing the delivery that carries it.
+pub(crate) fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') { text.replace('\0', "\u{fffd}").into() } else { text.into() }
+}
+
+fn json_has_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(json_has_nul),
+        serde_json::Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || json_has_nul(v)),
+        _ => false,
+    }
+}
+
+fn json_without_nul(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::String(s) => serde_json::Value::String(without_nul(s).into_owned()),
+        serde_json::Value::Array(items) => items.iter().map(json_without_nul).collect(),
+        serde_json::Value::Object(map) => {
+            map.iter().map(|(k, v)| (without_nul(k).into_owned(), json_without_nul(v))).collect()
+        }
+        other => other.clone(),
+    }
+}
+
+/// `events` as the store keeps them (see [`without_nul`]); borrowed when nothing needs replacing.
+pub(crate) fn storable_events(events: &[EventRecord]) -> std::borrow::Cow<'_, [EventRecord]> {
+    let text_has_nul = |e: &EventRecord| {
+        [&e.source, &e.name, &e.actor].iter().any(|t| t.contains('\0'))
+            || e.drop_reason.as_deref().is_some_and(|r| r.contains('\0'))
+    };
+    if !events.iter().any(|e| text_has_nul(e) || json_has_nul(&e.raw)) {
+        return events.into();
+    }
+    let clean = |t: &str| without_nul(t).into_owned();
+    events
+        .iter()
+        .map(|e| EventRecord {
+            source: clean(&e.source),
+            name: clean(&e.name),
+            actor: clean(&e.actor),
+            drop_reason: e.drop_reason.as_deref().map(clean),
+            raw: json_without_nul(&e.raw),
+            ..e.clone()
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// `bad` as the store keeps it (see [`without_nul`]); borrowed when nothing needs replacing.
+pub(crate) fn storable_bad_records(bad: &[BadRecord]) -> std::borrow::Cow<'_, [BadRecord]> {
+    if !bad.iter().any(|b| [&b.location, &b.reason, &b.raw].iter().any(|t| t.contains('\0'))) {
+        return bad.into();
+    }
+    let clean = |t: &str| without_nul(t).into_owned();
+    bad.iter()
+        .map(|b| BadRecord { location: clean(&b.location), reason: clean(&b.reason), raw: clean(&b.raw) })
+        .collect::<Vec<_>>()
+        .into()
 }
 
 pub(crate) fn check_change_set(cs: &ChangeSetRecord) -> Result<(), StoreError> {

@@ -793,6 +793,31 @@ pub async fn a_delivery_is_recorded_whole_or_not_at_all(f: Fixture) {
     assert!(store.seen_event_ids(&ids(&["e5"])).await.unwrap().is_empty());
 }
 
+/// Event data is whatever a caller put in an API call, NUL characters included (which Postgres
+/// cannot store): the delivery is recorded, with U+FFFD in their place, on both backends alike.
+pub async fn hostile_text_is_recorded_with_nul_replaced(f: Fixture) {
+    let store = &f.store;
+    let mut hostile = kept_on("h1", "i-9", 1);
+    hostile.actor = "mallory\0".into();
+    hostile.raw = json!({"eventID": "h1", "resource": "i-9", "tags": {"k\0": "v\0v"}});
+    let mut d = delivery(vec![hostile, event("h2", Disposition::Dropped, Some("read-only\0"))], 0);
+    d.bad_records.push(BadRecord { location: "sqs message \0".into(), reason: "not JSON".into(), raw: "{\0".into() });
+    let planner = ByResource::of(&[&d]);
+    let receipt = store.record_delivery(&d, &planner).await.unwrap();
+    assert_eq!(receipt.new_event_ids, ids(&["h1", "h2"]));
+    let stored = store.events_by_id(&ids(&["h1"])).await.unwrap();
+    assert_eq!(stored[0].actor, "mallory\u{fffd}");
+    assert_eq!(stored[0].raw["tags"], json!({"k\u{fffd}": "v\u{fffd}v"}));
+    store.record_bad_record("line \0", "bad \0", "\0\0").await.unwrap();
+    assert_eq!(store.stats().await.unwrap().bad_records, 2);
+
+    // An event id is an identity: one with control characters is refused, nothing written.
+    let bad_id = delivery(vec![kept_on("h3\0", "i-9", 2)], 0);
+    let e = store.record_delivery(&bad_id, &planner).await.unwrap_err();
+    assert!(e.to_string().contains("control characters"), "{e}");
+    assert_eq!(store.stats().await.unwrap().events, 2);
+}
+
 /// Records `d` until it is recorded, as the feed does with transient errors (SQLite: busy).
 async fn record_retrying(store: &Store, d: &Delivery, planner: &ByResource) -> DeliveryReceipt {
     loop {
@@ -926,6 +951,7 @@ macro_rules! store_suite {
             a_delivery_is_recorded_whole_or_not_at_all,
             redeliveries_and_replicas_form_one_change_set,
             deliveries_never_extend_a_claimed_change_set,
+            hostile_text_is_recorded_with_nul_replaced,
         );
     };
     (@cases $fixture:path; $($case:ident),* $(,)?) => {
