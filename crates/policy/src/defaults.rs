@@ -10,6 +10,9 @@ use crate::rule::{Effect, Matcher, Rule};
 
 /// Built-in rule names that are not field rules.
 pub const SECURITY_WEAKENING: &str = "default:security-weakening";
+/// The IAM rule: field changes of `aws_iam_*` resources, and permissions granted to an IAM identity
+/// that already exists (checked on the calls).
+pub const IMMUTABLE_IAM: &str = "default:immutable-iam";
 pub const OSCILLATION: &str = "default:oscillation";
 pub const RECONCILE: &str = "default:reconcile";
 pub const OUTSIDE_REPOSITORY: &str = "default:ignore-changes-outside-repository";
@@ -134,7 +137,7 @@ pub fn rules() -> Vec<Rule> {
         examples: vec![],
     });
     out.push(Rule {
-        name: "default:immutable-iam".into(),
+        name: IMMUTABLE_IAM.into(),
         description: "who may do what (IAM) changes only through reviewed code".into(),
         matcher: Matcher {
             resource_types: strings(&["aws_iam_*"]),

@@ -14,7 +14,7 @@ use crate::defaults;
 use crate::file::{self, PolicyError};
 use crate::ledger::{LedgerEntry, Oscillation, find_oscillation};
 use crate::rule::{Example, Rule, Subject};
-use crate::security::security_weakening;
+use crate::security::{iam_grant_to_existing_identity, security_weakening};
 
 /// Two actors setting a field back and forth within this window is an oscillation, by default.
 pub const DEFAULT_OSCILLATION_WINDOW_SECS: u64 = 48 * 3600;
@@ -156,6 +156,16 @@ impl Policy {
                     rule: defaults::SECURITY_WEAKENING.into(),
                     decision: DecisionKind::Escalate,
                     reason: format!("{reason}: security-weakening changes need a person"),
+                    owner: None,
+                });
+            }
+        }
+        if self.rules.iter().any(|r| r.name == defaults::IMMUTABLE_IAM) {
+            if let Some(reason) = iam_grant_to_existing_identity(&input.change_set.events) {
+                set_matches.push(RuleMatch {
+                    rule: defaults::IMMUTABLE_IAM.into(),
+                    decision: DecisionKind::Escalate,
+                    reason: format!("{reason}: who may do what changes only through reviewed code"),
                     owner: None,
                 });
             }

@@ -71,6 +71,31 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
     }
 }
 
+/// A permission granted to an IAM role, user or group that the change set did not create: who may do
+/// what changed for an identity that already exists, which a person decides (a new role with its
+/// policies is written into the code like any new resource).
+pub fn iam_grant_to_existing_identity(events: &[ApiEvent]) -> Option<String> {
+    let name_in = |e: &ApiEvent, key: &str| e.request.get(key).and_then(Value::as_str).map(str::to_string);
+    let created = |kind: &str, key: &str, name: &str| {
+        events.iter().any(|e| {
+            e.service() == "iam"
+                && e.name.strip_prefix("Create") == Some(kind)
+                && name_in(e, key).as_deref() == Some(name)
+        })
+    };
+    events.iter().filter(|e| e.service() == "iam").find_map(|e| {
+        let (kind, key) = match e.name.as_str() {
+            "AttachRolePolicy" | "PutRolePolicy" => ("Role", "roleName"),
+            "AttachUserPolicy" | "PutUserPolicy" | "AddUserToGroup" => ("User", "userName"),
+            "AttachGroupPolicy" | "PutGroupPolicy" => ("Group", "groupName"),
+            _ => return None,
+        };
+        let name = name_in(e, key).unwrap_or_else(|| "(unnamed)".into());
+        (!created(kind, key, &name))
+            .then(|| format!("{} grants permissions to the existing IAM {} {name}", e.raw_name, kind.to_lowercase()))
+    })
+}
+
 fn has_wildcard_action(doc: &str) -> bool {
     let Ok(value) = serde_json::from_str::<Value>(doc) else {
         let compact = doc.replace([' ', '\n'], "");

@@ -82,7 +82,10 @@ fn safe_defaults_with_no_policy_file() {
         (alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("10.0.0.0/8"), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
         (alice(), "s3.amazonaws.com", "PutPublicAccessBlock", json!({"PublicAccessBlockConfiguration": {"BlockPublicAcls": false}}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
         (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": wildcard}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
-        (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": narrow}), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
+        // A narrow policy granted to a role that already exists is still an IAM change for a person.
+        (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"roleName": "app", "policyDocument": narrow}), plain.clone(), DecisionKind::Escalate, "default:immutable-iam"),
+        (alice(), "iam.amazonaws.com", "AttachRolePolicy", json!({"roleName": "app", "policyArn": "arn:aws:iam::aws:policy/ReadOnlyAccess"}), plain.clone(), DecisionKind::Escalate, "default:immutable-iam"),
+        (alice(), "iam.amazonaws.com", "AddUserToGroup", json!({"userName": "bob", "groupName": "admins"}), plain.clone(), DecisionKind::Escalate, "default:immutable-iam"),
         (asg_service(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}), set("aws_autoscaling_group.x", "desired_capacity", json!(4)), DecisionKind::IgnoreChanges, "default:autoscaling-owns-desired-capacity"),
         (asg_service(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({"autoScalingGroupName": "web"}), set("aws_autoscaling_group.x", "max_size", json!(9)), DecisionKind::Reconcile, "default:reconcile"),
         // A person's change to a service-owned field is theirs to codify.
@@ -113,6 +116,28 @@ fn safe_defaults_with_no_policy_file() {
             DecisionKind::Reconcile => assert_eq!(out.plan, plan),
         }
     }
+}
+
+#[test]
+fn a_new_iam_role_with_its_policies_is_codified_a_grant_to_an_existing_one_is_not() {
+    let policy = Policy::defaults();
+    let attach = |role: &str| json!({"roleName": role, "policyArn": "arn:aws:iam::aws:policy/AWSLambdaBasicExecutionRole"});
+    let created = whole("aws_iam_role.new", Op::CreateResource { spec: BlockSpec::default(), import_id: "new".into() });
+    let mut cs = change_set(&alice(), "iam.amazonaws.com", "CreateRole", json!({"roleName": "new"}));
+    cs.events.extend(change_set(&alice(), "iam.amazonaws.com", "AttachRolePolicy", attach("new")).events);
+    let d = decide_with(&policy, &cs, &created, None, &[]).decision;
+    assert_eq!((d.kind, d.rule.as_str()), (DecisionKind::Reconcile, "default:reconcile"), "{d:#?}");
+
+    // The same burst also granting something to another, existing role: a person decides.
+    cs.events.extend(change_set(&alice(), "iam.amazonaws.com", "AttachRolePolicy", attach("prod-app")).events);
+    let d = decide_with(&policy, &cs, &created, None, &[]).decision;
+    assert_eq!((d.kind, d.rule.as_str()), (DecisionKind::Escalate, "default:immutable-iam"), "{d:#?}");
+    assert!(d.rationale.contains("existing IAM role prod-app"), "{}", d.rationale);
+
+    // Disabling the rule disables the check on the calls too.
+    let relaxed = Policy::from_toml("[settings]\ndisable_defaults = [\"default:immutable-iam\"]\n", "p.toml").unwrap();
+    let d = decide_with(&relaxed, &cs, &created, None, &[]).decision;
+    assert_eq!(d.kind, DecisionKind::Reconcile, "{d:#?}");
 }
 
 const POLICY: &str = r#"
