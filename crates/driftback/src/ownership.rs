@@ -13,7 +13,12 @@ use driftback_terraform::{Repo, State};
 
 use crate::pipeline::Outcome;
 
-/// Earlier changes of every field these change sets touch, within the policy's oscillation window.
+/// How many of a field's latest changes are read as its history. An oscillation shows in the latest
+/// changes; a field an autoscaler sets thousands of times a day costs no more than this to decide.
+pub const HISTORY_LIMIT: usize = 200;
+
+/// Earlier changes of every field these change sets touch, within the policy's oscillation window
+/// (the latest [`HISTORY_LIMIT`] of each).
 /// The fields are found by planning (pure and cheap); change sets that cannot be planned touch none.
 /// Changes recorded for these very change sets (an earlier attempt, cut short before its outcome was
 /// recorded) are not history: deciding again gives the same decision.
@@ -40,7 +45,7 @@ pub async fn load_history(
     let deciding: BTreeSet<&str> = change_sets.iter().map(|c| c.id.as_str()).collect();
     let mut history = Vec::new();
     for (address, path) in fields {
-        for c in store.field_history(&address, &path, earliest - window).await? {
+        for c in store.field_history(&address, &path, earliest - window, HISTORY_LIMIT).await? {
             if c.change_set_id.as_deref().is_some_and(|id| deciding.contains(id)) {
                 continue;
             }

@@ -334,7 +334,8 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
         assert!(decisions[0].decision.evidence.get("fields").is_some(), "{decisions:?}");
     }
     // The field changes are in the ownership ledger, and the web server's instance type has its owner.
-    let history = store.field_history("aws_instance.web", "instance_type", chrono::DateTime::UNIX_EPOCH).await.unwrap();
+    let history =
+        store.field_history("aws_instance.web", "instance_type", chrono::DateTime::UNIX_EPOCH, 100).await.unwrap();
     assert_eq!(history.len(), 1, "{history:?}");
     assert!(change_set_ids.contains(history[0].change_set_id.as_ref().unwrap()), "{history:?}");
     let owner = store.field_owner("aws_instance.web", "instance_type").await.unwrap();

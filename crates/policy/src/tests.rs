@@ -121,7 +121,8 @@ fn safe_defaults_with_no_policy_file() {
 #[test]
 fn a_new_iam_role_with_its_policies_is_codified_a_grant_to_an_existing_one_is_not() {
     let policy = Policy::defaults();
-    let attach = |role: &str| json!({"roleName": role, "policyArn": "arn:aws:iam::aws:policy/AWSLambdaBasicExecutionRole"});
+    let attach =
+        |role: &str| json!({"roleName": role, "policyArn": "arn:aws:iam::aws:policy/AWSLambdaBasicExecutionRole"});
     let created = whole("aws_iam_role.new", Op::CreateResource { spec: BlockSpec::default(), import_id: "new".into() });
     let mut cs = change_set(&alice(), "iam.amazonaws.com", "CreateRole", json!({"roleName": "new"}));
     cs.events.extend(change_set(&alice(), "iam.amazonaws.com", "AttachRolePolicy", attach("new")).events);

@@ -287,14 +287,16 @@ impl Store {
         dispatch!(self.record_field_changes(changes))
     }
 
-    /// Changes of one field at or after `since`, oldest first (for oscillation detection).
+    /// The latest `limit` changes of one field at or after `since`, oldest first (for oscillation
+    /// detection: bounded, so a field changed thousands of times costs no more than `limit`).
     pub async fn field_history(
         &self,
         address: &str,
         attribute_path: &str,
         since: DateTime<Utc>,
+        limit: usize,
     ) -> Result<Vec<FieldChange>, StoreError> {
-        dispatch!(self.field_history(address, attribute_path, since))
+        dispatch!(self.field_history(address, attribute_path, since, limit))
     }
 
     /// Sets the owner of a field by policy.

@@ -553,16 +553,20 @@ impl PgStore {
         address: &str,
         attribute_path: &str,
         since: DateTime<Utc>,
+        limit: usize,
     ) -> Result<Vec<FieldChange>, StoreError> {
-        let rows = sqlx::query(
+        let mut rows = sqlx::query(
             "SELECT address, attribute_path, actor, event_id, event_time, change_set_id FROM field_changes \
-             WHERE address = $1 AND attribute_path = $2 AND event_time >= $3 ORDER BY event_time, event_id",
+             WHERE address = $1 AND attribute_path = $2 AND event_time >= $3 \
+             ORDER BY event_time DESC, event_id DESC LIMIT $4",
         )
         .bind(address)
         .bind(attribute_path)
         .bind(since)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
+        rows.reverse();
         rows.iter()
             .map(|row| {
                 Ok(FieldChange {

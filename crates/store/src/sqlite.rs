@@ -512,16 +512,20 @@ impl SqliteStore {
         address: &str,
         attribute_path: &str,
         since: DateTime<Utc>,
+        limit: usize,
     ) -> Result<Vec<FieldChange>, StoreError> {
-        let rows = sqlx::query(
+        let mut rows = sqlx::query(
             "SELECT address, attribute_path, actor, event_id, event_time, change_set_id FROM field_changes \
-             WHERE address = ? AND attribute_path = ? AND event_time >= ? ORDER BY event_time, event_id",
+             WHERE address = ? AND attribute_path = ? AND event_time >= ? \
+             ORDER BY event_time DESC, event_id DESC LIMIT ?",
         )
         .bind(address.to_owned())
         .bind(attribute_path.to_owned())
         .bind(time::to_text(&since))
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
+        rows.reverse();
         rows.iter()
             .map(|row| {
                 Ok(FieldChange {

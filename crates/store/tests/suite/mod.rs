@@ -331,11 +331,14 @@ pub async fn field_ownership_ledger(f: Fixture) {
     let other = FieldChange { attribute_path: "max_size".into(), ..change("bob", "e4", 40) };
     assert_eq!(store.record_field_changes(&[other]).await.unwrap(), 1);
 
-    let all = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(0)).await.unwrap();
+    let all = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(0), 10).await.unwrap();
     assert_eq!(all, history);
-    let since = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(20)).await.unwrap();
+    let since = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(20), 10).await.unwrap();
     assert_eq!(since.iter().map(|c| c.event_id.as_str()).collect::<Vec<_>>(), ["e2", "e3"]);
-    assert!(store.field_history("aws_autoscaling_group.workers", "min_size", at(0)).await.unwrap().is_empty());
+    // Bounded: the latest changes, still oldest first.
+    let latest = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(0), 2).await.unwrap();
+    assert_eq!(latest.iter().map(|c| c.event_id.as_str()).collect::<Vec<_>>(), ["e2", "e3"]);
+    assert!(store.field_history("aws_autoscaling_group.workers", "min_size", at(0), 10).await.unwrap().is_empty());
 
     assert_eq!(store.field_owner("aws_autoscaling_group.workers", "desired_capacity").await.unwrap(), None);
     store.set_field_owner("aws_autoscaling_group.workers", "desired_capacity", "terraform", None).await.unwrap();
