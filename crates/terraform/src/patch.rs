@@ -216,7 +216,18 @@ fn set_value(
         (None, _) => true,
         (Some(_), None) => false,
     };
-    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| refused(format!("{path}: {e}")))?;
+    let computed =
+        found.as_ref().is_some_and(|(expr, tail, _)| tail.is_empty() && origin::refers_to_other_objects(expr));
+    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| {
+        if computed {
+            refused(format!(
+                "{path} is computed from other resources in the code; writing the new value as a literal would cut \
+                 those references, and no edit of its literal parts expresses the change"
+            ))
+        } else {
+            refused(format!("{path}: {e}"))
+        }
+    })?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
     write(repo, &chosen.file, chosen.text, applied);
     Ok(())

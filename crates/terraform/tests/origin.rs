@@ -222,3 +222,16 @@ fn a_module_whose_only_resource_is_deleted_loses_its_call() {
     assert!(text.contains("module \"orders\""));
     assert!(effective_config(&r, &addr("module.orders.aws_sqs_queue.this")).is_some());
 }
+
+#[test]
+fn a_value_computed_from_another_resource_is_not_overwritten_with_a_literal() {
+    let mut r = repo();
+    let before = r.text(Path::new("main.tf")).unwrap().to_string();
+    let err =
+        set(&mut r, "aws_cloudfront_distribution.site", "origin_bucket", json!("other.s3.amazonaws.com")).unwrap_err();
+    assert!(err.to_string().contains("computed from other resources"), "{err}");
+    assert_eq!(r.text(Path::new("main.tf")).unwrap(), before, "nothing written");
+    // A literal is still changed in place.
+    set(&mut r, "aws_s3_bucket_policy.data", "policy", json!("{\"Version\":\"2012-10-17\"}")).unwrap();
+    assert_eq!(value(&r, "aws_s3_bucket_policy.data", "policy"), Some(json!("{\"Version\":\"2012-10-17\"}")));
+}
