@@ -131,6 +131,9 @@ pub enum Convert {
     Number,
     Bool,
     String,
+    /// A JSON document given as text (a queue's redrive policy): where the code builds it with
+    /// `jsonencode({...})` from other resources, only the members that changed are edited.
+    Json,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

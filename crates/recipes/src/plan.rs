@@ -214,6 +214,12 @@ impl Planner<'_> {
             if self.resent_unchanged(address, config.as_ref(), &path, &value) {
                 continue;
             }
+            if rule.convert == Some(Convert::Json) {
+                if let Some(members) = self.json_members(address, config.as_ref(), &path, &value) {
+                    ops.extend(members);
+                    continue;
+                }
+            }
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
         }
         if let Some(rule) = &recipe.keyed_blocks {
@@ -435,6 +441,30 @@ impl Planner<'_> {
     /// APIs that take a whole configuration (`PutMetricAlarm`) re-send values that did not change.
     /// A value the configuration leaves unset and the state already holds is one of those: the
     /// provider's default, not drift.
+    /// For a JSON document the code computes from other resources (its effective value is symbolic,
+    /// like `jsonencode({ arn = aws_sqs_queue.dlq.arn, ... })`): one change per member that differs
+    /// between the state's document and the new one, so the references stay. `None` when the code
+    /// writes the document as plain text, or either document does not parse.
+    fn json_members(
+        &self,
+        address: &Address,
+        config: Option<&Value>,
+        path: &AttrPath,
+        value: &Value,
+    ) -> Option<Vec<Op>> {
+        let code = config.and_then(|c| value_at_path(c, path))?;
+        if !code.as_str().is_some_and(|s| s.starts_with("${jsonencode(")) {
+            return None;
+        }
+        let parse = |v: &Value| v.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok());
+        let new = parse(value)?;
+        let instance = self.state.get(address)?;
+        let old = parse(&value_at_path(&Value::Object(instance.attributes.clone()), path)?)?;
+        let mut ops = Vec::new();
+        json_diff(path, &old, &new, &mut ops);
+        Some(ops)
+    }
+
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
         if config.and_then(|c| value_at_path(c, path)).is_some() {
             return false;
@@ -583,6 +613,25 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+/// The changes that turn JSON document `old` into `new`, member by member (lists as a whole).
+fn json_diff(path: &AttrPath, old: &Value, new: &Value, ops: &mut Vec<Op>) {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (key, nv) in n {
+                match o.get(key) {
+                    Some(ov) => json_diff(&with_key(path, key), ov, nv, ops),
+                    None => ops.push(Op::Set { path: with_key(path, key), value: AttrValue::Literal(nv.clone()) }),
+                }
+            }
+            for key in o.keys().filter(|k| !n.contains_key(*k)) {
+                ops.push(Op::Remove { path: with_key(path, key) });
+            }
+        }
+        _ if driftback_terraform::patch::values_equal(old, new) => {}
+        _ => ops.push(Op::Set { path: path.clone(), value: AttrValue::Literal(new.clone()) }),
+    }
 }
 
 fn with_key(path: &AttrPath, key: &str) -> AttrPath {

@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 const MAIN: &str = r#"resource "aws_sqs_queue" "jobs" {
   name                       = "jobs"
   visibility_timeout_seconds = 30
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.dlq.arn
+    maxReceiveCount     = 5
+  })
 }
 
 resource "aws_dynamodb_table" "sessions" {
@@ -34,7 +38,8 @@ fn state() -> State {
     let text = json!({
         "version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
         "resources": [
-            resource("aws_sqs_queue", json!({"id": URL, "url": URL, "name": "jobs", "visibility_timeout_seconds": 30})),
+            resource("aws_sqs_queue", json!({"id": URL, "url": URL, "name": "jobs", "visibility_timeout_seconds": 30,
+                "redrive_policy": "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:123456789012:dlq\",\"maxReceiveCount\":5}"})),
             resource("aws_dynamodb_table", json!({"id": "sessions", "name": "sessions", "billing_mode": "PROVISIONED",
                                                   "read_capacity": 5, "write_capacity": 5})),
         ]
@@ -98,4 +103,20 @@ fn on_demand_billing_removes_the_provisioned_capacity() {
 
 fn ops_of(catalog: &Catalog, cs: &ChangeSet) -> Vec<Op> {
     ops(plan(catalog, cs, &state(), &repo()))
+}
+
+#[test]
+fn a_json_document_built_from_other_resources_changes_member_by_member() {
+    let catalog = Catalog::builtin();
+    let policy = r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:dlq","maxReceiveCount":3}"#;
+    let cs = change_set(
+        "sqs.amazonaws.com",
+        "SetQueueAttributes",
+        json!({"queueUrl": URL, "attributes": {"RedrivePolicy": policy}}),
+    );
+    let ops = ops_of(&catalog, &cs);
+    assert_eq!(ops.len(), 1, "{ops:?}");
+    let Op::Set { path, value } = &ops[0] else { panic!("{ops:?}") };
+    assert_eq!(path.to_string(), r#"redrive_policy["maxReceiveCount"]"#);
+    assert_eq!(value, &driftback_terraform::AttrValue::Literal(json!(3)));
 }

@@ -85,6 +85,13 @@ impl<'a> Tracer<'a> {
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
             }
+            // A member of a JSON document the code builds: edited in the object it is built from.
+            Expression::FuncCall(call) if call.name.name.as_str() == "jsonencode" && !tail.is_empty() => {
+                if let Some(arg) = call.args.iter().next() {
+                    let trail = format!("{trail} -> jsonencode");
+                    self.expr(site, file, arg, tail, change, &trail, depth + 1);
+                }
+            }
             Expression::FuncCall(call) if call.name.name.as_str() == "merge" && !tail.is_empty() => {
                 let args: Vec<&'a Expression> = call.args.iter().collect();
                 self.merge(site, file, &args, tail, change, trail, depth);
