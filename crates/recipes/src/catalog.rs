@@ -39,6 +39,10 @@ pub struct Recipe {
     /// Event path of the identifier (default: the change set's resource).
     #[serde(default)]
     pub key: Option<String>,
+    /// Event path of a list (or one object) of items that each change one resource: `key` and the
+    /// rules' paths are then read inside each item (`ModifySecurityGroupRules` on several rules).
+    #[serde(default)]
+    pub each: Option<String>,
     /// Use this recipe only when the state has a resource of this type whose attribute equals the identifier.
     #[serde(default)]
     pub if_state_has: Option<StateCondition>,
@@ -292,6 +296,9 @@ impl Catalog {
                     "`source` {:?} is not an AWS event source like `ec2.amazonaws.com`",
                     r.source
                 )));
+            }
+            if r.each.is_some() && r.key.is_none() {
+                return Err(invalid("`each` needs `key`: the identifier inside each item".into()));
             }
             if r.events.is_empty() || r.types.is_empty() {
                 return Err(invalid("`events` and `types` must not be empty".into()));

@@ -109,6 +109,31 @@ impl Planner<'_> {
         }
         let mut last_missing = None;
         for recipe in &recipes {
+            if let (Some(each), Some(key)) = (&recipe.each, &recipe.key) {
+                let items = event_value(event, each).map(|v| as_list(&v)).unwrap_or_default();
+                if items.is_empty() {
+                    continue;
+                }
+                // Every item's resource must be known before anything is planned: all or nothing.
+                let mut planned = Vec::new();
+                for item in items {
+                    let sub = ApiEvent { request: item, ..event.clone() };
+                    let Some(Value::String(id)) = event_value(&sub, key) else {
+                        return Err(PlanError::NoResource { name: event.raw_name.clone() });
+                    };
+                    match self.target(recipe, &id, &sub)? {
+                        Target::Found(address) => {
+                            let ops = self.ops(recipe, &sub, &address)?;
+                            planned.push((address, ops));
+                        }
+                        Target::Missing(id) => return Err(PlanError::NotManaged { id, name: event.raw_name.clone() }),
+                    }
+                }
+                for (address, ops) in planned {
+                    self.push(address, ops, &recipe.id, false);
+                }
+                return Ok(());
+            }
             let id = match &recipe.key {
                 Some(key) => match event_value(event, key) {
                     Some(Value::String(s)) => s,
@@ -466,7 +491,10 @@ impl Planner<'_> {
     }
 
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
-        if config.and_then(|c| value_at_path(c, path)).is_some() {
+        // Set in the code: unchanged only when the code computes it from another resource (a
+        // reference the evaluator leaves symbolic) and the state says that is the value sent.
+        let code = config.and_then(|c| value_at_path(c, path));
+        if code.as_ref().is_some_and(|v| !v.as_str().is_some_and(|s| s.starts_with("${"))) {
             return false;
         }
         let Some(instance) = self.state.get(address) else { return false };
@@ -665,8 +693,8 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
     let mut out: Vec<(String, Value)> = attrs
         .iter()
         .filter_map(|(attr, from)| {
-            let from = from.as_str()?;
-            let value = value_at(item, from)?;
+            // `a | b`: the first of several paths that has a value.
+            let value = from.as_str()?.split('|').find_map(|from| value_at(item, from.trim()))?;
             Some((attr.clone(), value))
         })
         .collect();
