@@ -7,7 +7,7 @@ use hcl_edit::Span;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use driftback_events::{ChangeSet, resource_ids};
+use driftback_events::{ChangeSet, is_transport_key, resource_ids};
 use driftback_terraform::{Address, Repo, State};
 
 use crate::kb::PastReconciliation;
@@ -44,12 +44,6 @@ local, module input).
 schedule, remediation, experiment, unknown) and your confidence from 0 to 1.
 - Call escalate with the reason when the change should not be codified, is ambiguous, or the tools \
 cannot express it.";
-
-/// Keys that carry transport detail, never configuration.
-pub fn is_noise_key(key: &str) -> bool {
-    matches!(key, "Host" | "host" | "xmlns" | "requestId" | "_return" | "clientToken" | "ClientToken" | "DryRun")
-        || key.starts_with("x-amz-")
-}
 
 /// One call in the trace summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,7 +112,7 @@ pub fn compact(value: &Value) -> Option<Value> {
         Value::Object(map) => {
             let out: Map<String, Value> = map
                 .iter()
-                .filter(|(k, _)| !is_noise_key(k))
+                .filter(|(k, _)| !is_transport_key(k))
                 .filter_map(|(k, v)| compact(v).map(|v| (k.clone(), v)))
                 .collect();
             (!out.is_empty()).then_some(Value::Object(out))
@@ -151,6 +145,27 @@ pub struct LocatedResource {
 /// The resources the change set's identifiers name: by `id` or `arn`, else by any top-level
 /// attribute that equals the identifier (bucket and function names).
 pub fn locate(change_set: &ChangeSet, state: &State, repo: &Repo) -> Vec<LocatedResource> {
+    located_addresses(change_set, state)
+        .into_iter()
+        .map(|(address, cloud_id)| {
+            let (at, block) = match block_text(repo, &address) {
+                Some((at, text)) => (Some(at), Some(cut(&text, MAX_BLOCK))),
+                None => (None, None),
+            };
+            LocatedResource { address: address.to_string(), cloud_id, at, block }
+        })
+        .collect()
+}
+
+/// The Terraform resource type of the first resource [`locate`] finds: the type a change set's
+/// signature names. `None` when the state knows none of its identifiers (a new resource).
+pub fn located_type(change_set: &ChangeSet, state: &State) -> Option<String> {
+    located_addresses(change_set, state).into_iter().next().map(|(address, _)| address.rtype)
+}
+
+/// The addresses [`locate`] finds, each with the cloud identifier it was found by, at most
+/// `MAX_RESOURCES`.
+fn located_addresses(change_set: &ChangeSet, state: &State) -> Vec<(Address, String)> {
     let mut ids: Vec<String> = change_set.resource_id.iter().cloned().collect();
     for event in &change_set.events {
         for id in resource_ids(event) {
@@ -159,7 +174,7 @@ pub fn locate(change_set: &ChangeSet, state: &State, repo: &Repo) -> Vec<Located
             }
         }
     }
-    let mut out: Vec<LocatedResource> = Vec::new();
+    let mut out: Vec<(Address, String)> = Vec::new();
     for id in ids {
         let mut found: Vec<Address> = state.find(&id, &[], &[]).iter().map(|i| i.address.clone()).collect();
         if found.is_empty() {
@@ -174,14 +189,10 @@ pub fn locate(change_set: &ChangeSet, state: &State, repo: &Repo) -> Vec<Located
             if out.len() >= MAX_RESOURCES {
                 return out;
             }
-            if out.iter().any(|r| r.address == address.to_string()) {
+            if out.iter().any(|(a, _)| *a == address) {
                 continue;
             }
-            let (at, block) = match block_text(repo, &address) {
-                Some((at, text)) => (Some(at), Some(cut(&text, MAX_BLOCK))),
-                None => (None, None),
-            };
-            out.push(LocatedResource { address: address.to_string(), cloud_id: id.clone(), at, block });
+            out.push((address, id.clone()));
         }
     }
     out
@@ -234,7 +245,7 @@ pub fn first_prompt(
         .iter()
         .map(|p| {
             serde_json::json!({
-                "calls": p.signature.text(),
+                "signature": p.signature.text(),
                 "outcome": p.outcome,
                 "planned_by": p.planned_by,
                 "patch": cut(&p.patch, MAX_PATCH),

@@ -1,108 +1,35 @@
 //! What the agent needs from the knowledge base, and an in-memory implementation of it.
 
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use driftback_embed::ChangeSignature;
 use driftback_events::ChangeSet;
 use driftback_recipes::Recipe;
+use driftback_terraform::State;
 
-use crate::context::is_noise_key;
+use crate::context::located_type;
 
 /// A knowledge-base failure; the caller logs it and goes on without the knowledge base's help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("knowledge base: {0}")]
 pub struct KbError(pub String);
 
-/// What makes two change sets alike: the calls, the resource type, and the request's parameter names
-/// (never their values).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Signature {
-    /// `service:EventName`, sorted, deduplicated.
-    pub calls: Vec<String>,
-    pub resource_type: Option<String>,
-    /// Request parameter paths, list positions written `[*]`, sorted, deduplicated.
-    pub parameters: Vec<String>,
-}
-
-impl Signature {
-    pub fn of(change_set: &ChangeSet, resource_type: Option<&str>) -> Signature {
-        let mut calls = BTreeSet::new();
-        let mut parameters = BTreeSet::new();
-        for event in &change_set.events {
-            calls.insert(format!("{}:{}", event.service(), event.name));
-            leaf_paths(&event.request, String::new(), &mut parameters);
-        }
-        Signature {
-            calls: calls.into_iter().collect(),
-            resource_type: resource_type.map(str::to_string),
-            parameters: parameters.into_iter().collect(),
-        }
-    }
-
-    /// One line, for embeddings and for people: `ec2:ModifyVpcAttribute on aws_vpc (enableDnsHostnames.value, vpcId)`.
-    pub fn text(&self) -> String {
-        format!(
-            "{} on {} ({})",
-            self.calls.join(" "),
-            self.resource_type.as_deref().unwrap_or("an unknown resource"),
-            self.parameters.join(", ")
-        )
-    }
-
-    /// Jaccard similarity of the calls, type and parameter names; calls weigh double.
-    pub fn similarity(&self, other: &Signature) -> f64 {
-        let tokens = |s: &Signature| -> BTreeSet<String> {
-            let mut t = BTreeSet::new();
-            for c in &s.calls {
-                t.insert(format!("call:{c}"));
-                t.insert(format!("call2:{c}"));
-            }
-            if let Some(r) = &s.resource_type {
-                t.insert(format!("type:{r}"));
-            }
-            t.extend(s.parameters.iter().map(|p| format!("param:{p}")));
-            t
-        };
-        let (a, b) = (tokens(self), tokens(other));
-        let union = a.union(&b).count();
-        if union == 0 { 0.0 } else { a.intersection(&b).count() as f64 / union as f64 }
-    }
-}
-
-fn leaf_paths(value: &Value, prefix: String, out: &mut BTreeSet<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                if is_noise_key(k) {
-                    continue;
-                }
-                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                leaf_paths(v, p, out);
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                leaf_paths(item, format!("{prefix}[*]"), out);
-            }
-        }
-        Value::Null => {}
-        _ => {
-            if !prefix.is_empty() {
-                out.insert(prefix);
-            }
-        }
-    }
+/// The signature the knowledge base files `change_set` under, and searches it by: its calls and
+/// parameters, and the type of the resource the state locates it on. Everything that records or
+/// looks up knowledge for a change set (the agent, learning, the pipeline, `kb search --event`)
+/// calls this, so what is stored and what is searched for cannot drift apart.
+pub fn signature(change_set: &ChangeSet, state: &State) -> ChangeSignature {
+    ChangeSignature::of(change_set, located_type(change_set, state).as_deref())
 }
 
 /// One reconciliation as the knowledge base remembers it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PastReconciliation {
     pub change_set_id: String,
-    pub signature: Signature,
+    pub signature: ChangeSignature,
     /// The compact trace summary (one line per call).
     pub summary: String,
     /// What was changed, as a short diff.
@@ -119,7 +46,7 @@ pub struct PastReconciliation {
 pub struct LearnedRecipe {
     pub recipe: Recipe,
     /// The kind of change it was learned from.
-    pub signature: Signature,
+    pub signature: ChangeSignature,
     /// The change set it was learned from.
     pub learned_from: String,
     pub uses: u32,
@@ -147,7 +74,7 @@ pub trait KnowledgeBase: Send + Sync {
     /// The past reconciliations most like `signature`, best first.
     fn similar(
         &self,
-        signature: &Signature,
+        signature: &ChangeSignature,
         limit: usize,
     ) -> impl Future<Output = Result<Vec<PastReconciliation>, KbError>> + Send;
     /// Remember a reconciliation (by recipe or by the agent) for later searches.
@@ -193,7 +120,7 @@ impl InMemoryKnowledgeBase {
 }
 
 impl KnowledgeBase for InMemoryKnowledgeBase {
-    async fn similar(&self, signature: &Signature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
+    async fn similar(&self, signature: &ChangeSignature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
         let past = self.past.lock().map_err(|e| KbError(e.to_string()))?;
         let mut scored: Vec<(f64, &PastReconciliation)> =
             past.iter().map(|p| (p.signature.similarity(signature), p)).filter(|(s, _)| *s > 0.0).collect();

@@ -7,7 +7,7 @@ use driftback_events::{ApiEvent, ChangeSet};
 use driftback_recipes::{Catalog, Plan, Recipe};
 use driftback_terraform::{AttrValue, Op, Repo, Seg, State};
 
-use crate::kb::{KbError, KnowledgeBase, LearnedRecipe, RecipeUse, Signature};
+use crate::kb::{KbError, KnowledgeBase, LearnedRecipe, RecipeUse, signature};
 use crate::validate::spells;
 
 /// What [`learn`] did: the recipe it stored, or why there is none.
@@ -31,10 +31,9 @@ pub async fn learn<K: KnowledgeBase>(
         Ok(recipe) => recipe,
         Err(why) => return Ok(Learned::NotGeneralised(why)),
     };
-    let rtype = plan.changes.first().map(|c| c.address.rtype.as_str());
     let learned = LearnedRecipe {
         recipe,
-        signature: Signature::of(change_set, rtype),
+        signature: signature(change_set, state),
         learned_from: change_set.id.clone(),
         uses: 0,
         successes: 0,
@@ -250,7 +249,7 @@ fn walk(value: &Value, prefix: String, visit: &mut dyn FnMut(&str, &Value)) {
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                if crate::context::is_noise_key(k) {
+                if driftback_events::is_transport_key(k) {
                     continue;
                 }
                 walk(v, if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, visit);

@@ -29,7 +29,7 @@ mod tools;
 mod validate;
 
 pub use kb::{
-    InMemoryKnowledgeBase, KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, Signature, count_use,
+    InMemoryKnowledgeBase, KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, count_use, signature,
 };
 pub use learn::{Learned, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml};
 pub use llm::LlmError;

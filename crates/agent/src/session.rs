@@ -17,7 +17,7 @@ use driftback_recipes::Plan;
 use driftback_terraform::{Repo, State};
 
 use crate::context::{count_tokens, first_prompt, locate};
-use crate::kb::{KnowledgeBase, Signature};
+use crate::kb::{KnowledgeBase, signature};
 use crate::llm::Llm;
 use crate::settings::Settings;
 use crate::tools::{Step, ToolError, Workspace, tool_definitions};
@@ -102,9 +102,7 @@ pub async fn reconcile<K: KnowledgeBase>(
     why: &str,
 ) -> AgentOutcome {
     let located = locate(change_set, state, repo);
-    let resource_type = located.first().and_then(|r| r.address.rsplit('.').nth(1).map(str::to_string));
-    let signature = Signature::of(change_set, resource_type.as_deref());
-    let similar = match kb.similar(&signature, settings.similar).await {
+    let similar = match kb.similar(&signature(change_set, state), settings.similar).await {
         Ok(found) => found,
         Err(e) => {
             tracing::warn!(error = %e, "no similar reconciliations for the prompt");

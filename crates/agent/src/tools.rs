@@ -6,13 +6,14 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use driftback_embed::ChangeSignature;
 use driftback_events::ChangeSet;
 use driftback_recipes::{Plan, ResourceChange};
 use driftback_terraform::render::is_identifier;
 use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg, State};
 
 use crate::context::{block_text, cut};
-use crate::kb::{KnowledgeBase, Signature};
+use crate::kb::{KnowledgeBase, signature};
 use crate::session::{Finish, Intent, Motivation};
 use crate::validate::{Validation, validate};
 
@@ -337,7 +338,11 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
     }
 
     async fn search_kb(&self, a: SearchKb) -> Result<String, ToolError> {
-        let signature = Signature::of(self.change_set, a.resource_type.as_deref());
+        // The model may compare with another resource type than the one the state locates.
+        let signature = match &a.resource_type {
+            Some(rtype) => ChangeSignature::of(self.change_set, Some(rtype)),
+            None => signature(self.change_set, self.state),
+        };
         let limit = a.limit.unwrap_or(3).clamp(1, 5);
         let found = self.kb.similar(&signature, limit).await.map_err(|e| ToolError::Refused(e.to_string()))?;
         if found.is_empty() {
@@ -345,7 +350,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
         }
         let shown: Vec<Value> = found
             .iter()
-            .map(|p| json!({"calls": p.signature.text(), "outcome": p.outcome, "planned_by": p.planned_by, "patch": cut(&p.patch, 1_200)}))
+            .map(|p| json!({"signature": p.signature.text(), "outcome": p.outcome, "planned_by": p.planned_by, "patch": cut(&p.patch, 1_200)}))
             .collect();
         Ok(serde_json::to_string(&shown).unwrap_or_default())
     }

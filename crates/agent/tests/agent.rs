@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use driftback_agent::context::{DATA_BEGIN, DATA_END};
 use driftback_agent::scripted::{Reply, ScriptedModel};
 use driftback_agent::{
-    AgentOutcome, AgentResult, InMemoryKnowledgeBase, KnowledgeBase, Learned, RecipeUse, Settings, learn,
-    learned_catalog, reconcile, validate,
+    AgentOutcome, AgentResult, InMemoryKnowledgeBase, KnowledgeBase, Learned, PastReconciliation, RecipeUse, Settings,
+    learn, learned_catalog, reconcile, signature, validate,
 };
 use driftback_events::{ChangeSet, GroupConfig, group, normalize};
 use driftback_recipes::{Catalog, Plan, PlanError};
@@ -366,4 +366,65 @@ async fn a_learned_recipe_replaces_the_llm_on_a_similar_change_until_it_is_demot
     assert!(recipes[0].demoted.as_deref().unwrap().contains("#7"));
     let catalog = learned_catalog(&Catalog::builtin(), &recipes);
     assert!(matches!(driftback_recipes::plan(&catalog, &second, &state(), &repo()), Err(PlanError::NoRecipe { .. })));
+}
+
+#[tokio::test]
+async fn a_past_reconciliation_of_the_same_kind_reaches_the_next_prompt_and_search_kb() {
+    let kb = InMemoryKnowledgeBase::new();
+    let first = change_set(&[public_on("subnet-111")]);
+    let recorded = signature(&first, &state());
+    assert_eq!(recorded.resource_type.as_deref(), Some("aws_subnet"), "the state locates the subnet");
+    kb.record_reconciliation(&PastReconciliation {
+        change_set_id: first.id.clone(),
+        signature: recorded.clone(),
+        summary: "ModifySubnetAttribute".into(),
+        patch: "+ map_public_ip_on_launch = true".into(),
+        outcome: "reconciled".into(),
+        planned_by: "agent".into(),
+        tokens: 10,
+    })
+    .await
+    .unwrap();
+    let unrelated = change_set(&[record(
+        "ev-t",
+        3,
+        "CreateTags",
+        json!({"resourcesSet": {"items": [{"resourceId": "subnet-111"}]}}),
+    )]);
+    kb.record_reconciliation(&PastReconciliation {
+        change_set_id: unrelated.id.clone(),
+        signature: signature(&unrelated, &state()),
+        summary: "CreateTags".into(),
+        patch: "+ tags".into(),
+        outcome: "reconciled".into(),
+        planned_by: "agent".into(),
+        tokens: 10,
+    })
+    .await
+    .unwrap();
+
+    // The same kind of change on the other subnet has the same signature: found first, in the
+    // first prompt and through the search_kb tool.
+    let second = change_set(&[public_on("subnet-222")]);
+    assert_eq!(signature(&second, &state()), recorded);
+    let mut script = vec![Reply::call("search_kb", json!({}))];
+    script.extend(public_script("aws_subnet.other"));
+    let model = ScriptedModel::start(script);
+    let outcome = run(&model, &settings(&model), &kb, &second).await;
+    assert!(matches!(outcome.result, AgentResult::Reconciled { .. }), "{:?}", outcome.result);
+    let prompt = user_prompt(&model);
+    let begin = prompt.find(DATA_BEGIN).unwrap() + DATA_BEGIN.len();
+    let data: Value = serde_json::from_str(prompt[begin..prompt.rfind(DATA_END).unwrap()].trim()).unwrap();
+    let similar = &data["similar_past_reconciliations"];
+    assert_eq!(similar[0]["signature"], recorded.text(), "{similar:#}");
+    assert_eq!(similar[0]["patch"], "+ map_public_ip_on_launch = true");
+    let tool_answer = model.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .unwrap();
+    let found: Value = serde_json::from_str(&tool_answer).unwrap();
+    assert_eq!(found[0]["signature"], recorded.text(), "{found:#}");
 }

@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use driftback_agent::{
     AgentResult, Finish, InMemoryKnowledgeBase, KbError, KnowledgeBase, Learned, LearnedRecipe, PastReconciliation,
-    RecipeUse, Settings, Signature, TokenUsage, context, learned_catalog, validate,
+    RecipeUse, Settings, TokenUsage, context, learned_catalog, signature, validate,
 };
+use driftback_embed::ChangeSignature;
 use driftback_events::ChangeSet;
 use driftback_policy::{LedgerEntry, Policy};
 use driftback_recipes::{Catalog, Plan, PlanError};
@@ -44,7 +45,7 @@ pub enum Knowledge {
 }
 
 impl KnowledgeBase for Knowledge {
-    async fn similar(&self, signature: &Signature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
+    async fn similar(&self, signature: &ChangeSignature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
         match self {
             Knowledge::Memory(kb) => kb.similar(signature, limit).await,
             Knowledge::Store(kb) => kb.similar(signature, limit).await,
@@ -200,10 +201,9 @@ impl AgentStage {
                 }
             }
             let tokens = outcome.agent.as_ref().map(|a| a.usage.total()).unwrap_or(0);
-            let resource_type = outcome.addresses.first().and_then(|a| a.rsplit('.').nth(1).map(str::to_string));
             let past = PastReconciliation {
                 change_set_id: change_set.id.clone(),
-                signature: Signature::of(change_set, resource_type.as_deref()),
+                signature: signature(change_set, state),
                 summary: trace_text(change_set),
                 patch: driftback_agent::diff_summary(repo, &after),
                 outcome: "reconciled".into(),

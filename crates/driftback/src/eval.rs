@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use driftback_events::{Disposition, FilterConfig, GroupConfig, classify, group, read_file};
 use driftback_recipes::Catalog;
-use driftback_terraform::eval::{effective_config, value_at_path};
+use driftback_terraform::eval::{effective_config, effective_config_resolved, value_at_path};
 use driftback_terraform::patch::values_equal;
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
@@ -285,7 +285,9 @@ fn judge(
             Ok(p) => p,
             Err(e) => return Some(e),
         };
-        let Some(config) = effective_config(after, &address) else {
+        // References to other resources compare by what the state says they are, as in `terraform plan`.
+        let known = state.known_values(&address.module);
+        let Some(config) = effective_config_resolved(after, &address, &known) else {
             return Some(format!("{} is not in the configuration{}", a.address, why_not()));
         };
         let got = value_at_path(&config, &path);

@@ -7,12 +7,13 @@ use anyhow::{Context, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
-use driftback_agent::Signature;
 use driftback_embed::{EmbedConfig, Embedder};
 use driftback_events::{Disposition, classify, group, read_file};
 use driftback_store::{EmbedderSpec, SimilarEntry, Store};
+use driftback_terraform::State;
 
 use crate::config::{Config, StoreConfig};
+use crate::kb_store::embedding_text;
 
 /// Texts per embedding request while re-embedding.
 const REEMBED_BATCH: usize = 128;
@@ -54,7 +55,8 @@ pub enum KbCommand {
     ///
     /// With TEXT, the text is embedded as it is (words like "instance type" find signatures that
     /// contain them). With --event FILE, the file's changes are grouped into change sets as
-    /// `reconcile` would, and each change set's signature is searched.
+    /// `reconcile` would, and each change set's signature is searched: the same signature the
+    /// agent stores, with the resource type located in the Terraform state (--state).
     Search(SearchArgs),
     /// Counts: events, drops by reason, change sets, the work queue, knowledge, tokens, embedder.
     Stats,
@@ -87,6 +89,11 @@ pub struct SearchArgs {
     /// CloudTrail records (same formats as `reconcile --events`): search for each change set in it.
     #[arg(long, value_name = "FILE")]
     pub event: Option<PathBuf>,
+    /// The Terraform state that locates each change set's resource type, as `reconcile` does
+    /// [default: terraform.tfstate in --repo, when there is one; without a state, signatures
+    /// have no resource type].
+    #[arg(long, value_name = "FILE", requires = "event")]
+    pub state: Option<PathBuf>,
     /// How many entries to show.
     #[arg(short = 'k', long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub limit: u16,
@@ -121,7 +128,7 @@ async fn run_async(config: &Config, args: &Args) -> anyhow::Result<()> {
     }
     let store = open_store(&store_config, &args.repo).await?;
     let result = match &args.command {
-        KbCommand::Search(search) => run_search(config, &store, search, args.json).await,
+        KbCommand::Search(search) => run_search(config, &store, search, &args.repo, args.json).await,
         KbCommand::Stats => run_stats(config, &store, args.json).await,
         KbCommand::Show { id } => run_show(&store, *id, args.json).await,
         KbCommand::Reembed => run_reembed(config, &store, args.json).await,
@@ -131,11 +138,11 @@ async fn run_async(config: &Config, args: &Args) -> anyhow::Result<()> {
     result
 }
 
-async fn run_search(config: &Config, store: &Store, args: &SearchArgs, json: bool) -> anyhow::Result<()> {
+async fn run_search(config: &Config, store: &Store, args: &SearchArgs, repo: &Path, json: bool) -> anyhow::Result<()> {
     let (embedder, spec) = embedder(&config.embed)?;
     let queries = match (&args.text, &args.event) {
         (Some(text), _) => vec![text.clone()],
-        (None, Some(path)) => event_signatures(config, path)?,
+        (None, Some(path)) => event_signatures(config, path, &search_state(args.state.as_deref(), repo)?)?,
         (None, None) => bail!("give a TEXT to search for, or --event FILE"),
     };
     let mut results = Vec::with_capacity(queries.len());
@@ -173,9 +180,31 @@ async fn run_search(config: &Config, store: &Store, args: &SearchArgs, json: boo
     Ok(())
 }
 
-/// The signature text of each change set in a CloudTrail file, as `reconcile` would group it and
-/// as the agent embeds it when it learns (no resource type: the file alone does not locate one).
-fn event_signatures(config: &Config, path: &Path) -> anyhow::Result<Vec<String>> {
+/// The Terraform state `kb search --event` locates resource types in: `--state FILE` (which must
+/// read), else `terraform.tfstate` in the repository when it exists, else an empty state.
+fn search_state(given: Option<&Path>, repo: &Path) -> anyhow::Result<State> {
+    let path = match given {
+        Some(path) => path.to_path_buf(),
+        None => {
+            let default = repo.join("terraform.tfstate");
+            if !default.is_file() {
+                eprintln!(
+                    "note: no Terraform state at {}: the signatures searched have no resource type (pass --state FILE)",
+                    default.display()
+                );
+                return Ok(State::default());
+            }
+            default
+        }
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", path.display()))?;
+    Ok(State::parse(&text, &path.display().to_string())?)
+}
+
+/// The signature text of each change set in a CloudTrail file, grouped as `reconcile` groups it
+/// and signed as the agent signs what it stores ([`driftback_agent::signature`]).
+fn event_signatures(config: &Config, path: &Path, state: &State) -> anyhow::Result<Vec<String>> {
     let batch = read_file(path)?;
     for bad in &batch.bad {
         eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
@@ -192,16 +221,7 @@ fn event_signatures(config: &Config, path: &Path) -> anyhow::Result<Vec<String>>
             path.display()
         );
     }
-    Ok(group(kept, &config.group).iter().map(|cs| Signature::of(cs, None).text()).collect())
-}
-
-/// The text an entry's vector was computed from: the agent stores its `Signature` as JSON and
-/// embeds `Signature::text()`; any other signature is embedded as stored.
-fn embedding_text(stored_signature: &str) -> String {
-    match serde_json::from_str::<Signature>(stored_signature) {
-        Ok(signature) => signature.text(),
-        Err(_) => stored_signature.to_owned(),
-    }
+    Ok(group(kept, &config.group).iter().map(|cs| driftback_agent::signature(cs, state).text()).collect())
 }
 
 fn first_line(s: &str) -> &str {
@@ -302,18 +322,6 @@ async fn run_reembed(config: &Config, store: &Store, json: bool) -> anyhow::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn agent_signatures_are_embedded_by_their_text() {
-        let signature = Signature {
-            calls: vec!["ec2:ModifyVpcAttribute".into()],
-            resource_type: Some("aws_vpc".into()),
-            parameters: vec!["enableDnsHostnames.value".into()],
-        };
-        let stored = serde_json::to_string(&signature).unwrap();
-        assert_eq!(embedding_text(&stored), signature.text());
-        assert_eq!(embedding_text("service:ec2 api:RunInstances"), "service:ec2 api:RunInstances");
-    }
 
     #[test]
     fn the_url_wins_over_the_sqlite_path() {

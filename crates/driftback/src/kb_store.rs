@@ -1,8 +1,13 @@
 //! The agent's knowledge base over the store: one knowledge entry per kind of change (its
 //! signature), with the patch that reconciled it and, once learned, its recipe.
+//!
+//! An entry is keyed by its signature's canonical text, which is also the text embedded. Entries
+//! stored by driftback before the signature types were unified are keyed by a JSON object; they
+//! are read as signatures all the same ([`ChangeSignature::from_stored`]), and
+//! [`embedding_text`] gives the canonical text their vectors are (re)computed from.
 
-use driftback_agent::{KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, Signature, recipe_toml};
-use driftback_embed::Embedder;
+use driftback_agent::{KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, recipe_toml};
+use driftback_embed::{ChangeSignature, Embedder};
 use driftback_recipes::Catalog;
 use driftback_store::{EmbedderSpec, KnowledgeEntry, NewKnowledge, Store};
 
@@ -18,7 +23,7 @@ impl StoreKnowledgeBase {
         StoreKnowledgeBase { store, embedder, spec }
     }
 
-    async fn embed(&self, signature: &Signature) -> Result<Vec<f32>, KbError> {
+    async fn embed(&self, signature: &ChangeSignature) -> Result<Vec<f32>, KbError> {
         self.embedder.embed_one(&signature.text()).await.map_err(|e| KbError(e.to_string()))
     }
 
@@ -38,7 +43,7 @@ fn learned(entry: &KnowledgeEntry) -> Option<LearnedRecipe> {
     let recipe = Catalog::from_toml(text, &format!("knowledge entry {}", entry.id)).ok()?.recipes.into_iter().next()?;
     Some(LearnedRecipe {
         recipe,
-        signature: serde_json::from_str(&entry.signature).unwrap_or_default(),
+        signature: ChangeSignature::from_stored(&entry.signature).unwrap_or_default(),
         learned_from: entry.change_set_id.clone().unwrap_or_default(),
         uses: entry.uses as u32,
         successes: entry.successes as u32,
@@ -47,19 +52,29 @@ fn learned(entry: &KnowledgeEntry) -> Option<LearnedRecipe> {
     })
 }
 
-fn key(signature: &Signature) -> String {
-    serde_json::to_string(signature).unwrap_or_default()
+/// The key an entry is stored under: the signature's canonical text.
+fn key(signature: &ChangeSignature) -> String {
+    signature.text()
+}
+
+/// The text a stored entry's vector is computed from: its signature's canonical text, whichever
+/// form the signature was stored in; a key that is no signature (written by other tools) as it is.
+pub fn embedding_text(stored_signature: &str) -> String {
+    match ChangeSignature::from_stored(stored_signature) {
+        Ok(signature) => signature.text(),
+        Err(_) => stored_signature.to_owned(),
+    }
 }
 
 impl KnowledgeBase for StoreKnowledgeBase {
-    async fn similar(&self, signature: &Signature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
+    async fn similar(&self, signature: &ChangeSignature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
         let found =
             self.store.similar_knowledge(&self.spec, &self.embed(signature).await?, limit).await.map_err(kb_error)?;
         Ok(found
             .into_iter()
             .filter(|s| s.similarity > 0.0)
             .filter_map(|s| {
-                let signature = serde_json::from_str(&s.entry.signature).ok()?;
+                let signature = ChangeSignature::from_stored(&s.entry.signature).ok()?;
                 Some(PastReconciliation {
                     change_set_id: s.entry.change_set_id.clone().unwrap_or_default(),
                     signature,
@@ -122,5 +137,84 @@ impl KnowledgeBase for StoreKnowledgeBase {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key and the text its vector was computed from, as driftback stored them before the
+    /// signature types were unified.
+    const LEGACY_KEY: &str = r#"{"calls":["ec2:ModifyVpcAttribute"],"resource_type":"aws_vpc","parameters":["enableDnsHostnames.value","vpcId"]}"#;
+    const LEGACY_EMBEDDED: &str = "ec2:ModifyVpcAttribute on aws_vpc (enableDnsHostnames.value, vpcId)";
+
+    const DNS_HOSTNAMES: &str = "service:ec2 api:ModifyVpcAttribute call:ec2:ModifyVpcAttribute type:aws_vpc \
+                                 param:enableDnsHostnames.value=bool param:vpcId=id";
+
+    #[test]
+    fn every_stored_form_is_embedded_by_its_canonical_text() {
+        let signature: ChangeSignature = DNS_HOSTNAMES.parse().unwrap();
+        assert_eq!(embedding_text(&key(&signature)), signature.text());
+        assert_eq!(
+            embedding_text(LEGACY_KEY),
+            "service:ec2 api:ModifyVpcAttribute call:ec2:ModifyVpcAttribute type:aws_vpc \
+             param:enableDnsHostnames.value param:vpcId"
+        );
+        assert_eq!(embedding_text("instance type changes"), "instance type changes");
+    }
+
+    fn past(id: &str, signature: &ChangeSignature) -> PastReconciliation {
+        PastReconciliation {
+            change_set_id: id.into(),
+            signature: signature.clone(),
+            summary: format!("summary of {id}"),
+            patch: format!("patch of {id}"),
+            outcome: "reconciled".into(),
+            planned_by: "agent".into(),
+            tokens: 5,
+        }
+    }
+
+    #[tokio::test]
+    async fn recorded_knowledge_is_found_by_its_signature_and_legacy_entries_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_sqlite(&dir.path().join("kb.sqlite")).await.unwrap();
+        let embedder = Embedder::from_config(&driftback_embed::EmbedConfig::default()).unwrap();
+        let spec = EmbedderSpec { name: embedder.name(), dimension: embedder.dimension() };
+        // An entry the previous version wrote.
+        let legacy = NewKnowledge {
+            signature: LEGACY_KEY.into(),
+            summary: "legacy".into(),
+            embedding: embedder.embed_one(LEGACY_EMBEDDED).await.unwrap(),
+            patch_diff: Some("legacy patch".into()),
+            recipe_toml: None,
+            change_set_id: Some("cs-legacy".into()),
+        };
+        store.upsert_knowledge(&spec, &legacy).await.unwrap();
+        let kb = StoreKnowledgeBase::new(store.clone(), embedder, spec);
+
+        let dns: ChangeSignature = DNS_HOSTNAMES.parse().unwrap();
+        let found = kb.similar(&dns, 5).await.unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].change_set_id, "cs-legacy");
+        assert_eq!(found[0].signature, ChangeSignature::from_stored(LEGACY_KEY).unwrap());
+
+        let tags: ChangeSignature =
+            "service:ec2 api:CreateTags call:ec2:CreateTags type:aws_vpc param:tagSet.items[].key=string"
+                .parse()
+                .unwrap();
+        kb.record_reconciliation(&past("cs-dns", &dns)).await.unwrap();
+        kb.record_reconciliation(&past("cs-tags", &tags)).await.unwrap();
+        let keys: Vec<String> = store.knowledge_texts().await.unwrap().into_iter().map(|t| t.signature).collect();
+        assert_eq!(keys, [LEGACY_KEY.to_owned(), dns.text(), tags.text()]);
+
+        let found = kb.similar(&dns, 5).await.unwrap();
+        let ids: Vec<&str> = found.iter().map(|p| p.change_set_id.as_str()).collect();
+        assert_eq!(ids[0], "cs-dns", "{ids:?}");
+        assert_eq!(found[0].signature, dns);
+        assert!(ids.contains(&"cs-legacy"), "{ids:?}");
+        assert_eq!(kb.similar(&tags, 1).await.unwrap()[0].change_set_id, "cs-tags");
+        store.close().await;
     }
 }

@@ -190,4 +190,22 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     assert_eq!(line.split_whitespace().skip(1).take(2).collect::<Vec<_>>(), ["1", "1"], "{line}");
     let toml = text(&driftback(&model, &["kb", "recipes", "--repo", repo_arg, "--toml"]));
     assert!(toml.contains("[[recipe]]") && toml.contains("from = \"mapPublicIpOnLaunch.value\""), "{toml}");
+
+    // What the agent stored is what `kb search --event` looks for: the same signature (resource
+    // type located in the repository's state), so one entry, the learned recipe's, at similarity 1.
+    for file in ["one.json", "two.json"] {
+        let out = driftback(
+            &model,
+            &["kb", "search", "--event", trail.path().join(file).to_str().unwrap(), "--repo", repo_arg, "--json"],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let found: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let query = found[0]["query"].as_str().unwrap();
+        assert!(query.contains("call:ec2:ModifySubnetAttribute") && query.contains("type:aws_subnet"), "{query}");
+        let matches = found[0]["matches"].as_array().unwrap();
+        assert_eq!(matches.len(), 1, "{found:#}");
+        assert_eq!(matches[0]["entry"]["signature"], query, "{found:#}");
+        assert!(matches[0]["similarity"].as_f64().unwrap() > 0.999, "{found:#}");
+        assert!(matches[0]["entry"]["recipe_toml"].as_str().unwrap().contains("learned-ec2-modify-subnet"));
+    }
 }

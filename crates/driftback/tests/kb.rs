@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use driftback_agent::Signature;
-use driftback_embed::{EmbedConfig, Embedder};
+use driftback_embed::{ChangeSignature, EmbedConfig, Embedder};
 use driftback_events::{Disposition, FilterConfig, GroupConfig, classify, group, read_file};
 use driftback_store::{EmbedderSpec, NewKnowledge, OpenOptions, Store};
+use driftback_terraform::State;
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 
@@ -23,8 +23,9 @@ fn scenario_events(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/scenarios").join(name).join("events.json")
 }
 
-/// The signature of the (first) change set in a scenario's events, as the agent learns it.
-fn signature_of(name: &str) -> Signature {
+/// The signature of the (first) change set in a scenario's events, as the agent learns it when
+/// the state does not locate the resource.
+fn signature_of(name: &str) -> ChangeSignature {
     let batch = read_file(&scenario_events(name)).unwrap();
     let kept: Vec<_> = batch
         .events
@@ -33,11 +34,11 @@ fn signature_of(name: &str) -> Signature {
         .filter(|e| matches!(classify(e, &FilterConfig::default()), Disposition::Keep))
         .collect();
     let sets = group(kept, &GroupConfig::default());
-    Signature::of(&sets[0], None)
+    driftback_agent::signature(&sets[0], &State::default())
 }
 
-/// Fills the store at `url` with one entry per learned scenario the way the agent does: the
-/// signature stored as JSON, its text embedded by the default embedder.
+/// Fills the store at `url` with one entry per learned scenario the way the agent does: keyed by
+/// the signature's canonical text, that text embedded by the default embedder.
 fn learn(url: &str) -> Vec<i64> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
@@ -49,7 +50,7 @@ fn learn(url: &str) -> Vec<i64> {
             let signature = signature_of(name);
             let entry = NewKnowledge {
                 embedding: embedder.embed_one(&signature.text()).await.unwrap(),
-                signature: serde_json::to_string(&signature).unwrap(),
+                signature: signature.text(),
                 summary: format!("reconciled {name}"),
                 patch_diff: Some(format!("+ change {i}\n")),
                 recipe_toml: (i == 0).then(|| "[[recipe]]\nname = \"learned\"\n".to_owned()),
@@ -126,9 +127,82 @@ fn check_kb_commands(url: &str) {
     assert!(done.contains("re-embedded 4 entries") && done.contains("-> hashing-v1 (64 dimensions)"), "{done}");
     let found = json(&kb(url, &["search", "--event", events.to_str().unwrap(), "--json"], &small));
     assert_eq!(found[0]["matches"][0]["entry"]["id"], ids[1]);
-    // Re-embedded from the text the agent embedded, not from the stored JSON.
+    // Re-embedded from the signature's canonical text, the text the agent embeds.
     assert!(found[0]["matches"][0]["similarity"].as_f64().unwrap() > 0.99, "{found:#}");
     assert!(!kb(url, &["search", "instance type"], &[]).status.success());
+}
+
+/// The security group change of flat-012 as driftback stored it before there was one signature
+/// type: the agent's signature as a JSON key, and the one-line text its vector was computed from.
+const LEGACY_KEY: &str = r#"{"calls":["ec2:AuthorizeSecurityGroupIngress"],"resource_type":null,"parameters":["groupId","ipPermissions.items[*].fromPort","ipPermissions.items[*].ipProtocol","ipPermissions.items[*].ipRanges.items[*].cidrIp","ipPermissions.items[*].ipRanges.items[*].description","ipPermissions.items[*].toPort"]}"#;
+const LEGACY_EMBEDDED: &str = "ec2:AuthorizeSecurityGroupIngress on an unknown resource (groupId, \
+                               ipPermissions.items[*].fromPort, ipPermissions.items[*].ipProtocol, \
+                               ipPermissions.items[*].ipRanges.items[*].cidrIp, \
+                               ipPermissions.items[*].ipRanges.items[*].description, ipPermissions.items[*].toPort)";
+
+/// The similarity of the best match of `kb search --event` on a scenario's events, and its id.
+fn best_match(url: &str, scenario: &str) -> (i64, f64) {
+    let events = scenario_events(scenario);
+    let found = json(&kb(url, &["search", "--event", events.to_str().unwrap(), "--json"], &[]));
+    let first = &found[0]["matches"][0];
+    (first["entry"]["id"].as_i64().unwrap(), first["similarity"].as_f64().unwrap())
+}
+
+#[test]
+fn knowledge_stored_by_the_previous_version_is_found_and_reembed_migrates_its_vector() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("kb.sqlite").display());
+    let ids = learn(&url);
+    let legacy_id = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let store = Store::open(&url, &OpenOptions::default()).await.unwrap();
+        let embedder = Embedder::from_config(&EmbedConfig::default()).unwrap();
+        let spec = EmbedderSpec { name: embedder.name(), dimension: embedder.dimension() };
+        let entry = NewKnowledge {
+            signature: LEGACY_KEY.into(),
+            summary: "reconciled the partner CIDR (old form)".into(),
+            embedding: embedder.embed_one(LEGACY_EMBEDDED).await.unwrap(),
+            patch_diff: Some("+ legacy\n".into()),
+            recipe_toml: None,
+            change_set_id: Some("cs-legacy".into()),
+        };
+        let id = store.upsert_knowledge(&spec, &entry).await.unwrap();
+        store.close().await;
+        id
+    });
+    let scenario = "flat-012-sg-ingress-add-partner-cidr";
+
+    // Found as it is: the new-form entry of the same change first, the old one next, far ahead of
+    // the other kinds of change.
+    let events = scenario_events(scenario);
+    let found = json(&kb(&url, &["search", "--event", events.to_str().unwrap(), "-k", "3", "--json"], &[]));
+    let matches = found[0]["matches"].as_array().unwrap();
+    assert_eq!(matches[0]["entry"]["id"], ids[3], "{found:#}");
+    assert_eq!(matches[1]["entry"]["id"], legacy_id, "{found:#}");
+    let legacy_before = matches[1]["similarity"].as_f64().unwrap();
+    assert!(legacy_before > matches[2]["similarity"].as_f64().unwrap() + 0.1, "{found:#}");
+
+    // Shown with its signature in the canonical form.
+    let shown = ok(&kb(&url, &["show", &legacy_id.to_string()], &[]));
+    assert!(
+        shown.contains(
+            "signature:   service:ec2 api:AuthorizeSecurityGroupIngress call:ec2:AuthorizeSecurityGroupIngress \
+             param:groupId param:ipPermissions.items[].fromPort"
+        ),
+        "{shown}"
+    );
+
+    // `kb reembed` recomputes its vector from that canonical text: nearer than before.
+    ok(&kb(&url, &["reembed"], &[]));
+    let found = json(&kb(&url, &["search", "--event", events.to_str().unwrap(), "-k", "3", "--json"], &[]));
+    let legacy_after = found[0]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["entry"]["id"] == legacy_id)
+        .map(|m| m["similarity"].as_f64().unwrap())
+        .unwrap();
+    assert!(legacy_after > legacy_before + 0.05 && legacy_after > 0.7, "{legacy_before} -> {legacy_after}");
+    assert_eq!(best_match(&url, scenario).0, ids[3], "the entry of the same change still comes first");
 }
 
 #[test]

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use hashing::{DEFAULT_HASHING_DIMENSION, HASHING_EMBEDDER_NAME, HashingEmbedder};
 pub use openai::{OpenAiEmbedder, OpenAiSettings};
-pub use signature::{ChangeSignature, shape};
+pub use signature::{ChangeSignature, SignatureError, shape};
 
 /// What went wrong, and what the caller does about it.
 #[derive(Debug, thiserror::Error)]

@@ -43,6 +43,14 @@ impl ApiEvent {
     }
 }
 
+/// Whether a request parameter named `key` carries transport detail (host, client token, dry-run
+/// flag, `x-amz-*` headers) rather than anything about the resource: such keys are left out of
+/// trace summaries and change signatures.
+pub fn is_transport_key(key: &str) -> bool {
+    matches!(key, "Host" | "host" | "xmlns" | "requestId" | "_return" | "clientToken" | "ClientToken" | "DryRun")
+        || key.starts_with("x-amz-")
+}
+
 /// Who made a call, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Actor {

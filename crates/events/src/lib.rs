@@ -14,7 +14,7 @@ mod record;
 mod resource;
 mod scan;
 
-pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType};
+pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType, is_transport_key};
 pub use filter::{Disposition, DropReason, FilterConfig, classify};
 pub use group::{ChangeSet, GroupConfig, group};
 pub use normalize::{NormalizeError, normalize, normalize_api_name};

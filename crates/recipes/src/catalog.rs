@@ -44,11 +44,19 @@ pub struct Recipe {
     pub if_state_has: Option<StateCondition>,
     #[serde(default)]
     pub set: Vec<SetRule>,
+    /// Request paths beside the `set` rules' that change no configuration (a client token, a flag
+    /// that says when to apply): not reported as unmapped.
+    #[serde(default)]
+    pub ignore: Vec<String>,
     /// An attribute named by one request field and valued by another (SNS `SetTopicAttributes`).
     #[serde(default)]
     pub set_named: Option<SetNamedRule>,
     #[serde(default)]
     pub remove: Vec<String>,
+    /// Attributes a value makes meaningless: removed when the request sets `from` to `equals`
+    /// (on-demand billing has no provisioned capacity).
+    #[serde(default)]
+    pub remove_when: Vec<RemoveWhenRule>,
     #[serde(default)]
     pub map_merge: Vec<MapRule>,
     #[serde(default)]
@@ -123,6 +131,9 @@ pub enum Convert {
     Number,
     Bool,
     String,
+    /// A JSON document given as text (a queue's redrive policy): where the code builds it with
+    /// `jsonencode({...})` from other resources, only the members that changed are edited.
+    Json,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -132,6 +143,17 @@ pub struct SetNamedRule {
     pub value: String,
     /// Request attribute name -> resource attribute path.
     pub paths: BTreeMap<String, String>,
+}
+
+/// See [`Recipe::remove_when`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveWhenRule {
+    /// Event path of the value.
+    pub from: String,
+    pub equals: String,
+    /// Attribute paths removed (those the configuration sets).
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

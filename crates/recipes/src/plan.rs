@@ -58,6 +58,9 @@ pub enum PlanError {
     Secret { path: String },
     #[error("recipe {recipe}: {message}")]
     Recipe { recipe: String, message: String },
+    /// The call sets something the recipe does not map: writing the rest would lose it silently.
+    #[error("{name} also sets {params}, which recipe {recipe} does not map to Terraform; a person (or the agent) must")]
+    Unmapped { recipe: String, name: String, params: String },
 }
 
 /// Plan a change set with the catalog's recipes.
@@ -188,6 +191,14 @@ impl Planner<'_> {
     }
 
     fn ops(&mut self, recipe: &Recipe, event: &ApiEvent, address: &Address) -> Result<Vec<Op>, PlanError> {
+        let unmapped = unmapped_parameters(recipe, event);
+        if !unmapped.is_empty() {
+            return Err(PlanError::Unmapped {
+                recipe: recipe.id.clone(),
+                name: event.raw_name.clone(),
+                params: unmapped.join(", "),
+            });
+        }
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
         let parse_path = |p: &str| AttrPath::parse(p).map_err(err);
         let mut ops = Vec::new();
@@ -202,6 +213,12 @@ impl Planner<'_> {
             check_secret(&path, &value)?;
             if self.resent_unchanged(address, config.as_ref(), &path, &value) {
                 continue;
+            }
+            if rule.convert == Some(Convert::Json) {
+                if let Some(members) = self.json_members(address, config.as_ref(), &path, &value) {
+                    ops.extend(members);
+                    continue;
+                }
             }
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
         }
@@ -247,6 +264,20 @@ impl Planner<'_> {
         }
         for path in &recipe.remove {
             ops.push(Op::Remove { path: parse_path(path)? });
+        }
+        for rule in &recipe.remove_when {
+            if event_value(event, &rule.from).as_ref().and_then(Value::as_str) != Some(rule.equals.as_str()) {
+                continue;
+            }
+            for path in &rule.paths {
+                let path = parse_path(path)?;
+                let configured = config.as_ref().is_some_and(|c| {
+                    path.to_string().split('.').try_fold(c, |v, step| v.get(step)).is_some_and(|v| !v.is_null())
+                });
+                if configured {
+                    ops.push(Op::Remove { path });
+                }
+            }
         }
         let defaults = driftback_terraform::eval::provider_default_tags(self.repo);
         for rule in &recipe.map_merge {
@@ -410,6 +441,30 @@ impl Planner<'_> {
     /// APIs that take a whole configuration (`PutMetricAlarm`) re-send values that did not change.
     /// A value the configuration leaves unset and the state already holds is one of those: the
     /// provider's default, not drift.
+    /// For a JSON document the code computes from other resources (its effective value is symbolic,
+    /// like `jsonencode({ arn = aws_sqs_queue.dlq.arn, ... })`): one change per member that differs
+    /// between the state's document and the new one, so the references stay. `None` when the code
+    /// writes the document as plain text, or either document does not parse.
+    fn json_members(
+        &self,
+        address: &Address,
+        config: Option<&Value>,
+        path: &AttrPath,
+        value: &Value,
+    ) -> Option<Vec<Op>> {
+        let code = config.and_then(|c| value_at_path(c, path))?;
+        if !code.as_str().is_some_and(|s| s.starts_with("${jsonencode(")) {
+            return None;
+        }
+        let parse = |v: &Value| v.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok());
+        let new = parse(value)?;
+        let instance = self.state.get(address)?;
+        let old = parse(&value_at_path(&Value::Object(instance.attributes.clone()), path)?)?;
+        let mut ops = Vec::new();
+        json_diff(path, &old, &new, &mut ops);
+        Some(ops)
+    }
+
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
         if config.and_then(|c| value_at_path(c, path)).is_some() {
             return false;
@@ -515,6 +570,67 @@ impl Planner<'_> {
             n += 1;
         }
         name
+    }
+}
+
+/// Parameters of the call that sit beside the ones a recipe's `set` rules read (in the same object
+/// of the request: `attributes.RedrivePolicy` beside `attributes.VisibilityTimeout`) but that no rule
+/// of the recipe reads, that are not its key and that the recipe does not list in `ignore`. An
+/// attribute bag is where a call changes several settings at once; one the recipe does not know
+/// must not be dropped without a word.
+fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
+    const NOT_CONFIGURATION: &[&str] = &["DryRun", "dryRun", "ClientToken", "clientToken"];
+    let plain = |p: &str| !p.starts_with("response.") && !p.contains('[');
+    let read: Vec<&str> = recipe
+        .set
+        .iter()
+        .map(|r| r.from.as_str())
+        .chain(recipe.key.as_deref())
+        .chain(recipe.ignore.iter().map(String::as_str))
+        .collect();
+    let mut parents: Vec<&str> = recipe
+        .set
+        .iter()
+        .map(|r| r.from.as_str())
+        .filter(|p| plain(p))
+        .filter_map(|p| p.rsplit_once('.').map(|(parent, _)| parent))
+        .collect();
+    parents.sort_unstable();
+    parents.dedup();
+    let mut out = Vec::new();
+    for parent in parents {
+        let Some(Value::Object(bag)) = event_value(event, parent) else { continue };
+        for (name, value) in &bag {
+            // XML namespaces (S3 logs its XML bodies' attributes) and request plumbing.
+            if name == "xmlns" || name.starts_with("xmlns:") || NOT_CONFIGURATION.contains(&name.as_str()) {
+                continue;
+            }
+            let path = format!("{parent}.{name}");
+            let covered = read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")));
+            if !covered && !value.is_null() {
+                out.push(name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The changes that turn JSON document `old` into `new`, member by member (lists as a whole).
+fn json_diff(path: &AttrPath, old: &Value, new: &Value, ops: &mut Vec<Op>) {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (key, nv) in n {
+                match o.get(key) {
+                    Some(ov) => json_diff(&with_key(path, key), ov, nv, ops),
+                    None => ops.push(Op::Set { path: with_key(path, key), value: AttrValue::Literal(nv.clone()) }),
+                }
+            }
+            for key in o.keys().filter(|k| !n.contains_key(*k)) {
+                ops.push(Op::Remove { path: with_key(path, key) });
+            }
+        }
+        _ if driftback_terraform::patch::values_equal(old, new) => {}
+        _ => ops.push(Op::Set { path: path.clone(), value: AttrValue::Literal(new.clone()) }),
     }
 }
 

@@ -27,6 +27,19 @@ pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
     Some(body_value(text, &block.body, &ctx))
 }
 
+/// As [`effective_config`], with references to other resources and data sources resolved from
+/// `known` (as [`crate::State::known_values`] gives them): the values `terraform plan` would compare.
+pub fn effective_config_resolved(repo: &Repo, address: &Address, known: &Map<String, Value>) -> Option<Value> {
+    let location = repo.find_resource(address)?;
+    let text = repo.text(&location.file)?;
+    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
+    let mut ctx = block_context(repo, &address.module, text, block, address.key.as_ref())?;
+    for (name, value) in known {
+        ctx.declare_var(name.clone(), to_hcl(value));
+    }
+    Some(body_value(text, &block.body, &ctx))
+}
+
 /// Evaluate the source text of an expression as if it were written in the block `sel` of `file`
 /// (a resource or a module call) of module instance `module`, for instance `key` of that block.
 pub fn eval_in_block(

@@ -85,6 +85,13 @@ impl<'a> Tracer<'a> {
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
             }
+            // A member of a JSON document the code builds: edited in the object it is built from.
+            Expression::FuncCall(call) if call.name.name.as_str() == "jsonencode" && !tail.is_empty() => {
+                if let Some(arg) = call.args.iter().next() {
+                    let trail = format!("{trail} -> jsonencode");
+                    self.expr(site, file, arg, tail, change, &trail, depth + 1);
+                }
+            }
             Expression::FuncCall(call) if call.name.name.as_str() == "merge" && !tail.is_empty() => {
                 let args: Vec<&'a Expression> = call.args.iter().collect();
                 self.merge(site, file, &args, tail, change, trail, depth);
@@ -108,9 +115,13 @@ impl<'a> Tracer<'a> {
             }
             _ => {}
         }
-        // At this level: the whole expression replaced by the value.
+        // At this level: the whole expression replaced by the value; but never an expression
+        // computed from other resources, data sources or modules (`jsonencode({arn = aws_sqs_queue.dlq.arn})`):
+        // a literal there would cut the link and freeze today's value.
         if let (true, Change::Set(value), Some(span)) = (tail.is_empty(), change, expr.span()) {
-            self.replace(file, span, value, trail);
+            if !refers_to_other_objects(expr) {
+                self.replace(file, span, value, trail);
+            }
         }
     }
 
@@ -458,6 +469,49 @@ fn contains_symbolic(value: &Value) -> bool {
 }
 
 /// `var.x["a"].b` -> (`var`, `x`, [a, b]).
+/// Whether an expression reads a resource, a data source or a module output (directly, or inside a
+/// function call, a collection, a condition or a template). Directives and `for` expressions count
+/// as reading one: they are not looked into.
+pub(crate) fn refers_to_other_objects(expr: &Expression) -> bool {
+    const OWN: &[&str] = &["var", "local", "each", "count", "path", "terraform", "self"];
+    let template = |t: &hcl_edit::template::Template| {
+        t.iter().any(|e| match e {
+            hcl_edit::template::Element::Literal(_) => false,
+            hcl_edit::template::Element::Interpolation(i) => refers_to_other_objects(&i.expr),
+            hcl_edit::template::Element::Directive(_) => true,
+        })
+    };
+    match expr {
+        Expression::Null(_) | Expression::Bool(_) | Expression::Number(_) | Expression::String(_) => false,
+        Expression::Variable(_) => false,
+        Expression::Traversal(t) => {
+            let root_is_other = match &t.expr {
+                Expression::Variable(root) => !OWN.contains(&root.as_str()),
+                other => refers_to_other_objects(other),
+            };
+            root_is_other
+                || t.operators.iter().any(|o| match o.value() {
+                    TraversalOperator::Index(i) => refers_to_other_objects(i),
+                    _ => false,
+                })
+        }
+        Expression::Array(items) => items.iter().any(refers_to_other_objects),
+        Expression::Object(object) => object.iter().any(|(_, v)| refers_to_other_objects(v.expr())),
+        Expression::FuncCall(call) => call.args.iter().any(refers_to_other_objects),
+        Expression::Parenthesis(p) => refers_to_other_objects(p.inner()),
+        Expression::Conditional(c) => {
+            refers_to_other_objects(&c.cond_expr)
+                || refers_to_other_objects(&c.true_expr)
+                || refers_to_other_objects(&c.false_expr)
+        }
+        Expression::UnaryOp(op) => refers_to_other_objects(&op.expr),
+        Expression::BinaryOp(op) => refers_to_other_objects(&op.lhs_expr) || refers_to_other_objects(&op.rhs_expr),
+        Expression::StringTemplate(t) => template(t),
+        Expression::HeredocTemplate(h) => template(&h.template),
+        Expression::ForExpr(_) => true,
+    }
+}
+
 pub(crate) fn split_traversal(expr: &Expression) -> Option<(String, String, Vec<Seg>)> {
     let Expression::Traversal(t) = expr else { return None };
     let Expression::Variable(root) = &t.expr else { return None };

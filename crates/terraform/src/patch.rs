@@ -211,12 +211,26 @@ fn set_value(
         AttrValue::Literal(v) => Some(v.clone()),
         AttrValue::Reference(_) => None,
     };
-    let check = |config: Option<Value>| match (&want, config.and_then(|c| value_at_path(&c, path))) {
-        (Some(want), Some(got)) => values_equal(&got, want),
+    let check = |config: Option<Value>| match (&want, config.map(|c| document_value(&c, path))) {
         (None, _) => true,
-        (Some(_), None) => false,
+        (Some(want), Some(Member::Known(got))) => values_equal(&got, want),
+        // A member of a JSON document built from other resources: the edit went to the member's
+        // literal in the object it is built from; the whole cannot be evaluated here.
+        (Some(_), Some(Member::Computed)) => true,
+        (Some(_), _) => false,
     };
-    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| refused(format!("{path}: {e}")))?;
+    let computed =
+        found.as_ref().is_some_and(|(expr, tail, _)| tail.is_empty() && origin::refers_to_other_objects(expr));
+    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| {
+        if computed {
+            refused(format!(
+                "{path} is computed from other resources in the code; writing the new value as a literal would cut \
+                 those references, and no edit of its literal parts expresses the change"
+            ))
+        } else {
+            refused(format!("{path}: {e}"))
+        }
+    })?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
     write(repo, &chosen.file, chosen.text, applied);
     Ok(())
@@ -311,6 +325,32 @@ fn snapshot(repo: &Repo, target: &Address) -> std::collections::BTreeMap<Address
             Some((a, config))
         })
         .collect()
+}
+
+/// What a path holds in an effective configuration, looking into JSON documents held as text.
+enum Member {
+    Known(Value),
+    /// Inside a document the evaluator cannot compute (it refers to other resources).
+    Computed,
+    Missing,
+}
+
+fn document_value(config: &Value, path: &AttrPath) -> Member {
+    if let Some(v) = value_at_path(config, path) {
+        return Member::Known(v);
+    }
+    for split in (1..path.0.len()).rev() {
+        let Some(Value::String(text)) = value_at_path(config, &AttrPath(path.0[..split].to_vec())) else { continue };
+        if text.starts_with("${") {
+            return Member::Computed;
+        }
+        let Ok(document) = serde_json::from_str::<Value>(&text) else { return Member::Missing };
+        return match value_at_path(&document, &AttrPath(path.0[split..].to_vec())) {
+            Some(v) => Member::Known(v),
+            None => Member::Missing,
+        };
+    }
+    Member::Missing
 }
 
 fn is_symbolic(value: &Value) -> bool {

@@ -100,6 +100,52 @@ struct RawInstance {
 }
 
 impl State {
+    /// What references to resources and data sources of module instance `module` evaluate to, by
+    /// the recorded attributes: `{TYPE: {NAME: attributes}}` and `{"data": {TYPE: {NAME: ...}}}`,
+    /// with `count` instances as lists and `for_each` instances as maps.
+    pub fn known_values(&self, module: &[ModuleStep]) -> Map<String, Value> {
+        let mut out = Map::new();
+        for i in self.instances.iter().filter(|i| i.address.module == module) {
+            let a = &i.address;
+            let types = if a.data {
+                out.entry("data").or_insert_with(|| Value::Object(Map::new()))
+            } else {
+                out.entry(a.rtype.clone()).or_insert_with(|| Value::Object(Map::new()))
+            };
+            let Value::Object(types) = types else { continue };
+            let slot = if a.data {
+                let Value::Object(by_type) = types.entry(a.rtype.clone()).or_insert_with(|| Value::Object(Map::new()))
+                else {
+                    continue;
+                };
+                by_type.entry(a.name.clone())
+            } else {
+                types.entry(a.name.clone())
+            };
+            let attributes = Value::Object(i.attributes.clone());
+            match &a.key {
+                None => {
+                    slot.or_insert(attributes);
+                }
+                Some(InstanceKey::Int(n)) => {
+                    if let Value::Array(items) = slot.or_insert_with(|| Value::Array(Vec::new())) {
+                        let n = usize::try_from(*n).unwrap_or(0);
+                        if items.len() <= n {
+                            items.resize(n + 1, Value::Null);
+                        }
+                        items[n] = attributes;
+                    }
+                }
+                Some(InstanceKey::Str(k)) => {
+                    if let Value::Object(items) = slot.or_insert_with(|| Value::Object(Map::new())) {
+                        items.insert(k.clone(), attributes);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     pub fn parse(text: &str, origin: &str) -> Result<State, StateError> {
         let raw: RawState = serde_json::from_str(text).map_err(|e| StateError::Syntax {
             origin: origin.to_string(),

@@ -222,3 +222,57 @@ fn a_module_whose_only_resource_is_deleted_loses_its_call() {
     assert!(text.contains("module \"orders\""));
     assert!(effective_config(&r, &addr("module.orders.aws_sqs_queue.this")).is_some());
 }
+
+#[test]
+fn a_value_computed_from_another_resource_is_not_overwritten_with_a_literal() {
+    let mut r = repo();
+    let before = r.text(Path::new("main.tf")).unwrap().to_string();
+    let err =
+        set(&mut r, "aws_cloudfront_distribution.site", "origin_bucket", json!("other.s3.amazonaws.com")).unwrap_err();
+    assert!(err.to_string().contains("computed from other resources"), "{err}");
+    assert_eq!(r.text(Path::new("main.tf")).unwrap(), before, "nothing written");
+    // A literal is still changed in place.
+    set(&mut r, "aws_s3_bucket_policy.data", "policy", json!("{\"Version\":\"2012-10-17\"}")).unwrap();
+    assert_eq!(value(&r, "aws_s3_bucket_policy.data", "policy"), Some(json!("{\"Version\":\"2012-10-17\"}")));
+}
+
+const QUEUES: &str = r#"resource "aws_sqs_queue" "dlq" {
+  name = "orders-dlq"
+}
+
+resource "aws_sqs_queue" "orders" {
+  name = "orders"
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.dlq.arn
+    maxReceiveCount     = 5
+  })
+}
+"#;
+
+#[test]
+fn a_member_of_a_json_document_built_from_other_resources_is_edited_in_place() {
+    let mut r = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), QUEUES.to_string())]));
+    let applied = set(&mut r, "aws_sqs_queue.orders", r#"redrive_policy["maxReceiveCount"]"#, json!(3)).unwrap();
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("maxReceiveCount     = 3"), "{text}");
+    assert!(text.contains("deadLetterTargetArn = aws_sqs_queue.dlq.arn"), "the reference stays: {text}");
+    assert!(applied.notes.iter().any(|n| n.contains("jsonencode")), "{:?}", applied.notes);
+
+    // With the state's values for the references, the document evaluates as `terraform plan` sees it.
+    let state = driftback_terraform::State::parse(
+        &json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+                "resources": [{"mode": "managed", "type": "aws_sqs_queue", "name": "dlq",
+                               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                               "instances": [{"schema_version": 0, "attributes": {"arn": "arn:aws:sqs:us-east-1:1:orders-dlq"}}]}]})
+        .to_string(),
+        "state",
+    )
+    .unwrap();
+    let known = state.known_values(&[]);
+    let config =
+        driftback_terraform::eval::effective_config_resolved(&r, &addr("aws_sqs_queue.orders"), &known).unwrap();
+    let document: Value = serde_json::from_str(config["redrive_policy"].as_str().unwrap()).unwrap();
+    assert_eq!(document, json!({"deadLetterTargetArn": "arn:aws:sqs:us-east-1:1:orders-dlq", "maxReceiveCount": 3}));
+    // Without them, the reference stays symbolic.
+    assert!(value(&r, "aws_sqs_queue.orders", "redrive_policy").unwrap().as_str().unwrap().starts_with("${"));
+}
