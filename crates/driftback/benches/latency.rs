@@ -11,52 +11,17 @@
 //! CloudTrail adds its own delivery delay (about 5 minutes on average) before the record is sent.
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
+// The daemon's integration-test helpers: the demo remote, git, SQS and EventBridge on moto.
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn bare_remote(root: &Path) -> PathBuf {
-    let src = root.join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/project");
-    for name in ["main.tf", "terraform.tfstate"] {
-        std::fs::copy(demo.join(name), src.join(name)).unwrap();
-    }
-    git(&src, &["init", "-q", "-b", "main"]);
-    git(&src, &["add", "."]);
-    git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
-    let remote = root.join("remote.git");
-    assert!(Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&remote).status().unwrap().success());
-    remote
-}
-
-async fn eventbridge(http: &reqwest::Client, endpoint: &str, action: &str, body: Value) -> Value {
-    let response = http
-        .post(endpoint)
-        .header("Content-Type", "application/x-amz-json-1.1")
-        .header("X-Amz-Target", format!("AWSEvents.{action}"))
-        .header(
-            "Authorization",
-            "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/events/aws4_request, SignedHeaders=host, Signature=0",
-        )
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert!(response.status().is_success(), "EventBridge {action}: {}", response.status());
-    response.json().await.unwrap_or(Value::Null)
-}
 
 fn record(i: usize, now: DateTime<Utc>) -> Value {
     json!({
@@ -97,31 +62,14 @@ async fn main() {
         std::process::exit(2);
     };
     let root = tempfile::tempdir().unwrap();
-    let remote = bare_remote(root.path());
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
-        .load()
-        .await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let remote = support::bare_remote(root.path());
+    let sqs = support::sqs_client(&endpoint).await;
     let name = format!("latency-{}", std::process::id());
     let queue_url = sqs.create_queue().queue_name(&name).send().await.unwrap().queue_url.unwrap();
-    let arn = sqs
-        .get_queue_attributes()
-        .queue_url(&queue_url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes()
-        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
-        .clone();
     let http = reqwest::Client::new();
-    let pattern = json!({"detail-type": ["AWS API Call via CloudTrail"]}).to_string();
-    eventbridge(&http, &endpoint, "PutRule", json!({"Name": name, "EventPattern": pattern, "State": "ENABLED"})).await;
-    eventbridge(&http, &endpoint, "PutTargets", json!({"Rule": name, "Targets": [{"Id": "q", "Arn": arn}]})).await;
+    support::route_cloudtrail_to_queue(&http, &endpoint, &name, &support::queue_arn(&sqs, &queue_url).await).await;
 
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = support::free_port();
     let log_path = root.path().join("serve.log");
     let daemon = Killed(
         Command::new(BIN)
@@ -160,7 +108,7 @@ async fn main() {
         let sent = Utc::now();
         let detail = record(i, sent).to_string();
         let entry = json!({"Source": "bench", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
-        eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
+        support::eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
         let deadline = Instant::now() + Duration::from_secs(60);
         let done_at = loop {
             line.clear();

@@ -10,7 +10,6 @@
 #[allow(dead_code)]
 mod github_server;
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,7 +18,10 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::{Value, json};
 
 mod support;
-use support::{bare_remote, demo_dir, git};
+use support::{
+    bare_remote, bare_remote_with, demo_dir, eventbridge, free_port, git, queue_arn, route_cloudtrail_to_queue,
+    sqs_client,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 
@@ -49,27 +51,6 @@ fn demo_records() -> Vec<Value> {
     value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
 }
 
-/// EventBridge over its JSON protocol, as the AWS SDKs speak it.
-async fn eventbridge(http: &reqwest::Client, endpoint: &str, action: &str, body: Value) -> Value {
-    let response = http
-        .post(endpoint)
-        .header("Content-Type", "application/x-amz-json-1.1")
-        .header("X-Amz-Target", format!("AWSEvents.{action}"))
-        .header(
-            "Authorization",
-            "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/events/aws4_request, SignedHeaders=host, \
-             Signature=0",
-        )
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    let text = response.text().await.unwrap();
-    assert!(status.is_success(), "EventBridge {action}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
-}
-
 async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) {
     for chunk in records.chunks(10) {
         let entries: Vec<Value> = chunk
@@ -82,10 +63,6 @@ async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) 
         let out = eventbridge(http, endpoint, "PutEvents", json!({"Entries": entries})).await;
         assert_eq!(out["FailedEntryCount"].as_u64().unwrap_or(0), 0, "{out}");
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 struct Daemon {
@@ -170,34 +147,10 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     let main_before = git(&remote, &["rev-parse", "main"]);
     let suffix = format!("{}-{}", std::process::id(), free_port());
 
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
-        .load()
-        .await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let sqs = sqs_client(&endpoint).await;
     let queue_url = sqs.create_queue().queue_name(format!("drift-{suffix}")).send().await.unwrap().queue_url.unwrap();
-    let queue_arn = sqs
-        .get_queue_attributes()
-        .queue_url(&queue_url)
-        .attribute_names(QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes()
-        .unwrap()[&QueueAttributeName::QueueArn]
-        .clone();
     let http = reqwest::Client::new();
-    let rule = format!("cloudtrail-{suffix}");
-    eventbridge(
-        &http,
-        &endpoint,
-        "PutRule",
-        json!({"Name": rule, "EventPattern": json!({"detail-type": ["AWS API Call via CloudTrail"]}).to_string(),
-               "State": "ENABLED"}),
-    )
-    .await;
-    eventbridge(&http, &endpoint, "PutTargets", json!({"Rule": rule, "Targets": [{"Id": "queue", "Arn": queue_arn}]}))
+    route_cloudtrail_to_queue(&http, &endpoint, &format!("cloudtrail-{suffix}"), &queue_arn(&sqs, &queue_url).await)
         .await;
 
     // The demo's nine records through EventBridge, and two poison messages.
@@ -352,23 +305,9 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
     let suffix = format!("{}-{}", std::process::id(), free_port());
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
-        .load()
-        .await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let sqs = sqs_client(&endpoint).await;
     let dlq_url = sqs.create_queue().queue_name(format!("dlq-{suffix}")).send().await.unwrap().queue_url.unwrap();
-    let dlq_arn = sqs
-        .get_queue_attributes()
-        .queue_url(&dlq_url)
-        .attribute_names(QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes()
-        .unwrap()[&QueueAttributeName::QueueArn]
-        .clone();
+    let dlq_arn = queue_arn(&sqs, &dlq_url).await;
     let policy = json!({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "2"}).to_string();
     let queue_url = sqs
         .create_queue()
@@ -436,23 +375,9 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
     use driftback_agent::scripted::{Reply, ScriptedModel};
     let Some(endpoint) = moto_endpoint() else { return };
     let root = tempfile::tempdir().unwrap();
-    let src = root.path().join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(src.join("main.tf"), SUBNET_TF).unwrap();
-    std::fs::write(src.join("terraform.tfstate"), SUBNET_STATE).unwrap();
-    git(&src, &["init", "-q", "-b", "main"]);
-    git(&src, &["add", "."]);
-    git(&src, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
-    let remote = root.path().join("remote.git");
-    let out = Command::new("git").args(["clone", "-q", "--bare"]).arg(&src).arg(&remote).output().unwrap();
-    assert!(out.status.success());
+    let remote = bare_remote_with(root.path(), &[("main.tf", SUBNET_TF), ("terraform.tfstate", SUBNET_STATE)]);
 
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
-        .load()
-        .await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let sqs = sqs_client(&endpoint).await;
     let suffix = format!("{}-{}", std::process::id(), free_port());
     let queue_url = sqs.create_queue().queue_name(format!("agent-{suffix}")).send().await.unwrap().queue_url.unwrap();
     let record = json!({
@@ -548,12 +473,7 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     let github = github_server::GitHubStandIn::start().await;
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
-        .load()
-        .await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let sqs = sqs_client(&endpoint).await;
     let suffix = format!("{}-{}", std::process::id(), free_port());
     let queue_url = sqs.create_queue().queue_name(format!("prs-{suffix}")).send().await.unwrap().queue_url.unwrap();
     for record in demo_records() {

@@ -17,6 +17,7 @@
 
 #[macro_use]
 mod columns;
+mod decode;
 mod error;
 pub mod migrate;
 mod model;

@@ -286,6 +286,18 @@ pub enum ClaimOutcome {
     Release,
 }
 
+impl ClaimOutcome {
+    /// What ending a claim this way writes to the queue row: its status, its failure, and whether
+    /// `claimed_by` keeps the worker (a released change set is nobody's).
+    pub(crate) fn queue_update(&self) -> (QueueStatus, Option<&str>, bool) {
+        match self {
+            ClaimOutcome::Done => (QueueStatus::Done, None, true),
+            ClaimOutcome::Failed(reason) => (QueueStatus::Failed, Some(reason.as_str()), true),
+            ClaimOutcome::Release => (QueueStatus::Pending, None, false),
+        }
+    }
+}
+
 /// Who set one field of one resource, from one event: a row of the field ownership ledger.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldChange {
@@ -521,6 +533,17 @@ pub struct StoredReconciliation {
     pub recorded_at: DateTime<Utc>,
 }
 
+/// `n` as the signed 64-bit integer both databases store; `what` names it when it does not fit.
+pub(crate) fn to_i64(what: &str, n: u64) -> Result<i64, StoreError> {
+    i64::try_from(n).map_err(|_| StoreError::Data(format!("{what} {n} is too large to store")))
+}
+
+/// The raw record of `e` as JSON text (SQLite keeps it so; Postgres casts it to jsonb).
+pub(crate) fn raw_text(e: &EventRecord) -> Result<String, StoreError> {
+    serde_json::to_string(&e.raw)
+        .map_err(|err| StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id)))
+}
+
 /// Refuses an empty (or blank) required text field, naming it.
 pub(crate) fn check_nonempty(what: &str, value: &str) -> Result<(), StoreError> {
     if value.trim().is_empty() {
@@ -640,7 +663,7 @@ pub(crate) fn check_pending(cs: &PendingChangeSet) -> Result<(), StoreError> {
 
 /// The planner's change sets must be valid, hold only events new in this delivery, and group on
 /// one of the delivery's resource keys: nothing else may start or extend a change set.
-pub(crate) fn check_additions(
+fn check_additions(
     additions: &[PendingChangeSet],
     new_kept: &HashSet<String>,
     resource_keys: &HashSet<&str>,
@@ -667,9 +690,58 @@ pub(crate) fn check_additions(
 }
 
 /// How many other ids [`PendingPlanner::another_id`] is asked for before giving up.
-pub(crate) const MAX_ID_ATTEMPTS: u32 = 100;
+const MAX_ID_ATTEMPTS: u32 = 100;
 
-pub(crate) fn no_free_id(a: &PendingChangeSet) -> StoreError {
+/// The change sets `planner` forms from the kept events a delivery recorded for the first time
+/// (`new_kept`) and the `open` pending ones on its resource keys, checked.
+pub(crate) fn plan_additions(
+    planner: &dyn PendingPlanner,
+    new_kept: &HashSet<String>,
+    open: Vec<PendingChangeSet>,
+    resource_keys: &HashSet<&str>,
+) -> Result<Vec<PendingChangeSet>, StoreError> {
+    let additions = planner.plan(new_kept, open);
+    check_additions(&additions, new_kept, resource_keys)?;
+    Ok(additions)
+}
+
+/// One planned change set on its way into the queue: first under the planner's id, then, each
+/// time that id turns out to be no longer pending, under [`PendingPlanner::another_id`].
+pub(crate) struct Placement<'a> {
+    planner: &'a dyn PendingPlanner,
+    addition: &'a PendingChangeSet,
+    candidate: PendingChangeSet,
+    attempt: u32,
+}
+
+impl<'a> Placement<'a> {
+    pub(crate) fn new(planner: &'a dyn PendingPlanner, addition: &'a PendingChangeSet) -> Placement<'a> {
+        Placement { planner, addition, candidate: addition.clone(), attempt: 0 }
+    }
+
+    /// The change set to save now.
+    pub(crate) fn candidate(&self) -> &PendingChangeSet {
+        &self.candidate
+    }
+
+    /// Moves on to another id, after the candidate's was found no longer pending; refused after
+    /// [`MAX_ID_ATTEMPTS`].
+    pub(crate) fn retry(&mut self) -> Result<(), StoreError> {
+        self.attempt += 1;
+        if self.attempt > MAX_ID_ATTEMPTS {
+            return Err(no_free_id(self.addition));
+        }
+        self.candidate.id = self.planner.another_id(self.addition, self.attempt);
+        check_pending(&self.candidate)
+    }
+
+    /// The id it was saved under.
+    pub(crate) fn into_id(self) -> String {
+        self.candidate.id
+    }
+}
+
+fn no_free_id(a: &PendingChangeSet) -> StoreError {
     StoreError::Data(format!(
         "pending change set {}: no free id after {MAX_ID_ATTEMPTS} attempts (another_id repeats itself?)",
         a.id

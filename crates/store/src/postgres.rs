@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use pgvector::Vector;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool, Row};
 
+use crate::decode::{self, count};
 use crate::error::is_transient_sqlx;
 use crate::model::{
     ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
@@ -129,18 +130,8 @@ impl PgStore {
             .bind(chunk)
             .fetch_all(&self.pool)
             .await?;
-            for row in rows {
-                let disposition: String = row.try_get("disposition")?;
-                out.push(EventRecord {
-                    event_id: row.try_get("event_id")?,
-                    event_time: row.try_get("event_time")?,
-                    source: row.try_get("source")?,
-                    name: row.try_get("name")?,
-                    actor: row.try_get("actor")?,
-                    disposition: disposition.parse()?,
-                    drop_reason: row.try_get("drop_reason")?,
-                    raw: row.try_get("raw")?,
-                });
+            for row in &rows {
+                out.push(decode::event(row)?);
             }
         }
         Ok(out)
@@ -154,7 +145,7 @@ impl PgStore {
         let mut new = 0;
         for chunk in events.chunks(INSERT_CHUNK) {
             let chunk: Vec<&EventRecord> = chunk.iter().collect();
-            let raws = chunk.iter().map(|e| raw_text(e)).collect::<Result<Vec<_>, _>>()?;
+            let raws = chunk.iter().map(|e| model::raw_text(e)).collect::<Result<Vec<_>, _>>()?;
             new += insert_events(&mut tx, &chunk, &raws, false).await?.len();
         }
         tx.commit().await?;
@@ -235,27 +226,7 @@ impl PgStore {
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|row| {
-            Ok(ChangeSetRecord {
-                id: row.try_get("id")?,
-                resource_id: row.try_get("resource_id")?,
-                address: row.try_get("address")?,
-                actor: row.try_get("actor")?,
-                via: row.try_get("via")?,
-                first_event_time: row.try_get("first_event_time")?,
-                last_event_time: row.try_get("last_event_time")?,
-                event_ids: row.try_get("event_ids")?,
-                status: row.try_get("status")?,
-                decision: row.try_get("decision")?,
-                rule: row.try_get("rule")?,
-                rationale: row.try_get("rationale")?,
-                branch: row.try_get("branch")?,
-                commit_id: row.try_get("commit_id")?,
-                diff: row.try_get("diff")?,
-                notes: row.try_get("notes")?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(decode::change_set).transpose()
     }
 
     pub(crate) async fn record_decision(&self, d: &DecisionRecord) -> Result<i64, StoreError> {
@@ -304,21 +275,7 @@ impl PgStore {
         .bind(change_set_id)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(LoggedDecision {
-                    id: row.try_get("id")?,
-                    decision: DecisionRecord {
-                        change_set_id: row.try_get("change_set_id")?,
-                        kind: row.try_get("decision")?,
-                        rule: row.try_get("rule")?,
-                        rationale: row.try_get("rationale")?,
-                        evidence: row.try_get("evidence")?,
-                    },
-                    recorded_at: row.try_get("recorded_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode::logged_decision).collect()
     }
 
     pub(crate) async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
@@ -343,7 +300,7 @@ impl PgStore {
         events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
         let mut raws = Vec::with_capacity(events.len());
         for e in &events {
-            raws.push(raw_text(e)?);
+            raws.push(model::raw_text(e)?);
         }
         let keys: HashSet<&str> = delivery.resource_keys.iter().map(String::as_str).collect();
         let mut locks: Vec<i32> = keys.iter().map(|k| key_lock(k)).collect();
@@ -397,21 +354,13 @@ impl PgStore {
             .bind(&key_list)
             .fetch_all(&mut *tx)
             .await?;
-            let open = rows.iter().map(|row| queued_from_row(row).map(|q| q.change_set)).collect::<Result<_, _>>()?;
-            let additions = planner.plan(&new_kept, open);
-            model::check_additions(&additions, &new_kept, &keys)?;
-            for addition in &additions {
-                let mut candidate = addition.clone();
-                let mut attempt = 0;
-                while !save_pending_in(&mut tx, &candidate).await? {
-                    attempt += 1;
-                    if attempt > model::MAX_ID_ATTEMPTS {
-                        return Err(model::no_free_id(addition));
-                    }
-                    candidate.id = planner.another_id(addition, attempt);
-                    model::check_pending(&candidate)?;
+            let open = rows.iter().map(|row| decode::queued(row).map(|q| q.change_set)).collect::<Result<_, _>>()?;
+            for addition in &model::plan_additions(planner, &new_kept, open, &keys)? {
+                let mut placement = model::Placement::new(planner, addition);
+                while !save_pending_in(&mut tx, placement.candidate()).await? {
+                    placement.retry()?;
                 }
-                receipt.change_sets.push(candidate.id);
+                receipt.change_sets.push(placement.into_id());
             }
         }
         tx.commit().await?;
@@ -426,7 +375,7 @@ impl PgStore {
         ))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(queued_from_row).collect()
+        rows.iter().map(decode::queued).collect()
     }
 
     pub(crate) async fn queued_change_set(&self, id: &str) -> Result<Option<QueuedChangeSet>, StoreError> {
@@ -434,7 +383,7 @@ impl PgStore {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(queued_from_row).transpose()
+        row.as_ref().map(decode::queued).transpose()
     }
 
     pub(crate) async fn claim_due_change_sets(
@@ -463,7 +412,7 @@ impl PgStore {
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
-        let mut claimed = rows.iter().map(queued_from_row).collect::<Result<Vec<_>, _>>()?;
+        let mut claimed = rows.iter().map(decode::queued).collect::<Result<Vec<_>, _>>()?;
         claimed.sort_by(|a, b| {
             (a.change_set.last_event_time, &a.change_set.id).cmp(&(b.change_set.last_event_time, &b.change_set.id))
         });
@@ -489,11 +438,7 @@ impl PgStore {
     }
 
     pub(crate) async fn finish_claim(&self, id: &str, owner: &str, outcome: &ClaimOutcome) -> Result<bool, StoreError> {
-        let (status, failure, keep_owner) = match outcome {
-            ClaimOutcome::Done => (QueueStatus::Done, None, true),
-            ClaimOutcome::Failed(reason) => (QueueStatus::Failed, Some(reason.as_str()), true),
-            ClaimOutcome::Release => (QueueStatus::Pending, None, false),
-        };
+        let (status, failure, keep_owner) = outcome.queue_update();
         let done = sqlx::query(
             "UPDATE change_set_queue SET status = $3, failure = $4, lease_until = NULL, \
              claimed_by = CASE WHEN $5 THEN claimed_by END, updated_at = now() \
@@ -567,18 +512,7 @@ impl PgStore {
         .fetch_all(&self.pool)
         .await?;
         rows.reverse();
-        rows.iter()
-            .map(|row| {
-                Ok(FieldChange {
-                    address: row.try_get("address")?,
-                    attribute_path: row.try_get("attribute_path")?,
-                    actor: row.try_get("actor")?,
-                    event_id: row.try_get("event_id")?,
-                    event_time: row.try_get("event_time")?,
-                    change_set_id: row.try_get("change_set_id")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode::field_change).collect()
     }
 
     pub(crate) async fn set_field_owner(
@@ -616,16 +550,7 @@ impl PgStore {
         .bind(attribute_path)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|row| {
-            Ok(FieldOwner {
-                address: row.try_get("address")?,
-                attribute_path: row.try_get("attribute_path")?,
-                owner: row.try_get("owner")?,
-                rule: row.try_get("rule")?,
-                updated_at: row.try_get("updated_at")?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(decode::field_owner).transpose()
     }
 
     pub(crate) async fn embedder(&self) -> Result<Option<EmbedderSpec>, StoreError> {
@@ -700,7 +625,7 @@ impl PgStore {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(knowledge_from_row).transpose()
+        row.as_ref().map(decode::knowledge).transpose()
     }
 
     pub(crate) async fn similar_knowledge(
@@ -743,7 +668,7 @@ impl PgStore {
         .await?;
         tx.commit().await?;
         rows.iter()
-            .map(|row| Ok(SimilarEntry { entry: knowledge_from_row(row)?, similarity: row.try_get("similarity")? }))
+            .map(|row| Ok(SimilarEntry { entry: decode::knowledge(row)?, similarity: row.try_get("similarity")? }))
             .collect()
     }
 
@@ -755,7 +680,7 @@ impl PgStore {
         ))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(knowledge_from_row).collect()
+        rows.iter().map(decode::knowledge).collect()
     }
 
     pub(crate) async fn bump_knowledge_use(&self, id: i64) -> Result<bool, StoreError> {
@@ -834,7 +759,7 @@ impl PgStore {
              branch = EXCLUDED.branch, url = EXCLUDED.url, state = EXCLUDED.state, \
              head_commit = EXCLUDED.head_commit, updated_at = now()",
         )
-        .bind(to_i64("pull request number", pr.number)?)
+        .bind(model::to_i64("pull request number", pr.number)?)
         .bind(&pr.address)
         .bind(&pr.branch)
         .bind(&pr.url)
@@ -853,19 +778,7 @@ impl PgStore {
         .bind(address)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|row| {
-            let state: String = row.try_get("state")?;
-            let number: i64 = row.try_get("number")?;
-            Ok(PullRequestRecord {
-                number: u64::try_from(number).unwrap_or(0),
-                address: row.try_get("address")?,
-                branch: row.try_get("branch")?,
-                url: row.try_get("url")?,
-                state: state.parse()?,
-                head_commit: row.try_get("head_commit")?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(decode::pull_request).transpose()
     }
 
     pub(crate) async fn set_pull_request_state(
@@ -874,7 +787,7 @@ impl PgStore {
         state: PullRequestState,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query("UPDATE pull_requests SET state = $2, updated_at = now() WHERE number = $1")
-            .bind(to_i64("pull request number", number)?)
+            .bind(model::to_i64("pull request number", number)?)
             .bind(state.as_str())
             .execute(&self.pool)
             .await?;
@@ -904,10 +817,10 @@ impl PgStore {
         .bind(&r.branch)
         .bind(&r.commit_id)
         .bind(&r.pull_request)
-        .bind(to_i64("prompt_tokens", r.prompt_tokens)?)
-        .bind(to_i64("completion_tokens", r.completion_tokens)?)
+        .bind(model::to_i64("prompt_tokens", r.prompt_tokens)?)
+        .bind(model::to_i64("completion_tokens", r.completion_tokens)?)
         .bind(&r.model)
-        .bind(to_i64("duration_ms", r.duration_ms)?)
+        .bind(model::to_i64("duration_ms", r.duration_ms)?)
         .bind(&r.outcome)
         .execute(&self.pool)
         .await?;
@@ -923,7 +836,7 @@ impl PgStore {
         .bind(change_set_id)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(reconciliation_from_row).transpose()
+        row.as_ref().map(decode::reconciliation).transpose()
     }
 
     pub(crate) async fn recent_reconciliations(&self, limit: usize) -> Result<Vec<StoredReconciliation>, StoreError> {
@@ -935,7 +848,7 @@ impl PgStore {
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(reconciliation_from_row).collect()
+        rows.iter().map(decode::reconciliation).collect()
     }
 
     pub(crate) async fn stats(&self) -> Result<Stats, StoreError> {
@@ -1019,20 +932,6 @@ fn vector_text(v: &[f32]) -> String {
     format!("[{}]", parts.join(","))
 }
 
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-fn to_i64(what: &str, n: u64) -> Result<i64, StoreError> {
-    i64::try_from(n).map_err(|_| StoreError::Data(format!("{what} {n} is too large to store")))
-}
-
-/// The raw record as JSON text (bound as text, cast to jsonb in SQL).
-fn raw_text(e: &EventRecord) -> Result<String, StoreError> {
-    serde_json::to_string(&e.raw)
-        .map_err(|err| StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id)))
-}
-
 /// Inserts events whose id is not recorded yet. With `ids`, returns the ids inserted; without,
 /// as many empty strings (only their number is wanted, and nothing is sent back).
 async fn insert_events(
@@ -1082,7 +981,7 @@ async fn save_pending_in(conn: &mut PgConnection, cs: &PendingChangeSet) -> Resu
         .bind(&cs.id)
         .fetch_one(&mut *conn)
         .await?;
-    let stored = queued_from_row(&row)?;
+    let stored = decode::queued(&row)?;
     if stored.status != QueueStatus::Pending {
         return Ok(false);
     }
@@ -1113,65 +1012,4 @@ fn key_lock(key: &str) -> i32 {
         hash = hash.wrapping_mul(0x0100_0193);
     }
     i32::from_ne_bytes(hash.to_ne_bytes())
-}
-
-fn queued_from_row(row: &PgRow) -> Result<QueuedChangeSet, StoreError> {
-    let status: String = row.try_get("status")?;
-    let attempts: i32 = row.try_get("attempts")?;
-    Ok(QueuedChangeSet {
-        change_set: PendingChangeSet {
-            id: row.try_get("id")?,
-            resource_key: row.try_get("resource_key")?,
-            actor_session: row.try_get("actor_session")?,
-            first_event_time: row.try_get("first_event_time")?,
-            last_event_time: row.try_get("last_event_time")?,
-            event_ids: row.try_get("event_ids")?,
-        },
-        status: status.parse()?,
-        claimed_by: row.try_get("claimed_by")?,
-        lease_until: row.try_get("lease_until")?,
-        attempts: u32::try_from(attempts).unwrap_or(0),
-        failure: row.try_get("failure")?,
-        created_at: row.try_get("created_at")?,
-    })
-}
-
-fn knowledge_from_row(row: &PgRow) -> Result<KnowledgeEntry, StoreError> {
-    Ok(KnowledgeEntry {
-        id: row.try_get("id")?,
-        signature: row.try_get("signature")?,
-        summary: row.try_get("summary")?,
-        patch_diff: row.try_get("patch_diff")?,
-        recipe_toml: row.try_get("recipe_toml")?,
-        change_set_id: row.try_get("change_set_id")?,
-        uses: count(row.try_get("uses")?),
-        successes: count(row.try_get("successes")?),
-        demoted: row.try_get("demoted")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
-}
-
-fn reconciliation_from_row(row: &PgRow) -> Result<StoredReconciliation, StoreError> {
-    let n = |c: &str| -> Result<u64, StoreError> { Ok(count(row.try_get::<i64, _>(c)?)) };
-    Ok(StoredReconciliation {
-        reconciliation: ReconciliationRecord {
-            change_set_id: row.try_get("change_set_id")?,
-            trace_summary: row.try_get("trace_summary")?,
-            actor: row.try_get("actor")?,
-            intent: row.try_get("intent")?,
-            motivation: row.try_get("motivation")?,
-            decision: row.try_get("decision")?,
-            patch_diff: row.try_get("patch_diff")?,
-            branch: row.try_get("branch")?,
-            commit_id: row.try_get("commit_id")?,
-            pull_request: row.try_get("pull_request")?,
-            prompt_tokens: n("prompt_tokens")?,
-            completion_tokens: n("completion_tokens")?,
-            model: row.try_get("model")?,
-            duration_ms: n("duration_ms")?,
-            outcome: row.try_get("outcome")?,
-        },
-        recorded_at: row.try_get("recorded_at")?,
-    })
 }

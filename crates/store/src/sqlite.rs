@@ -5,9 +5,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
-use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::query::Query;
+use sqlx::sqlite::{
+    SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
+use crate::decode::{self, count};
 use crate::model::{
     ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
     FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
@@ -21,6 +25,14 @@ const IN_CHUNK: usize = 500;
 
 /// How long a statement waits for another writer before failing with a transient error.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `UPDATE change_set_queue SET <set>` of the change set `id = ?` while `claimed_by = ?` holds its
+/// claim; see [`SqliteStore::update_held_claim`].
+macro_rules! update_held_claim {
+    ($set:literal) => {
+        concat!("UPDATE change_set_queue SET ", $set, " WHERE id = ? AND status = 'claimed' AND claimed_by = ?")
+    };
+}
 
 /// Drop reason reported by `stats` for dropped events recorded without one.
 pub(crate) const NO_REASON: &str = "(none)";
@@ -63,16 +75,25 @@ impl SqliteStore {
         self.pool.close().await;
     }
 
+    /// The first row `sql` returns with `keys` bound in order, decoded; `None` when it returns none.
+    async fn find<T>(
+        &self,
+        sql: &'static str,
+        keys: &[&str],
+        decode: fn(&SqliteRow) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        let mut query = sqlx::query(sql);
+        for key in keys {
+            query = query.bind(key.to_string());
+        }
+        query.fetch_optional(&self.pool).await?.as_ref().map(decode).transpose()
+    }
+
     /// Which of `ids` are already recorded in `events`, whatever their disposition.
     pub(crate) async fn seen_event_ids(&self, ids: &[String]) -> Result<HashSet<String>, StoreError> {
         let mut seen = HashSet::new();
         for chunk in ids.chunks(IN_CHUNK) {
-            let mut query = QueryBuilder::<Sqlite>::new("SELECT event_id FROM events WHERE event_id IN (");
-            let mut list = query.separated(", ");
-            for id in chunk {
-                list.push_bind(id.clone());
-            }
-            list.push_unseparated(")");
+            let mut query = in_list("SELECT event_id FROM events WHERE event_id IN (", chunk, ")");
             let found: Vec<String> = query.build_query_scalar().fetch_all(&self.pool).await?;
             seen.extend(found);
         }
@@ -83,31 +104,14 @@ impl SqliteStore {
     pub(crate) async fn events_by_id(&self, ids: &[String]) -> Result<Vec<EventRecord>, StoreError> {
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(IN_CHUNK) {
-            let mut query = QueryBuilder::<Sqlite>::new(
+            let mut query = in_list(
                 "SELECT event_id, event_time, source, name, actor, disposition, drop_reason, raw FROM events \
                  WHERE event_id IN (",
+                chunk,
+                ")",
             );
-            let mut list = query.separated(", ");
-            for id in chunk {
-                list.push_bind(id.clone());
-            }
-            list.push_unseparated(")");
             for row in query.build().fetch_all(&self.pool).await? {
-                let event_id: String = row.try_get("event_id")?;
-                let time_text: String = row.try_get("event_time")?;
-                let disposition: String = row.try_get("disposition")?;
-                let raw: String = row.try_get("raw")?;
-                out.push(EventRecord {
-                    event_time: time::from_text("event_time", &time_text)?,
-                    source: row.try_get("source")?,
-                    name: row.try_get("name")?,
-                    actor: row.try_get("actor")?,
-                    disposition: disposition.parse()?,
-                    drop_reason: row.try_get("drop_reason")?,
-                    raw: serde_json::from_str(&raw)
-                        .map_err(|e| StoreError::Data(format!("event {event_id}: column raw is not JSON: {e}")))?,
-                    event_id,
-                });
+                out.push(decode::event(&row)?);
             }
         }
         Ok(out)
@@ -121,7 +125,7 @@ impl SqliteStore {
         }
         let mut rows = Vec::with_capacity(events.len());
         for e in events {
-            rows.push((e, raw_text(e)?));
+            rows.push((e, model::raw_text(e)?));
         }
         let recorded_at = time::now_text();
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -217,14 +221,13 @@ impl SqliteStore {
 
     /// The change set `id`, if recorded.
     pub(crate) async fn change_set(&self, id: &str) -> Result<Option<ChangeSetRecord>, StoreError> {
-        let row = sqlx::query(
+        self.find(
             "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
              decision, rule, rationale, branch, commit_id, diff, notes FROM change_sets WHERE id = ?",
+            &[id],
+            decode::change_set,
         )
-        .bind(id.to_owned())
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| change_set_from_row(&row)).transpose()
+        .await
     }
 
     pub(crate) async fn record_decision(&self, d: &DecisionRecord) -> Result<i64, StoreError> {
@@ -268,23 +271,7 @@ impl SqliteStore {
         .bind(change_set_id.to_owned())
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                let evidence: String = row.try_get("evidence")?;
-                Ok(LoggedDecision {
-                    id: row.try_get("id")?,
-                    decision: DecisionRecord {
-                        change_set_id: row.try_get("change_set_id")?,
-                        kind: row.try_get("decision")?,
-                        rule: row.try_get("rule")?,
-                        rationale: row.try_get("rationale")?,
-                        evidence: serde_json::from_str(&evidence)
-                            .map_err(|e| StoreError::Data(format!("audit_log.evidence is not JSON: {e}")))?,
-                    },
-                    recorded_at: when(row, "recorded_at")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode::logged_decision).collect()
     }
 
     pub(crate) async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
@@ -303,7 +290,7 @@ impl SqliteStore {
     ) -> Result<DeliveryReceipt, StoreError> {
         let mut rows = Vec::with_capacity(delivery.events.len());
         for e in &delivery.events {
-            rows.push((e, raw_text(e)?));
+            rows.push((e, model::raw_text(e)?));
         }
         let recorded_at = time::now_text();
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -325,34 +312,25 @@ impl SqliteStore {
             let mut open = Vec::new();
             let key_list: Vec<&str> = keys.iter().copied().collect();
             for chunk in key_list.chunks(IN_CHUNK) {
-                let mut query = QueryBuilder::<Sqlite>::new(concat!(
-                    "SELECT ",
-                    queue_columns!(),
-                    " FROM change_set_queue WHERE status = 'pending' AND resource_key IN ("
-                ));
-                let mut list = query.separated(", ");
-                for key in chunk {
-                    list.push_bind(key.to_string());
-                }
-                list.push_unseparated(") ORDER BY last_event_time, id");
+                let mut query = in_list(
+                    concat!(
+                        "SELECT ",
+                        queue_columns!(),
+                        " FROM change_set_queue WHERE status = 'pending' AND resource_key IN ("
+                    ),
+                    chunk,
+                    ") ORDER BY last_event_time, id",
+                );
                 for row in query.build().fetch_all(&mut *tx).await? {
-                    open.push(queued_from_row(&row)?.change_set);
+                    open.push(decode::queued(&row)?.change_set);
                 }
             }
-            let additions = planner.plan(&new_kept, open);
-            model::check_additions(&additions, &new_kept, &keys)?;
-            for addition in &additions {
-                let mut candidate = addition.clone();
-                let mut attempt = 0;
-                while !save_pending_in(&mut tx, &candidate).await? {
-                    attempt += 1;
-                    if attempt > model::MAX_ID_ATTEMPTS {
-                        return Err(model::no_free_id(addition));
-                    }
-                    candidate.id = planner.another_id(addition, attempt);
-                    model::check_pending(&candidate)?;
+            for addition in &model::plan_additions(planner, &new_kept, open, &keys)? {
+                let mut placement = model::Placement::new(planner, addition);
+                while !save_pending_in(&mut tx, placement.candidate()).await? {
+                    placement.retry()?;
                 }
-                receipt.change_sets.push(candidate.id);
+                receipt.change_sets.push(placement.into_id());
             }
         }
         tx.commit().await?;
@@ -368,15 +346,12 @@ impl SqliteStore {
         ))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(queued_from_row).collect()
+        rows.iter().map(decode::queued).collect()
     }
 
     pub(crate) async fn queued_change_set(&self, id: &str) -> Result<Option<QueuedChangeSet>, StoreError> {
-        let row = sqlx::query(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = ?"))
-            .bind(id.to_owned())
-            .fetch_optional(&self.pool)
-            .await?;
-        row.as_ref().map(queued_from_row).transpose()
+        self.find(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = ?"), &[id], decode::queued)
+            .await
     }
 
     pub(crate) async fn claim_due_change_sets(
@@ -413,7 +388,7 @@ impl SqliteStore {
             .bind(id)
             .fetch_one(&mut *tx)
             .await?;
-            claimed.push(queued_from_row(&row)?);
+            claimed.push(decode::queued(&row)?);
         }
         tx.commit().await?;
         Ok(claimed)
@@ -425,38 +400,33 @@ impl SqliteStore {
         owner: &str,
         lease_until: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE change_set_queue SET lease_until = ?, updated_at = ? \
-             WHERE id = ? AND status = 'claimed' AND claimed_by = ?",
-        )
-        .bind(time::to_text(&lease_until))
-        .bind(time::now_text())
-        .bind(id.to_owned())
-        .bind(owner.to_owned())
-        .execute(&self.pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        let update = sqlx::query(update_held_claim!("lease_until = ?, updated_at = ?"))
+            .bind(time::to_text(&lease_until))
+            .bind(time::now_text());
+        self.update_held_claim(update, id, owner).await
     }
 
     pub(crate) async fn finish_claim(&self, id: &str, owner: &str, outcome: &ClaimOutcome) -> Result<bool, StoreError> {
-        let (status, failure, keep_owner) = match outcome {
-            ClaimOutcome::Done => (QueueStatus::Done, None, true),
-            ClaimOutcome::Failed(reason) => (QueueStatus::Failed, Some(reason.clone()), true),
-            ClaimOutcome::Release => (QueueStatus::Pending, None, false),
-        };
-        let done = sqlx::query(
-            "UPDATE change_set_queue SET status = ?, failure = ?, lease_until = NULL, \
-             claimed_by = CASE WHEN ? THEN claimed_by END, updated_at = ? \
-             WHERE id = ? AND status = 'claimed' AND claimed_by = ?",
-        )
+        let (status, failure, keep_owner) = outcome.queue_update();
+        let update = sqlx::query(update_held_claim!(
+            "status = ?, failure = ?, lease_until = NULL, claimed_by = CASE WHEN ? THEN claimed_by END, updated_at = ?"
+        ))
         .bind(status.as_str())
-        .bind(failure)
+        .bind(failure.map(str::to_owned))
         .bind(keep_owner)
-        .bind(time::now_text())
-        .bind(id.to_owned())
-        .bind(owner.to_owned())
-        .execute(&self.pool)
-        .await?;
+        .bind(time::now_text());
+        self.update_held_claim(update, id, owner).await
+    }
+
+    /// Runs `update` (from [`update_held_claim!`], its SET values bound) on change set `id` if
+    /// `owner` still holds its claim; `true` when it did.
+    async fn update_held_claim(
+        &self,
+        update: Query<'_, Sqlite, SqliteArguments>,
+        id: &str,
+        owner: &str,
+    ) -> Result<bool, StoreError> {
+        let done = update.bind(id.to_owned()).bind(owner.to_owned()).execute(&self.pool).await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -526,18 +496,7 @@ impl SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         rows.reverse();
-        rows.iter()
-            .map(|row| {
-                Ok(FieldChange {
-                    address: row.try_get("address")?,
-                    attribute_path: row.try_get("attribute_path")?,
-                    actor: row.try_get("actor")?,
-                    event_id: row.try_get("event_id")?,
-                    event_time: when(row, "event_time")?,
-                    change_set_id: row.try_get("change_set_id")?,
-                })
-            })
-            .collect()
+        rows.iter().map(decode::field_change).collect()
     }
 
     pub(crate) async fn set_field_owner(
@@ -568,41 +527,23 @@ impl SqliteStore {
         address: &str,
         attribute_path: &str,
     ) -> Result<Option<FieldOwner>, StoreError> {
-        let row = sqlx::query(
+        self.find(
             "SELECT address, attribute_path, owner, rule, updated_at FROM field_owners \
              WHERE address = ? AND attribute_path = ?",
+            &[address, attribute_path],
+            decode::field_owner,
         )
-        .bind(address.to_owned())
-        .bind(attribute_path.to_owned())
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| {
-            Ok(FieldOwner {
-                address: row.try_get("address")?,
-                attribute_path: row.try_get("attribute_path")?,
-                owner: row.try_get("owner")?,
-                rule: row.try_get("rule")?,
-                updated_at: when(&row, "updated_at")?,
-            })
-        })
-        .transpose()
+        .await
     }
 
     pub(crate) async fn embedder(&self) -> Result<Option<EmbedderSpec>, StoreError> {
-        let row: Option<(String, i64)> = sqlx::query_as("SELECT name, dimension FROM knowledge_embedder WHERE id = 1")
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map(|(name, dimension)| EmbedderSpec { name, dimension: usize::try_from(dimension).unwrap_or(0) }))
+        stored_embedder(&mut *self.pool.acquire().await?).await
     }
 
     /// Within `tx`: records `embedder` if none is, or refuses a different one.
     async fn bind_embedder(tx: &mut sqlx::SqliteConnection, embedder: &EmbedderSpec) -> Result<(), StoreError> {
-        let row: Option<(String, i64)> = sqlx::query_as("SELECT name, dimension FROM knowledge_embedder WHERE id = 1")
-            .fetch_optional(&mut *tx)
-            .await?;
-        match row {
-            Some((name, dimension)) => {
-                let stored = EmbedderSpec { name, dimension: usize::try_from(dimension).unwrap_or(0) };
+        match stored_embedder(tx).await? {
+            Some(stored) => {
                 if &stored != embedder {
                     return Err(StoreError::EmbedderMismatch { stored, given: embedder.clone() });
                 }
@@ -654,7 +595,7 @@ impl SqliteStore {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(knowledge_from_row).transpose()
+        row.as_ref().map(decode::knowledge).transpose()
     }
 
     pub(crate) async fn similar_knowledge(
@@ -703,7 +644,7 @@ impl SqliteStore {
         ))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(knowledge_from_row).collect()
+        rows.iter().map(decode::knowledge).collect()
     }
 
     pub(crate) async fn bump_knowledge_use(&self, id: i64) -> Result<bool, StoreError> {
@@ -786,26 +727,13 @@ impl SqliteStore {
     }
 
     pub(crate) async fn open_pull_request(&self, address: &str) -> Result<Option<PullRequestRecord>, StoreError> {
-        let row = sqlx::query(
+        self.find(
             "SELECT number, address, branch, url, state, head_commit FROM pull_requests \
              WHERE address = ? AND state = 'open' ORDER BY number DESC LIMIT 1",
+            &[address],
+            decode::pull_request,
         )
-        .bind(address.to_owned())
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| {
-            let state: String = row.try_get("state")?;
-            let number: i64 = row.try_get("number")?;
-            Ok(PullRequestRecord {
-                number: u64::try_from(number).unwrap_or(0),
-                address: row.try_get("address")?,
-                branch: row.try_get("branch")?,
-                url: row.try_get("url")?,
-                state: state.parse()?,
-                head_commit: row.try_get("head_commit")?,
-            })
-        })
-        .transpose()
+        .await
     }
 
     pub(crate) async fn set_pull_request_state(
@@ -839,10 +767,10 @@ impl SqliteStore {
         .bind(r.branch.clone())
         .bind(r.commit_id.clone())
         .bind(r.pull_request.clone())
-        .bind(to_i64("prompt_tokens", r.prompt_tokens)?)
-        .bind(to_i64("completion_tokens", r.completion_tokens)?)
+        .bind(model::to_i64("prompt_tokens", r.prompt_tokens)?)
+        .bind(model::to_i64("completion_tokens", r.completion_tokens)?)
         .bind(r.model.clone())
-        .bind(to_i64("duration_ms", r.duration_ms)?)
+        .bind(model::to_i64("duration_ms", r.duration_ms)?)
         .bind(r.outcome.clone())
         .bind(time::now_text())
         .execute(&self.pool)
@@ -851,12 +779,12 @@ impl SqliteStore {
     }
 
     pub(crate) async fn reconciliation(&self, change_set_id: &str) -> Result<Option<StoredReconciliation>, StoreError> {
-        let row =
-            sqlx::query(concat!("SELECT ", reconciliation_columns!(), " FROM reconciliations WHERE change_set_id = ?"))
-                .bind(change_set_id.to_owned())
-                .fetch_optional(&self.pool)
-                .await?;
-        row.as_ref().map(reconciliation_from_row).transpose()
+        self.find(
+            concat!("SELECT ", reconciliation_columns!(), " FROM reconciliations WHERE change_set_id = ?"),
+            &[change_set_id],
+            decode::reconciliation,
+        )
+        .await
     }
 
     pub(crate) async fn recent_reconciliations(&self, limit: usize) -> Result<Vec<StoredReconciliation>, StoreError> {
@@ -868,7 +796,7 @@ impl SqliteStore {
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(reconciliation_from_row).collect()
+        rows.iter().map(decode::reconciliation).collect()
     }
 
     pub(crate) async fn stats(&self) -> Result<Stats, StoreError> {
@@ -906,24 +834,35 @@ impl SqliteStore {
     }
 }
 
+/// `head`, then `values` bound one by one and separated by commas, then `tail`: for
+/// `... IN (` `)` lists of at most [`IN_CHUNK`] values.
+fn in_list(head: &'static str, values: &[impl AsRef<str>], tail: &'static str) -> QueryBuilder<Sqlite> {
+    let mut query = QueryBuilder::<Sqlite>::new(head);
+    let mut list = query.separated(", ");
+    for value in values {
+        list.push_bind(value.as_ref().to_owned());
+    }
+    list.push_unseparated(tail);
+    query
+}
+
+/// The embedder the stored vectors come from, as `knowledge_embedder` records it.
+async fn stored_embedder(conn: &mut SqliteConnection) -> Result<Option<EmbedderSpec>, StoreError> {
+    let row: Option<(String, i64)> = sqlx::query_as("SELECT name, dimension FROM knowledge_embedder WHERE id = 1")
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|(name, dimension)| EmbedderSpec { name, dimension: usize::try_from(dimension).unwrap_or(0) }))
+}
+
 /// id, decision, rule, rationale, evidence of an audit log row.
 type AuditRow = (i64, String, Option<String>, Option<String>, String);
-
-fn when(row: &SqliteRow, column: &str) -> Result<DateTime<Utc>, StoreError> {
-    let text: String = row.try_get(column)?;
-    time::from_text(column, &text)
-}
 
 fn json_text<T: serde::Serialize + ?Sized>(what: &str, value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Data(format!("{what} is not serialisable: {e}")))
 }
 
-fn to_i64(what: &str, n: u64) -> Result<i64, StoreError> {
-    i64::try_from(n).map_err(|_| StoreError::Data(format!("{what} {n} is too large to store")))
-}
-
 fn pr_number(n: u64) -> Result<i64, StoreError> {
-    to_i64("pull request number", n)
+    model::to_i64("pull request number", n)
 }
 
 fn vector_blob(v: &[f32]) -> Vec<u8> {
@@ -947,12 +886,6 @@ fn cosine_with_blob(id: i64, query: &[f32], query_norm: f32, blob: &[u8]) -> Res
     }
     let denominator = query_norm * norm.sqrt();
     Ok(if denominator == 0.0 { 0.0 } else { dot / denominator })
-}
-
-/// The raw record as JSON text.
-fn raw_text(e: &EventRecord) -> Result<String, StoreError> {
-    serde_json::to_string(&e.raw)
-        .map_err(|err| StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id)))
 }
 
 /// Inserts one event unless its id is recorded; `true` when it was new.
@@ -1008,7 +941,7 @@ async fn save_pending_in(conn: &mut SqliteConnection, cs: &PendingChangeSet) -> 
         .await?;
     let merged = match row {
         Some(row) => {
-            let stored = queued_from_row(&row)?;
+            let stored = decode::queued(&row)?;
             if stored.status != QueueStatus::Pending {
                 return Ok(false);
             }
@@ -1041,110 +974,6 @@ async fn save_pending_in(conn: &mut SqliteConnection, cs: &PendingChangeSet) -> 
     .execute(&mut *conn)
     .await?;
     Ok(true)
-}
-
-fn queued_from_row(row: &SqliteRow) -> Result<QueuedChangeSet, StoreError> {
-    let id: String = row.try_get("id")?;
-    let event_ids: String = row.try_get("event_ids")?;
-    let status: String = row.try_get("status")?;
-    let lease_until: Option<String> = row.try_get("lease_until")?;
-    let attempts: i64 = row.try_get("attempts")?;
-    Ok(QueuedChangeSet {
-        change_set: PendingChangeSet {
-            resource_key: row.try_get("resource_key")?,
-            actor_session: row.try_get("actor_session")?,
-            first_event_time: when(row, "first_event_time")?,
-            last_event_time: when(row, "last_event_time")?,
-            event_ids: serde_json::from_str(&event_ids).map_err(|e| {
-                StoreError::Data(format!("queued change set {id}: event_ids is not a JSON array of strings: {e}"))
-            })?,
-            id,
-        },
-        status: status.parse()?,
-        claimed_by: row.try_get("claimed_by")?,
-        lease_until: lease_until.map(|t| time::from_text("lease_until", &t)).transpose()?,
-        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
-        failure: row.try_get("failure")?,
-        created_at: when(row, "created_at")?,
-    })
-}
-
-fn knowledge_from_row(row: &SqliteRow) -> Result<KnowledgeEntry, StoreError> {
-    let uses: i64 = row.try_get("uses")?;
-    let successes: i64 = row.try_get("successes")?;
-    Ok(KnowledgeEntry {
-        id: row.try_get("id")?,
-        signature: row.try_get("signature")?,
-        summary: row.try_get("summary")?,
-        patch_diff: row.try_get("patch_diff")?,
-        recipe_toml: row.try_get("recipe_toml")?,
-        change_set_id: row.try_get("change_set_id")?,
-        uses: count(uses),
-        successes: count(successes),
-        demoted: row.try_get("demoted")?,
-        created_at: when(row, "created_at")?,
-        updated_at: when(row, "updated_at")?,
-    })
-}
-
-fn reconciliation_from_row(row: &SqliteRow) -> Result<StoredReconciliation, StoreError> {
-    let n = |c: &str| -> Result<u64, StoreError> { Ok(count(row.try_get::<i64, _>(c)?)) };
-    Ok(StoredReconciliation {
-        reconciliation: ReconciliationRecord {
-            change_set_id: row.try_get("change_set_id")?,
-            trace_summary: row.try_get("trace_summary")?,
-            actor: row.try_get("actor")?,
-            intent: row.try_get("intent")?,
-            motivation: row.try_get("motivation")?,
-            decision: row.try_get("decision")?,
-            patch_diff: row.try_get("patch_diff")?,
-            branch: row.try_get("branch")?,
-            commit_id: row.try_get("commit_id")?,
-            pull_request: row.try_get("pull_request")?,
-            prompt_tokens: n("prompt_tokens")?,
-            completion_tokens: n("completion_tokens")?,
-            model: row.try_get("model")?,
-            duration_ms: n("duration_ms")?,
-            outcome: row.try_get("outcome")?,
-        },
-        recorded_at: when(row, "recorded_at")?,
-    })
-}
-
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-fn change_set_from_row(row: &SqliteRow) -> Result<ChangeSetRecord, StoreError> {
-    let id: String = row.try_get("id")?;
-    let list = |column: &str| -> Result<Vec<String>, StoreError> {
-        let text: String = row.try_get(column)?;
-        serde_json::from_str(&text).map_err(|e| {
-            StoreError::Data(format!("change set {id}: column {column} is not a JSON array of strings: {e}"))
-        })
-    };
-    let when = |column: &str| -> Result<_, StoreError> {
-        let text: String = row.try_get(column)?;
-        time::from_text(column, &text)
-    };
-    Ok(ChangeSetRecord {
-        resource_id: row.try_get("resource_id")?,
-        address: row.try_get("address")?,
-        actor: row.try_get("actor")?,
-        via: row.try_get("via")?,
-        first_event_time: when("first_event_time")?,
-        last_event_time: when("last_event_time")?,
-        event_ids: list("event_ids")?,
-        status: row.try_get("status")?,
-        decision: row.try_get("decision")?,
-        rule: row.try_get("rule")?,
-        rationale: row.try_get("rationale")?,
-        branch: row.try_get("branch")?,
-        commit_id: row.try_get("commit_id")?,
-        diff: row.try_get("diff")?,
-        notes: list("notes")?,
-        id,
-    })
 }
 
 #[cfg(test)]

@@ -5,8 +5,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
@@ -53,6 +57,7 @@ impl GitHubStandIn {
             .route("/repos/{owner}/{repo}/pulls/{number}", get(get_pull).patch(update_pull))
             .route("/repos/{owner}/{repo}/issues/{number}/comments", post(create_comment))
             .route("/repos/{owner}/{repo}/issues/{number}/labels", post(add_labels))
+            .route_layer(middleware::from_fn_with_state(server.clone(), admit))
             .with_state(server.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         server
@@ -75,15 +80,28 @@ impl GitHubStandIn {
     }
 }
 
-/// Records the request; answers 401 without the token and 502 while failures are scheduled.
-fn admit(server: &GitHubStandIn, method: Method, uri: &Uri, headers: &HeaderMap, body: &Value) -> Option<Answer> {
+/// In front of every route: records the request, then answers 401 without the token and 502
+/// while failures are scheduled, as GitHub would, before the route sees it.
+async fn admit(State(server): Shared, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    if let Some(refusal) = refusal(&server, &parts, &body) {
+        return refusal.into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+/// Records the request (its body as JSON, null when it has none) and says how GitHub would refuse
+/// it, if it would.
+fn refusal(server: &GitHubStandIn, request: &Parts, body: &[u8]) -> Option<Answer> {
     let mut inner = server.inner.lock().unwrap();
     inner.requests.push(Recorded {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        query: uri.query().unwrap_or_default().to_string(),
-        body: body.clone(),
+        method: request.method.to_string(),
+        path: request.uri.path().to_string(),
+        query: request.uri.query().unwrap_or_default().to_string(),
+        body: serde_json::from_slice(body).unwrap_or(Value::Null),
     });
+    let headers = &request.headers;
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
     if auth != format!("Bearer {TOKEN}") {
         let message = json!({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"});
@@ -98,17 +116,15 @@ fn admit(server: &GitHubStandIn, method: Method, uri: &Uri, headers: &HeaderMap,
     None
 }
 
+fn not_found() -> Answer {
+    (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"})))
+}
+
 async fn list_pulls(
     State(s): Shared,
     Path((owner, _repo)): Path<(String, String)>,
     Query(q): Query<HashMap<String, String>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
 ) -> Answer {
-    if let Some(answer) = admit(&s, method, &uri, &headers, &Value::Null) {
-        return answer;
-    }
     let inner = s.inner.lock().unwrap();
     let state = q.get("state").map(String::as_str).unwrap_or("open");
     let per_page: usize = q.get("per_page").and_then(|v| v.parse().ok()).unwrap_or(30);
@@ -130,17 +146,7 @@ async fn list_pulls(
     (StatusCode::OK, Json(Value::Array(page)))
 }
 
-async fn create_pull(
-    State(s): Shared,
-    Path((owner, repo)): Path<(String, String)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Answer {
-    if let Some(answer) = admit(&s, method, &uri, &headers, &body) {
-        return answer;
-    }
+async fn create_pull(State(s): Shared, Path((owner, repo)): Path<(String, String)>, Json(body): Json<Value>) -> Answer {
     let mut inner = s.inner.lock().unwrap();
     let head = body["head"].as_str().unwrap().to_string();
     if inner.pulls.iter().any(|p| p["state"] == "open" && p["head"]["ref"] == head.as_str()) {
@@ -177,37 +183,22 @@ async fn create_pull(
     (StatusCode::CREATED, Json(pr))
 }
 
-async fn get_pull(
-    State(s): Shared,
-    Path((_owner, _repo, number)): Path<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Answer {
-    if let Some(answer) = admit(&s, method, &uri, &headers, &Value::Null) {
-        return answer;
-    }
+async fn get_pull(State(s): Shared, Path((_owner, _repo, number)): Path<(String, String, u64)>) -> Answer {
     let inner = s.inner.lock().unwrap();
     match inner.pulls.iter().find(|p| p["number"] == number) {
         Some(pr) => (StatusCode::OK, Json(pr.clone())),
-        None => (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"}))),
+        None => not_found(),
     }
 }
 
 async fn update_pull(
     State(s): Shared,
     Path((_owner, _repo, number)): Path<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Answer {
-    if let Some(answer) = admit(&s, method, &uri, &headers, &body) {
-        return answer;
-    }
     let mut inner = s.inner.lock().unwrap();
     let Some(pr) = inner.pulls.iter_mut().find(|p| p["number"] == number) else {
-        return (StatusCode::NOT_FOUND, Json(json!({"message": "Not Found"})));
+        return not_found();
     };
     for key in ["title", "body", "state", "base"] {
         if let Some(v) = body.get(key) {
@@ -220,14 +211,8 @@ async fn update_pull(
 async fn create_comment(
     State(s): Shared,
     Path((owner, repo, number)): Path<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Answer {
-    if let Some(answer) = admit(&s, method, &uri, &headers, &body) {
-        return answer;
-    }
     let mut inner = s.inner.lock().unwrap();
     inner.comments.push((number, body["body"].as_str().unwrap().to_string()));
     let id = inner.comments.len();
@@ -244,14 +229,8 @@ async fn create_comment(
 async fn add_labels(
     State(s): Shared,
     Path((_owner, _repo, number)): Path<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Answer {
-    if let Some(answer) = admit(&s, method, &uri, &headers, &body) {
-        return answer;
-    }
     let mut inner = s.inner.lock().unwrap();
     let labels = inner.labels.entry(number).or_default();
     for label in body["labels"].as_array().unwrap() {
