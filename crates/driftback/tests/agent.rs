@@ -11,35 +11,33 @@ use driftback_agent::scripted::{Reply, ScriptedModel};
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 
-const MAIN_TF: &str = r#"resource "aws_subnet" "core" {
-  vpc_id                  = "vpc-1"
-  cidr_block              = "10.0.1.0/24"
-  map_public_ip_on_launch = false
+const MAIN_TF: &str = r#"resource "aws_network_interface" "core" {
+  subnet_id         = "subnet-1"
+  source_dest_check = true
 }
 
-resource "aws_subnet" "edge" {
-  vpc_id                  = "vpc-1"
-  cidr_block              = "10.0.2.0/24"
-  map_public_ip_on_launch = false
+resource "aws_network_interface" "edge" {
+  subnet_id         = "subnet-1"
+  source_dest_check = true
 }
 "#;
 
 const STATE: &str = r#"{"version": 4, "resources": [
-  {"mode": "managed", "type": "aws_subnet", "name": "core", "instances": [{"attributes": {"id": "subnet-0c0re", "cidr_block": "10.0.0.0/16"}}]},
-  {"mode": "managed", "type": "aws_subnet", "name": "edge", "instances": [{"attributes": {"id": "subnet-0edge", "cidr_block": "10.1.0.0/16"}}]}
+  {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": true}}]},
+  {"mode": "managed", "type": "aws_network_interface", "name": "edge", "instances": [{"attributes": {"id": "eni-0edge", "source_dest_check": true}}]}
 ]}"#;
 
-fn events(id: &str, subnet: &str) -> String {
+fn events(id: &str, interface: &str) -> String {
     json!({"Records": [{
         "eventVersion": "1.08",
         "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/erin", "accountId": "123456789012", "userName": "erin"},
         "eventTime": "2024-10-28T12:15:02Z",
         "eventSource": "ec2.amazonaws.com",
-        "eventName": "ModifySubnetAttribute",
+        "eventName": "ModifyNetworkInterfaceAttribute",
         "awsRegion": "us-east-1",
         "sourceIPAddress": "203.0.113.87",
         "userAgent": "AWS Internal",
-        "requestParameters": {"subnetId": subnet, "mapPublicIpOnLaunch": {"value": true}},
+        "requestParameters": {"networkInterfaceId": interface, "sourceDestCheck": {"value": false}},
         "responseElements": {"requestId": "r", "_return": true},
         "eventID": id,
         "readOnly": false,
@@ -52,19 +50,19 @@ fn events(id: &str, subnet: &str) -> String {
 
 fn scenario(address: &str) -> String {
     format!(
-        "project = \"net\"\ndescription = \"public IPs on launch turned on in the console\"\ncategory = \"attribute\"\n\n[[expect.attr]]\naddress = \"{address}\"\npath = \"map_public_ip_on_launch\"\nequals = true\n"
+        "project = \"net\"\ndescription = \"source/destination check turned off in the console (a NAT instance)\"\ncategory = \"attribute\"\n\n[[expect.attr]]\naddress = \"{address}\"\npath = \"source_dest_check\"\nequals = false\n"
     )
 }
 
-/// What a model that gets it right says, for the subnet at `address`.
+/// What a model that gets it right says, for the network interface at `address`.
 fn script(address: &str) -> Vec<Reply> {
     vec![
         Reply::call("read_hcl", json!({"address": address})),
-        Reply::call("edit_hcl", json!({"address": address, "path": "map_public_ip_on_launch", "value": true})),
+        Reply::call("edit_hcl", json!({"address": address, "path": "source_dest_check", "value": false})),
         Reply::call("validate", json!({})),
         Reply::call(
             "finish",
-            json!({"summary": "public IPs on launch", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
+            json!({"summary": "source/destination check off", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
         ),
     ]
 }
@@ -96,10 +94,10 @@ fn eval_reconciles_an_api_no_recipe_covers_and_the_learned_recipe_takes_the_next
     let c = corpus.path();
     write(&c.join("projects/net/main.tf"), MAIN_TF);
     write(&c.join("projects/net/terraform.tfstate"), STATE);
-    write(&c.join("scenarios/a-core-dns/scenario.toml"), &scenario("aws_subnet.core"));
-    write(&c.join("scenarios/a-core-dns/events.json"), &events("e-1", "subnet-0c0re"));
-    write(&c.join("scenarios/b-edge-dns/scenario.toml"), &scenario("aws_subnet.edge"));
-    write(&c.join("scenarios/b-edge-dns/events.json"), &events("e-2", "subnet-0edge"));
+    write(&c.join("scenarios/a-core-eni/scenario.toml"), &scenario("aws_network_interface.core"));
+    write(&c.join("scenarios/a-core-eni/events.json"), &events("e-1", "eni-0c0re"));
+    write(&c.join("scenarios/b-edge-eni/scenario.toml"), &scenario("aws_network_interface.edge"));
+    write(&c.join("scenarios/b-edge-eni/events.json"), &events("e-2", "eni-0edge"));
 
     // Without a key the agent is off and the scenario is escalated with the reason, as before.
     let off = Command::new(BIN)
@@ -109,17 +107,21 @@ fn eval_reconciles_an_api_no_recipe_covers_and_the_learned_recipe_takes_the_next
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    assert!(text(&off).contains("escalated: no recipe for ec2.amazonaws.com ModifySubnetAttribute"), "{}", text(&off));
+    assert!(
+        text(&off).contains("escalated: no recipe for ec2.amazonaws.com ModifyNetworkInterfaceAttribute"),
+        "{}",
+        text(&off)
+    );
     assert!(text(&off).contains("0 passed, 2 failed"), "{}", text(&off));
 
-    let model = ScriptedModel::start(script("aws_subnet.core"));
+    let model = ScriptedModel::start(script("aws_network_interface.core"));
     let json_path = c.join("results.json");
     let out = driftback(&model, &["eval", c.to_str().unwrap(), "--json", json_path.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("2 passed, 0 failed"), "{}", text(&out));
     let results: Value = serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let first = &results[0];
-    assert_eq!(first["id"], "a-core-dns");
+    assert_eq!(first["id"], "a-core-eni");
     assert!(first["tokens"].as_u64().unwrap() > 0, "{first}");
     assert_eq!(first["token_usage"]["rounds"], 4);
     assert_eq!(
@@ -127,7 +129,7 @@ fn eval_reconciles_an_api_no_recipe_covers_and_the_learned_recipe_takes_the_next
         first["token_usage"]["prompt"].as_u64().unwrap() + first["token_usage"]["completion"].as_u64().unwrap()
     );
     let second = &results[1];
-    assert_eq!(second["id"], "b-edge-dns");
+    assert_eq!(second["id"], "b-edge-eni");
     assert_eq!(second["tokens"], 0, "the learned recipe needs no LLM: {second}");
     assert_eq!(model.requests().len(), 4, "only the first scenario asked the model");
     assert!(model.authorizations().iter().all(|a| a == "Bearer scripted-key"));
@@ -149,10 +151,10 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     git(r, &["add", "."]);
     git(r, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
     let trail = tempfile::tempdir().unwrap();
-    write(&trail.path().join("one.json"), &events("e-1", "subnet-0c0re"));
-    write(&trail.path().join("two.json"), &events("e-2", "subnet-0edge"));
+    write(&trail.path().join("one.json"), &events("e-1", "eni-0c0re"));
+    write(&trail.path().join("two.json"), &events("e-2", "eni-0edge"));
 
-    let model = ScriptedModel::start(script("aws_subnet.core"));
+    let model = ScriptedModel::start(script("aws_network_interface.core"));
     let repo_arg = r.to_str().unwrap();
     let out = driftback(
         &model,
@@ -162,22 +164,22 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     assert!(text(&out).contains("reconciled: 1"), "{}", text(&out));
     let branch = git(r, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
     let diff = git(r, &["diff", "main", branch.trim()]);
-    assert!(diff.contains("+  map_public_ip_on_launch = true"), "{diff}");
+    assert!(diff.contains("+  source_dest_check = false"), "{diff}");
     assert!(
         git(r, &["log", "-1", "--format=%B", branch.trim()])
-            .contains("learned recipe learned-ec2-modify-subnet-attribute-aws-subnet")
+            .contains("learned recipe learned-ec2-modify-network-interface-attribute-aws-network-interface")
     );
 
     let listed = driftback(&model, &["kb", "recipes", "--repo", repo_arg]);
     assert!(listed.status.success(), "{}", text(&listed));
     let line = text(&listed)
         .lines()
-        .find(|l| l.starts_with("learned-ec2-modify-subnet-attribute-aws-subnet"))
+        .find(|l| l.starts_with("learned-ec2-modify-network-interface-attribute-aws-network-interface"))
         .map(str::to_string);
     let line = line.unwrap_or_else(|| panic!("{}", text(&listed)));
     assert_eq!(line.split_whitespace().skip(1).take(2).collect::<Vec<_>>(), ["0", "0"], "{line}");
 
-    // The next such change, on the other subnet, is planned by the learned recipe: no request.
+    // The next such change, on the other interface, is planned by the learned recipe: no request.
     let out = driftback(
         &model,
         &["reconcile", "--events", trail.path().join("two.json").to_str().unwrap(), "--repo", repo_arg],
@@ -189,7 +191,7 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     let line = listed.lines().find(|l| l.starts_with("learned-ec2")).unwrap().to_string();
     assert_eq!(line.split_whitespace().skip(1).take(2).collect::<Vec<_>>(), ["1", "1"], "{line}");
     let toml = text(&driftback(&model, &["kb", "recipes", "--repo", repo_arg, "--toml"]));
-    assert!(toml.contains("[[recipe]]") && toml.contains("from = \"mapPublicIpOnLaunch.value\""), "{toml}");
+    assert!(toml.contains("[[recipe]]") && toml.contains("from = \"sourceDestCheck.value\""), "{toml}");
 
     // What the agent stored is what `kb search --event` looks for: the same signature (resource
     // type located in the repository's state), so one entry, the learned recipe's, at similarity 1.
@@ -201,11 +203,14 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
         assert!(out.status.success(), "{}", text(&out));
         let found: Value = serde_json::from_slice(&out.stdout).unwrap();
         let query = found[0]["query"].as_str().unwrap();
-        assert!(query.contains("call:ec2:ModifySubnetAttribute") && query.contains("type:aws_subnet"), "{query}");
+        assert!(
+            query.contains("call:ec2:ModifyNetworkInterfaceAttribute") && query.contains("type:aws_network_interface"),
+            "{query}"
+        );
         let matches = found[0]["matches"].as_array().unwrap();
         assert_eq!(matches.len(), 1, "{found:#}");
         assert_eq!(matches[0]["entry"]["signature"], query, "{found:#}");
         assert!(matches[0]["similarity"].as_f64().unwrap() > 0.999, "{found:#}");
-        assert!(matches[0]["entry"]["recipe_toml"].as_str().unwrap().contains("learned-ec2-modify-subnet"));
+        assert!(matches[0]["entry"]["recipe_toml"].as_str().unwrap().contains("learned-ec2-modify-network-interface"));
     }
 }

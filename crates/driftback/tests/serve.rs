@@ -358,16 +358,16 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
     assert!(daemon.log().contains("left for the queue's redrive policy"), "{}", daemon.log());
 }
 
-/// Two subnets; no built-in recipe covers `ModifySubnetAttribute`, so only the agent can reconcile it.
-const SUBNET_TF: &str = r#"resource "aws_subnet" "core" {
-  vpc_id                  = "vpc-1"
-  cidr_block              = "10.0.1.0/24"
-  map_public_ip_on_launch = false
+/// A network interface; no built-in recipe covers `ModifyNetworkInterfaceAttribute`, so only the
+/// agent can reconcile it.
+const ENI_TF: &str = r#"resource "aws_network_interface" "core" {
+  subnet_id         = "subnet-1"
+  source_dest_check = true
 }
 "#;
 
-const SUBNET_STATE: &str = r#"{"version": 4, "resources": [
-  {"mode": "managed", "type": "aws_subnet", "name": "core", "instances": [{"attributes": {"id": "subnet-0c0re", "cidr_block": "10.0.1.0/24"}}]}
+const ENI_STATE: &str = r#"{"version": 4, "resources": [
+  {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": true}}]}
 ]}"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,7 +375,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
     use driftback_agent::scripted::{Reply, ScriptedModel};
     let Some(endpoint) = moto_endpoint() else { return };
     let root = tempfile::tempdir().unwrap();
-    let remote = bare_remote_with(root.path(), &[("main.tf", SUBNET_TF), ("terraform.tfstate", SUBNET_STATE)]);
+    let remote = bare_remote_with(root.path(), &[("main.tf", ENI_TF), ("terraform.tfstate", ENI_STATE)]);
 
     let sqs = sqs_client(&endpoint).await;
     let suffix = format!("{}-{}", std::process::id(), free_port());
@@ -385,11 +385,11 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
         "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/erin", "accountId": "123456789012", "userName": "erin"},
         "eventTime": "2024-10-28T12:15:02Z",
         "eventSource": "ec2.amazonaws.com",
-        "eventName": "ModifySubnetAttribute",
+        "eventName": "ModifyNetworkInterfaceAttribute",
         "awsRegion": "us-east-1",
         "sourceIPAddress": "203.0.113.87",
         "userAgent": "AWS Internal",
-        "requestParameters": {"subnetId": "subnet-0c0re", "mapPublicIpOnLaunch": {"value": true}},
+        "requestParameters": {"networkInterfaceId": "eni-0c0re", "sourceDestCheck": {"value": false}},
         "responseElements": {"requestId": "r", "_return": true},
         "eventID": format!("agent-{suffix}"),
         "readOnly": false,
@@ -403,10 +403,10 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
     sqs.send_message().queue_url(&queue_url).message_body(envelope.to_string()).send().await.unwrap();
 
     let model = ScriptedModel::start(vec![
-        Reply::call("read_hcl", json!({"address": "aws_subnet.core"})),
+        Reply::call("read_hcl", json!({"address": "aws_network_interface.core"})),
         Reply::call(
             "edit_hcl",
-            json!({"address": "aws_subnet.core", "path": "map_public_ip_on_launch", "value": true}),
+            json!({"address": "aws_network_interface.core", "path": "source_dest_check", "value": false}),
         ),
         Reply::call("validate", json!({})),
         Reply::call(
@@ -451,7 +451,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
     let branches = remote_branches(&remote);
     assert_eq!(branches.len(), 1, "{branches:?}");
     let diff = git(&remote, &["diff", "main", &branches[0]]);
-    assert!(diff.contains("+  map_public_ip_on_launch = true"), "{diff}");
+    assert!(diff.contains("+  source_dest_check = false"), "{diff}");
     let message = git(&remote, &["log", "-1", "--format=%B", &branches[0]]);
     let change_set = message.lines().find_map(|l| l.strip_prefix("Drift-Change-Set: ")).expect(&message).trim();
 
