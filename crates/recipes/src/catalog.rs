@@ -138,6 +138,8 @@ pub enum Convert {
     /// A JSON document given as text (a queue's redrive policy): where the code builds it with
     /// `jsonencode({...})` from other resources, only the members that changed are edited.
     Json,
+    /// A list of `{name, value}` pairs as a map (CloudWatch alarm dimensions).
+    NameValueMap,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -494,7 +494,7 @@ impl Planner<'_> {
         // Set in the code: unchanged only when the code computes it from another resource (a
         // reference the evaluator leaves symbolic) and the state says that is the value sent.
         let code = config.and_then(|c| value_at_path(c, path));
-        if code.as_ref().is_some_and(|v| !v.as_str().is_some_and(|s| s.starts_with("${"))) {
+        if code.as_ref().is_some_and(|v| !computed(v)) {
             return false;
         }
         let Some(instance) = self.state.get(address) else { return false };
@@ -607,7 +607,8 @@ impl Planner<'_> {
 /// attribute bag is where a call changes several settings at once; one the recipe does not know
 /// must not be dropped without a word.
 fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
-    const NOT_CONFIGURATION: &[&str] = &["DryRun", "dryRun", "ClientToken", "clientToken"];
+    // Request plumbing, never configuration: dry runs, idempotency tokens, the host S3 logs.
+    const NOT_CONFIGURATION: &[&str] = &["DryRun", "dryRun", "ClientToken", "clientToken", "Host"];
     let plain = |p: &str| !p.starts_with("response.") && !p.contains('[');
     let read: Vec<&str> = recipe
         .set
@@ -623,17 +624,37 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .filter(|p| plain(p))
         .filter_map(|p| p.rsplit_once('.').map(|(parent, _)| parent))
         .collect();
+    // A recipe that only sets attributes reads the whole request: its top level is a bag too
+    // (`ModifyInstanceAttribute` carries one `{"value": ...}` member per attribute it changes).
+    let only_sets = recipe.set_named.is_none()
+        && recipe.remove.is_empty()
+        && recipe.map_merge.is_empty()
+        && recipe.map_remove.is_empty()
+        && recipe.map_replace.is_empty()
+        && recipe.block_add.is_empty()
+        && recipe.block_remove.is_empty()
+        && recipe.keyed_blocks.is_none()
+        && recipe.create.is_none()
+        && recipe.attach.is_none()
+        && recipe.rules.is_none()
+        && recipe.rules_remove.is_none()
+        && !recipe.delete
+        && !recipe.no_op
+        && !recipe.set.is_empty();
+    if only_sets && recipe.each.is_none() {
+        parents.push("");
+    }
     parents.sort_unstable();
     parents.dedup();
     let mut out = Vec::new();
     for parent in parents {
         let Some(Value::Object(bag)) = event_value(event, parent) else { continue };
         for (name, value) in &bag {
+            let path = if parent.is_empty() { name.clone() } else { format!("{parent}.{name}") };
             // XML namespaces (S3 logs its XML bodies' attributes) and request plumbing.
             if name == "xmlns" || name.starts_with("xmlns:") || NOT_CONFIGURATION.contains(&name.as_str()) {
                 continue;
             }
-            let path = format!("{parent}.{name}");
             let covered = read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")));
             if !covered && !value.is_null() {
                 out.push(name.clone());
@@ -641,6 +662,17 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a value of the effective configuration is (or holds) what the evaluator left symbolic: a
+/// reference to another resource (`[aws_sns_topic.alerts.arn]`).
+fn computed(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.starts_with("${"),
+        Value::Array(items) => items.iter().any(computed),
+        Value::Object(map) => map.values().any(computed),
+        _ => false,
+    }
 }
 
 /// The changes that turn JSON document `old` into `new`, member by member (lists as a whole).
@@ -724,6 +756,16 @@ fn convert(value: Value, convert: Option<Convert>) -> Value {
             _ => value,
         },
         (Some(Convert::String), Value::Number(n)) => Value::String(n.to_string()),
+        // `[{"name": "InstanceId", "value": "i-1"}]` (CloudWatch dimensions) -> `{"InstanceId": "i-1"}`.
+        (Some(Convert::NameValueMap), Value::Array(items)) => {
+            // CloudTrail writes `name`/`value`, some SDK shapes `Name`/`Value`.
+            let field = |item: &Value, lower: &str, upper: &str| item.get(lower).or_else(|| item.get(upper)).cloned();
+            let pairs: Option<Map<String, Value>> = items
+                .iter()
+                .map(|i| Some((field(i, "name", "Name")?.as_str()?.to_string(), field(i, "value", "Value")?)))
+                .collect();
+            pairs.map(Value::Object).unwrap_or(value)
+        }
         (Some(Convert::String), Value::Bool(b)) => Value::String(b.to_string()),
         // Whole numbers CloudTrail writes as floats (80.0) stay whole.
         (Some(Convert::Number), Value::Number(n)) => match n.as_f64() {

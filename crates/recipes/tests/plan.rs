@@ -178,3 +178,17 @@ fn several_rules_in_one_call_each_change_their_resource_and_a_resent_reference_s
     assert_eq!(changed[1].0, "aws_vpc_security_group_ingress_rule.from_vpn");
     assert!(changed[1].1.contains(&"to_port".to_string()), "{changed:?}");
 }
+
+#[test]
+fn a_top_level_parameter_of_an_attribute_setting_call_is_not_dropped_either() {
+    let catalog = Catalog::builtin();
+    let update = |extra: Value| {
+        let mut request = json!({"tableName": "sessions", "billingMode": "PROVISIONED"});
+        request.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        change_set("dynamodb.amazonaws.com", "UpdateTable", request)
+    };
+    assert!(plan(&catalog, &update(json!({"deletionProtectionEnabled": true})), &state(), &repo()).is_ok());
+    let err = plan(&catalog, &update(json!({"streamSpecification": {"streamEnabled": true}})), &state(), &repo())
+        .unwrap_err();
+    assert!(matches!(&err, PlanError::Unmapped { params, .. } if params == "streamSpecification"), "{err}");
+}
