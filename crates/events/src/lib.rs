@@ -19,5 +19,5 @@ pub use filter::{Disposition, DropReason, FilterConfig, classify};
 pub use group::{ChangeSet, GroupConfig, group};
 pub use normalize::{NormalizeError, normalize, normalize_api_name};
 pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file};
-pub use resource::resource_ids;
+pub use resource::{is_identifier_key, resource_ids};
 pub use scan::{Entry, Record, read_record, scan};

@@ -54,6 +54,12 @@ const ID_KEYS: &[&str] = &[
 const MAX_DEPTH: usize = 4;
 const _: () = assert!(ID_KEYS.len() <= 64, "keys_present keeps one bit per identifier key");
 
+/// Whether a request parameter is one of the identifier keys AWS services name resources by
+/// (`instanceId`, `groupId`, `queueUrl`, ...): it says which resource, not what it is set to.
+pub fn is_identifier_key(key: &str) -> bool {
+    ID_KEYS.contains(&key)
+}
+
 /// The identifiers of the resources an event changes, in order, without duplicates.
 pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
     let creation =

@@ -607,8 +607,8 @@ impl Planner<'_> {
 /// attribute bag is where a call changes several settings at once; one the recipe does not know
 /// must not be dropped without a word.
 fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
-    // Request plumbing, never configuration: dry runs, idempotency tokens, the host S3 logs.
-    const NOT_CONFIGURATION: &[&str] = &["DryRun", "dryRun", "ClientToken", "clientToken", "Host"];
+    // Request plumbing beyond `is_transport_key`.
+    const NOT_CONFIGURATION: &[&str] = &["dryRun"];
     let plain = |p: &str| !p.starts_with("response.") && !p.contains('[');
     let read: Vec<&str> = recipe
         .set
@@ -652,7 +652,12 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         for (name, value) in &bag {
             let path = if parent.is_empty() { name.clone() } else { format!("{parent}.{name}") };
             // XML namespaces (S3 logs its XML bodies' attributes) and request plumbing.
-            if name == "xmlns" || name.starts_with("xmlns:") || NOT_CONFIGURATION.contains(&name.as_str()) {
+            if name == "xmlns"
+                || name.starts_with("xmlns:")
+                || NOT_CONFIGURATION.contains(&name.as_str())
+                || driftback_events::is_transport_key(name)
+                || (parent.is_empty() && driftback_events::is_identifier_key(name))
+            {
                 continue;
             }
             let covered = read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")));
