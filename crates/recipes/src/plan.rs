@@ -360,8 +360,14 @@ impl Planner<'_> {
             });
         }
         for rule in &recipe.block_add {
+            let existing =
+                config.as_ref().and_then(|c| c.get(&rule.block)).and_then(Value::as_array).cloned().unwrap_or_default();
             for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
                 let attrs = item_attrs(&item, &rule.attrs);
+                if let Some(op) = widen_matching_block(&rule.block, &existing, &attrs) {
+                    ops.push(op);
+                    continue;
+                }
                 let spec = BlockSpec {
                     attrs: attrs.into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect(),
                     blocks: vec![],
@@ -667,6 +673,40 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+/// The list attributes of a block that name where traffic comes from or goes to.
+const SOURCE_LISTS: &[&str] = &["cidr_blocks", "ipv6_cidr_blocks", "security_groups", "prefix_list_ids"];
+
+/// A new block that differs from an existing one only by more sources of one kind (a CIDR added to
+/// the same ports, protocol and description) widens that block's list instead: the rules are the
+/// same in AWS, and the list may come from one variable or module input that several blocks share.
+fn widen_matching_block(block: &str, existing: &[Value], attrs: &[(String, Value)]) -> Option<Op> {
+    let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v);
+    let lists: Vec<&str> = SOURCE_LISTS.iter().copied().filter(|k| get(k).is_some()).collect();
+    let [list] = lists.as_slice() else { return None };
+    let added = get(list)?.as_array()?;
+    let same = |b: &Value, k: &str| match (b.get(k), get(k)) {
+        (Some(have), Some(want)) => driftback_terraform::patch::values_equal(have, want),
+        (None | Some(Value::Null), None) => true,
+        _ => false,
+    };
+    let (index, current) = existing.iter().enumerate().find(|(_, b)| {
+        ["from_port", "to_port", "protocol"].iter().all(|k| same(b, k))
+            && (get("description").is_none() || same(b, "description"))
+            && SOURCE_LISTS
+                .iter()
+                .filter(|k| *k != list)
+                .all(|k| b.get(*k).is_none_or(|v| v.as_array().is_some_and(|a| a.is_empty()) || v.is_null()))
+    })?;
+    let have = current.get(*list)?.as_array()?;
+    if have.iter().any(computed) {
+        return None;
+    }
+    let mut widened = have.clone();
+    widened.extend(added.iter().filter(|v| !have.contains(v)).cloned());
+    let path = AttrPath(vec![Seg::Name(block.to_string()), Seg::Index(index), Seg::Name(list.to_string())]);
+    Some(Op::Set { path, value: AttrValue::Literal(Value::Array(widened)) })
 }
 
 /// Whether a value of the effective configuration is (or holds) what the evaluator left symbolic: a

@@ -26,6 +26,17 @@ resource "aws_dynamodb_table" "sessions" {
   hash_key       = "id"
 }
 
+resource "aws_security_group" "web" {
+  name = "web"
+  ingress {
+    from_port   = 443
+    to_port     = 443
+    protocol    = "tcp"
+    cidr_blocks = ["10.0.0.0/16"]
+    description = "https"
+  }
+}
+
 resource "aws_vpc_security_group_ingress_rule" "from_app" {
   security_group_id            = "sg-db"
   referenced_security_group_id = aws_security_group.app.id
@@ -63,6 +74,7 @@ fn state() -> State {
                 "redrive_policy": "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:123456789012:dlq\",\"maxReceiveCount\":5}"})),
             resource("aws_dynamodb_table", json!({"id": "sessions", "name": "sessions", "billing_mode": "PROVISIONED",
                                                   "read_capacity": 5, "write_capacity": 5})),
+            resource("aws_security_group", json!({"name": "web", "id": "sg-web"})),
             resource("aws_vpc_security_group_ingress_rule", json!({"name": "from_app", "id": "sgr-app", "security_group_rule_id": "sgr-app",
                 "referenced_security_group_id": "sg-app", "ip_protocol": "tcp", "from_port": 5432, "to_port": 5432})),
             resource("aws_vpc_security_group_ingress_rule", json!({"name": "from_vpn", "id": "sgr-vpn", "security_group_rule_id": "sgr-vpn",
@@ -191,4 +203,25 @@ fn a_top_level_parameter_of_an_attribute_setting_call_is_not_dropped_either() {
     let err = plan(&catalog, &update(json!({"streamSpecification": {"streamEnabled": true}})), &state(), &repo())
         .unwrap_err();
     assert!(matches!(&err, PlanError::Unmapped { params, .. } if params == "streamSpecification"), "{err}");
+}
+
+#[test]
+fn a_source_added_to_the_ports_of_an_existing_block_widens_it() {
+    let catalog = Catalog::builtin();
+    let authorize = |port: u16| {
+        let permission = json!({"ipProtocol": "tcp", "fromPort": port, "toPort": port,
+            "ipRanges": {"items": [{"cidrIp": "10.1.0.0/16", "description": "https"}]}});
+        change_set(
+            "ec2.amazonaws.com",
+            "AuthorizeSecurityGroupIngress",
+            json!({"groupId": "sg-web", "ipPermissions": {"items": [permission]}}),
+        )
+    };
+    let widened = ops_of(&catalog, &authorize(443));
+    let [Op::Set { path, value }] = widened.as_slice() else { panic!("{widened:?}") };
+    assert_eq!(path.to_string(), "ingress[0].cidr_blocks");
+    assert_eq!(value, &driftback_terraform::AttrValue::Literal(json!(["10.0.0.0/16", "10.1.0.0/16"])));
+    // Other ports: a block of its own.
+    let added = ops_of(&catalog, &authorize(8443));
+    assert!(matches!(added.as_slice(), [Op::AddBlock { .. }]), "{added:?}");
 }
