@@ -411,7 +411,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
         Reply::call("validate", json!({})),
         Reply::call(
             "finish",
-            json!({"summary": "public IPs on launch", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
+            json!({"summary": "source/destination check off", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
         ),
     ]);
     let workdir = root.path().join("work");

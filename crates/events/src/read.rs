@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::event::ApiEvent;
-use crate::scan::{Entry, scan};
+use crate::scan::{Entry, line_col, scan};
 
 /// The whole input could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -68,13 +68,8 @@ pub fn decode(bytes: &[u8], origin: &str) -> Result<RecordBatch, ReadError> {
         bytes
     };
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let before = &bytes[..e.valid_up_to()];
-        ReadError::Syntax {
-            origin: origin.to_string(),
-            line: 1 + before.iter().filter(|&&b| b == b'\n').count(),
-            column: e.valid_up_to() - before.iter().rposition(|&b| b == b'\n').map_or(0, |nl| nl + 1) + 1,
-            message: "not valid UTF-8".into(),
-        }
+        let (line, column) = line_col(bytes, e.valid_up_to());
+        ReadError::Syntax { origin: origin.to_string(), line, column, message: "not valid UTF-8".into() }
     })?;
     let mut batch = RecordBatch::default();
     scan(text, origin, |entry| match entry {

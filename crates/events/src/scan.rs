@@ -337,8 +337,8 @@ fn message(e: &serde_json::Error) -> String {
 }
 
 /// Line and column (both from 1) of a byte position.
-fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..at.min(text.len())];
+pub(crate) fn line_col(text: &[u8], at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
     let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
     let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |nl| nl + 1) + 1;
     (line, column)
@@ -346,7 +346,7 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
 
 /// A syntax error serde_json reported while reading from byte `at` of `text`.
 fn syntax(origin: &str, text: &str, at: usize, e: &serde_json::Error) -> ReadError {
-    let (line, column) = line_col(text, at);
+    let (line, column) = line_col(text.as_bytes(), at);
     ReadError::Syntax {
         origin: origin.to_string(),
         line: line + e.line().saturating_sub(1),
@@ -356,7 +356,7 @@ fn syntax(origin: &str, text: &str, at: usize, e: &serde_json::Error) -> ReadErr
 }
 
 fn syntax_here(origin: &str, text: &str, at: usize, message: &str) -> ReadError {
-    let (line, column) = line_col(text, at);
+    let (line, column) = line_col(text.as_bytes(), at);
     ReadError::Syntax { origin: origin.to_string(), line, column, message: message.to_string() }
 }
 

@@ -151,6 +151,32 @@ pub struct SetNamedRule {
     pub paths: BTreeMap<String, String>,
 }
 
+impl Recipe {
+    /// The kinds of action the recipe takes (`set`, `map_merge`, `delete`, ...), in a fixed order.
+    pub fn actions(&self) -> Vec<&'static str> {
+        [
+            ("set", !self.set.is_empty()),
+            ("set_named", self.set_named.is_some()),
+            ("remove", !self.remove.is_empty()),
+            ("map_merge", !self.map_merge.is_empty()),
+            ("map_remove", !self.map_remove.is_empty()),
+            ("map_replace", !self.map_replace.is_empty()),
+            ("block_add", !self.block_add.is_empty()),
+            ("block_remove", !self.block_remove.is_empty()),
+            ("delete", self.delete),
+            ("no_op", self.no_op),
+            ("create", self.create.is_some()),
+            ("attach", self.attach.is_some()),
+            ("rules", self.rules.is_some()),
+            ("rules_remove", self.rules_remove.is_some()),
+            ("keyed_blocks", self.keyed_blocks.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| present.then_some(name))
+        .collect()
+    }
+}
+
 /// See [`Recipe::remove_when`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -305,22 +331,7 @@ impl Catalog {
             if r.events.is_empty() || r.types.is_empty() {
                 return Err(invalid("`events` and `types` must not be empty".into()));
             }
-            let actions = !r.set.is_empty() as usize
-                + r.set_named.is_some() as usize
-                + !r.remove.is_empty() as usize
-                + !r.map_merge.is_empty() as usize
-                + !r.map_remove.is_empty() as usize
-                + !r.map_replace.is_empty() as usize
-                + !r.block_add.is_empty() as usize
-                + !r.block_remove.is_empty() as usize
-                + r.delete as usize
-                + r.no_op as usize
-                + r.create.is_some() as usize
-                + r.attach.is_some() as usize
-                + r.rules.is_some() as usize
-                + r.rules_remove.is_some() as usize
-                + r.keyed_blocks.is_some() as usize;
-            if actions == 0 {
+            if r.actions().is_empty() {
                 return Err(invalid(
                     "says nothing to do (no set, map_*, block_*, delete, create, attach or rules)".into(),
                 ));

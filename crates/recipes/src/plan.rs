@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use driftback_events::{ApiEvent, ChangeSet};
-use driftback_terraform::eval::{effective_config, value_at_path};
+use driftback_terraform::eval::{contains_symbolic, effective_config, value_at_path};
 use driftback_terraform::render::is_identifier;
 use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg, State};
 
@@ -500,7 +500,7 @@ impl Planner<'_> {
         // Set in the code: unchanged only when the code computes it from another resource (a
         // reference the evaluator leaves symbolic) and the state says that is the value sent.
         let code = config.and_then(|c| value_at_path(c, path));
-        if code.as_ref().is_some_and(|v| !computed(v)) {
+        if code.as_ref().is_some_and(|v| !contains_symbolic(v)) {
             return false;
         }
         let Some(instance) = self.state.get(address) else { return false };
@@ -632,21 +632,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .collect();
     // A recipe that only sets attributes reads the whole request: its top level is a bag too
     // (`ModifyInstanceAttribute` carries one `{"value": ...}` member per attribute it changes).
-    let only_sets = recipe.set_named.is_none()
-        && recipe.remove.is_empty()
-        && recipe.map_merge.is_empty()
-        && recipe.map_remove.is_empty()
-        && recipe.map_replace.is_empty()
-        && recipe.block_add.is_empty()
-        && recipe.block_remove.is_empty()
-        && recipe.keyed_blocks.is_none()
-        && recipe.create.is_none()
-        && recipe.attach.is_none()
-        && recipe.rules.is_none()
-        && recipe.rules_remove.is_none()
-        && !recipe.delete
-        && !recipe.no_op
-        && !recipe.set.is_empty();
+    let only_sets = recipe.actions() == ["set"];
     if only_sets && recipe.each.is_none() {
         parents.push("");
     }
@@ -700,24 +686,13 @@ fn widen_matching_block(block: &str, existing: &[Value], attrs: &[(String, Value
                 .all(|k| b.get(*k).is_none_or(|v| v.as_array().is_some_and(|a| a.is_empty()) || v.is_null()))
     })?;
     let have = current.get(*list)?.as_array()?;
-    if have.iter().any(computed) {
+    if have.iter().any(contains_symbolic) {
         return None;
     }
     let mut widened = have.clone();
     widened.extend(added.iter().filter(|v| !have.contains(v)).cloned());
     let path = AttrPath(vec![Seg::Name(block.to_string()), Seg::Index(index), Seg::Name(list.to_string())]);
     Some(Op::Set { path, value: AttrValue::Literal(Value::Array(widened)) })
-}
-
-/// Whether a value of the effective configuration is (or holds) what the evaluator left symbolic: a
-/// reference to another resource (`[aws_sns_topic.alerts.arn]`).
-fn computed(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.starts_with("${"),
-        Value::Array(items) => items.iter().any(computed),
-        Value::Object(map) => map.values().any(computed),
-        _ => false,
-    }
 }
 
 /// The changes that turn JSON document `old` into `new`, member by member (lists as a whole).

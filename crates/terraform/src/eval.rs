@@ -20,11 +20,7 @@ use crate::repo::Repo;
 /// The effective configuration of one resource instance, or `None` when its block is not there or
 /// its `count`/`for_each` does not produce this instance.
 pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
-    let location = repo.find_resource(address)?;
-    let text = repo.text(&location.file)?;
-    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref())?;
-    Some(body_value(text, &block.body, &ctx))
+    effective_config_resolved(repo, address, &Map::new())
 }
 
 /// As [`effective_config`], with references to other resources and data sources resolved from
@@ -461,6 +457,21 @@ fn eval_expr(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Con
     let parsed: hcl::Expression = source.parse().ok()?;
     let value = eval_try(&parsed, ctx).ok()?;
     serde_json::to_value(value).ok()
+}
+
+/// Whether a value is what the evaluator left symbolic: the source text of something it cannot
+/// compute (a reference to another resource), written `${...}`.
+pub fn is_symbolic(value: &Value) -> bool {
+    value.as_str().is_some_and(|s| s.starts_with("${"))
+}
+
+/// Whether a value is, or holds anywhere inside it, a symbolic part (`[aws_sns_topic.alerts.arn]`).
+pub fn contains_symbolic(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(contains_symbolic),
+        Value::Object(map) => map.values().any(contains_symbolic),
+        other => is_symbolic(other),
+    }
 }
 
 fn symbolic(text: &str, expr: &hcl_edit::expr::Expression) -> Value {

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::address::{InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel};
-use crate::eval::eval_in_block;
+use crate::eval::{contains_symbolic, eval_in_block};
 use crate::patch::values_equal;
 use crate::path::{AttrPath, Seg};
 use crate::render::AttrValue;
@@ -457,15 +457,6 @@ fn changed_value(current: Option<Value>, tail: &[Seg], change: &Change) -> Optio
         return None;
     }
     Some(AttrValue::Literal(root))
-}
-
-fn contains_symbolic(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.starts_with("${"),
-        Value::Array(items) => items.iter().any(contains_symbolic),
-        Value::Object(m) => m.values().any(contains_symbolic),
-        _ => false,
-    }
 }
 
 /// `var.x["a"].b` -> (`var`, `x`, [a, b]).

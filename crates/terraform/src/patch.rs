@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel, EditError};
-use crate::eval::{effective_config, value_at_path};
+use crate::eval::{effective_config, is_symbolic, value_at_path};
 use crate::origin::{self, Candidate, Change, Site, Tracer};
 use crate::path::{AttrPath, Seg};
 use crate::render::{AttrValue, BlockSpec, render_key};
@@ -340,21 +340,18 @@ fn document_value(config: &Value, path: &AttrPath) -> Member {
         return Member::Known(v);
     }
     for split in (1..path.0.len()).rev() {
-        let Some(Value::String(text)) = value_at_path(config, &AttrPath(path.0[..split].to_vec())) else { continue };
-        if text.starts_with("${") {
+        let Some(held) = value_at_path(config, &AttrPath(path.0[..split].to_vec())) else { continue };
+        let Some(text) = held.as_str() else { continue };
+        if is_symbolic(&held) {
             return Member::Computed;
         }
-        let Ok(document) = serde_json::from_str::<Value>(&text) else { return Member::Missing };
+        let Ok(document) = serde_json::from_str::<Value>(text) else { return Member::Missing };
         return match value_at_path(&document, &AttrPath(path.0[split..].to_vec())) {
             Some(v) => Member::Known(v),
             None => Member::Missing,
         };
     }
     Member::Missing
-}
-
-fn is_symbolic(value: &Value) -> bool {
-    value.as_str().is_some_and(|s| s.starts_with("${"))
 }
 
 fn with_key(path: &AttrPath, key: &str) -> AttrPath {
