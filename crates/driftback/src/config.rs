@@ -10,6 +10,9 @@ use driftback_embed::EmbedConfig;
 use driftback_events::{FilterConfig, GroupConfig};
 use driftback_store::OpenOptions;
 
+/// Where the policy file lives in the infrastructure repository, by default.
+pub const DEFAULT_POLICY_FILE: &str = ".driftback/policy.toml";
+
 /// Every key, with its default. Unknown keys are rejected with their name.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -101,7 +104,7 @@ pub struct PolicyConfig {
 
 impl Default for PolicyConfig {
     fn default() -> Self {
-        PolicyConfig { file: PathBuf::from(crate::policy_cmd::DEFAULT_POLICY_FILE) }
+        PolicyConfig { file: PathBuf::from(DEFAULT_POLICY_FILE) }
     }
 }
 
@@ -368,6 +371,16 @@ fn environment() -> config::Environment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_url_wins_over_the_sqlite_path() {
+        let config = StoreConfig::default();
+        assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/repo/.git/driftback/kb.sqlite");
+        let config = StoreConfig { sqlite_path: "/var/lib/kb.sqlite".into(), ..StoreConfig::default() };
+        assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/var/lib/kb.sqlite");
+        let config = StoreConfig { url: Some("postgres://kb@db/kb".into()), ..config };
+        assert_eq!(config.resolved_url(Path::new("/repo")), "postgres://kb@db/kb");
+    }
 
     #[test]
     fn unknown_keys_are_named() {

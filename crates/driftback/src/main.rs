@@ -1,27 +1,16 @@
 //! `driftback`: keeps Terraform code true to the cloud.
 
-mod agent_glue;
-mod backfill;
+mod cmd;
 mod config;
-mod delivery;
-mod demo;
-mod eval;
-mod field_changes;
-mod kb;
-mod kb_recipes;
-mod kb_store;
+mod driver;
 mod logs;
-mod ownership;
-mod pipeline;
-mod policy_cmd;
-mod publishing;
-mod reconcile;
-mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use cmd::{backfill, demo, eval, kb, policy, reconcile, serve};
 
 /// Reads CloudTrail records, finds changes made outside Terraform, and writes them back into the
 /// Terraform code as one git branch per change set, or says why not.
@@ -57,7 +46,7 @@ enum Command {
     /// The policy lives in the infrastructure repository (.driftback/policy.toml); without one the
     /// built-in safe defaults apply. Nothing is written.
     #[command(subcommand)]
-    Policy(policy_cmd::Command),
+    Policy(policy::Command),
     /// Look into the knowledge base: similar past changes, counts, entries; re-embed it.
     ///
     /// The knowledge base is store.url from the configuration (or --store URL): Postgres, or the
@@ -78,23 +67,36 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logs::init(matches!(cli.command, Command::Serve(_)));
-    let result = (|| -> anyhow::Result<ExitCode> {
-        let config = config::Config::load(cli.config.as_deref())?;
-        match cli.command {
-            Command::Reconcile(args) => reconcile::run(&config, &args).map(|_| ExitCode::SUCCESS),
-            Command::Demo(args) => demo::run(&config, &args).map(|_| ExitCode::SUCCESS),
-            Command::Eval(args) => eval::run(&config, &args),
-            Command::Policy(command) => policy_cmd::run(&config, &command),
-            Command::Kb(args) => kb::run(&config, &args).map(|_| ExitCode::SUCCESS),
-            Command::Serve(args) => serve::run(&config, &args).map(|_| ExitCode::SUCCESS),
-            Command::Backfill(args) => backfill::run(&config, &args).map(|_| ExitCode::SUCCESS),
-        }
-    })();
+    let result =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(anyhow::Error::from).and_then(
+            |runtime| {
+                let result = runtime.block_on(run(cli));
+                // A reconciliation still running past the daemon's shutdown deadline is not waited
+                // for: its change set is taken up again when its lease ends.
+                runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+                result
+            },
+        );
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The command, on the one runtime of the process.
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = config::Config::load(cli.config.as_deref())?;
+    let done = ExitCode::SUCCESS;
+    match cli.command {
+        Command::Reconcile(args) => reconcile::run(&config, &args).await.map(|_| done),
+        Command::Demo(args) => demo::run(&config, &args).await.map(|_| done),
+        Command::Eval(args) => eval::run(&config, &args).await,
+        Command::Policy(command) => policy::run(&config, &command).await,
+        Command::Kb(args) => kb::run(&config, &args).await.map(|_| done),
+        Command::Serve(args) => serve::run(&config, &args).await.map(|_| done),
+        Command::Backfill(args) => backfill::run(&config, &args).await.map(|_| done),
     }
 }

@@ -11,28 +11,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use git2::{BranchType, Repository};
+use git2::Repository;
 
 use driftback_events::ChangeSet;
 use driftback_feed::{
     Backfill, Ledger, QuietWindow, Reconcile, Reconciled, ReconcilerConfig, Shutdown, SqsConsumer, StoreLedger,
 };
-use driftback_publish::{Author, GitRepo, branch_name};
-use driftback_recipes::Catalog;
-use driftback_store::{CHANGE_SET_STATUSES, Store};
-use driftback_terraform::{Repo, State};
+use driftback_publish::{Author, GitRepo};
+use driftback_store::Store;
 
-use crate::agent_glue::{AgentStage, Knowledge};
 use crate::config::{Config, ServeConfig};
-use crate::delivery::Delivery;
-use crate::kb_store::StoreKnowledgeBase;
-use crate::pipeline::Status;
-use crate::publishing::Publisher;
-use crate::reconcile::{change_set_record, load_catalog};
-
-/// The trailer (written by `driftback_publish::message`) that ties a commit to its change set, so a
-/// restarted daemon finds work it had already committed and does not commit it twice.
-const CHANGE_SET_TRAILER: &str = "Drift-Change-Set";
+use crate::driver::{Deliverer, Delivery, Driver, Publisher, Workspace, load_catalog, open_store, webhook_router};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -41,17 +30,8 @@ pub struct Args {
     pub listen: Option<String>,
 }
 
-pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let result = runtime.block_on(serve(config, args));
-    // A reconciliation still running past the shutdown deadline is not waited for: its change set
-    // is taken up again when its lease ends.
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    result
-}
-
 /// The repository driftback works in, and the knowledge base next to it.
-pub struct Workspace {
+pub struct Site {
     pub repo_dir: PathBuf,
     /// `true` for driftback's own clone of `repo_url`: fetched, reset and pushed to.
     pub owned_clone: bool,
@@ -60,9 +40,9 @@ pub struct Workspace {
     _clone_lock: Option<std::fs::File>,
 }
 
-impl Workspace {
+impl Site {
     /// Clone `repo_url` into `workdir` (once) or open `repo_path`, then open the knowledge base.
-    pub async fn prepare(config: &Config) -> anyhow::Result<Workspace> {
+    pub async fn prepare(config: &Config) -> anyhow::Result<Site> {
         let serve = &config.serve;
         let (repo_dir, owned_clone) = match (&serve.repo_url, &serve.repo_path) {
             (Some(_), Some(_)) => anyhow::bail!(
@@ -84,8 +64,8 @@ impl Workspace {
             }
         };
         let clone_lock = if owned_clone { Some(take_clone(&repo_dir)?) } else { None };
-        let store = crate::kb::open_store(&config.store, &repo_dir).await?;
-        Ok(Workspace { repo_dir, owned_clone, store, _clone_lock: clone_lock })
+        let store = open_store(&config.store, &repo_dir).await?;
+        Ok(Site { repo_dir, owned_clone, store, _clone_lock: clone_lock })
     }
 
     pub fn window(config: &Config) -> QuietWindow {
@@ -96,8 +76,8 @@ impl Workspace {
         StoreLedger::new(self.store.clone(), Self::window(config))
     }
 
-    /// The reconciler, on the runtime this is called from (it reads and writes the knowledge base
-    /// from its blocking thread through that runtime).
+    /// The reconciler, on the runtime this is called from (the reconcile loop enters it once per
+    /// change set from a blocking thread).
     pub fn reconciler(&self, config: &Config) -> anyhow::Result<GitReconciler> {
         let runtime = tokio::runtime::Handle::try_current()
             .context("the reconciler needs a tokio runtime to reach the knowledge base")?;
@@ -112,25 +92,21 @@ impl Workspace {
                  (or pull-request) to push them"
             );
         }
+        let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
+        let deliverer =
+            Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?;
         let catalog = load_catalog(config, &self.repo_dir)?;
-        let (embedder, spec) = crate::kb::embedder(&config.embed)?;
-        let knowledge = Knowledge::Store(StoreKnowledgeBase::new(self.store.clone(), embedder, spec));
-        let agent = AgentStage::new(runtime.clone(), &config.agent, catalog.clone(), knowledge)?;
-        if let Some(reason) = agent.off_reason() {
+        let driver = Driver::new(config, catalog, Some(self.store.clone()), Delivery::Git(Box::new(deliverer)))?
+            .rows_recorded_by_caller();
+        if let Some(reason) = driver.agent_off_reason() {
             tracing::info!("{reason}; change sets no recipe covers are escalated");
         }
         Ok(GitReconciler {
             runtime,
-            store: self.store.clone(),
-            publisher,
-            agent: std::sync::Mutex::new(agent),
+            driver: tokio::sync::Mutex::new(driver),
             repo_dir: self.repo_dir.clone(),
             owned_clone: self.owned_clone,
-            catalog,
             config: config.clone(),
-            serve: config.serve.clone(),
-            branch_prefix: config.publish.branch_prefix.clone(),
-            author: Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() },
         })
     }
 }
@@ -143,16 +119,16 @@ pub fn reconciler_config(serve: &ServeConfig) -> ReconcilerConfig {
     config
 }
 
-async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
+pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
         .set_buckets(driftback_feed::metrics::DURATION_BUCKETS)?
         .install_recorder()
         .context("installing the metrics recorder")?;
     driftback_feed::metrics::describe();
 
-    let workspace = Workspace::prepare(config).await?;
-    let ledger = workspace.ledger(config);
-    let reconciler = Arc::new(workspace.reconciler(config)?);
+    let site = Site::prepare(config).await?;
+    let ledger = site.ledger(config);
+    let reconciler = Arc::new(site.reconciler(config)?);
     let wake = Arc::new(tokio::sync::Notify::new());
     let consumer = SqsConsumer::new(config.feed.clone()).await?.with_wakeup(wake.clone());
     let shutdown = Shutdown::new();
@@ -178,7 +154,7 @@ async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
     let mut router = driftback_feed::ops_router(metrics, probes);
     let mut routes = "/healthz /readyz /metrics".to_string();
     if std::env::var_os(&config.publish.webhook_secret_env).is_some_and(|v| !v.is_empty()) {
-        router = router.merge(crate::publishing::webhook_router(&config.publish, workspace.store.clone())?);
+        router = router.merge(webhook_router(&config.publish, site.store.clone())?);
         routes.push_str(&format!(" {}", driftback_publish::webhook::WEBHOOK_PATH));
     } else {
         tracing::info!(
@@ -190,7 +166,7 @@ async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
     tracing::info!(
         listen = %bound,
         queue = consumer.queue_url(),
-        repository = %workspace.repo_dir.display(),
+        repository = %site.repo_dir.display(),
         routes,
         "serving"
     );
@@ -243,7 +219,7 @@ async fn serve(config: &Config, args: &Args) -> anyhow::Result<()> {
         );
     }
     let _ = tokio::time::timeout(Duration::from_secs(2), ops).await;
-    workspace.store.close().await;
+    site.store.close().await;
     match failure {
         Some(e) => Err(e),
         None => {
@@ -395,148 +371,57 @@ fn take_clone(dir: &Path) -> anyhow::Result<std::fs::File> {
     Ok(file)
 }
 
-/// Reconciles change sets into branches of the repository (runs on a blocking thread).
+/// Reconciles change sets into branches of the repository: the driver, entered once per change
+/// set from the reconcile loop's blocking thread.
 pub struct GitReconciler {
-    /// For the knowledge base (ownership history before deciding, audit log and ledger after).
     runtime: tokio::runtime::Handle,
-    store: Store,
-    /// `[publish] mode`: push, and open one pull request per resource; `None` keeps branches local.
-    publisher: Option<Publisher>,
-    /// The pipeline with the LLM agent as the fallback for what no recipe covers, as in
-    /// `driftback reconcile` (one change set at a time: the reconcile loop runs them in turn).
-    agent: std::sync::Mutex<AgentStage>,
-    config: Config,
+    /// One change set at a time: the reconcile loop runs them in turn.
+    driver: tokio::sync::Mutex<Driver>,
     repo_dir: PathBuf,
+    /// `true` for driftback's own clone: fetched and reset to the base branch before each change set.
     owned_clone: bool,
-    catalog: Catalog,
-    serve: ServeConfig,
-    branch_prefix: String,
-    author: Author,
+    config: Config,
 }
 
 impl GitReconciler {
     /// Fetch the base branch and reset the clone to it; returns the base commit.
-    fn refresh(&self) -> Result<git2::Oid, String> {
-        let repo = Repository::open(&self.repo_dir).map_err(|e| format!("opening {}: {e}", self.repo_dir.display()))?;
+    fn refresh(&self) -> anyhow::Result<git2::Oid> {
         if !self.owned_clone {
-            return GitRepo::open_clean(&self.repo_dir).and_then(|g| g.head_commit()).map_err(|e| e.to_string());
+            return Ok(GitRepo::open_clean(&self.repo_dir)?.head_commit()?);
         }
-        let base = &self.serve.base_branch;
-        let mut origin = repo.find_remote("origin").map_err(|e| format!("the clone has no origin: {e}"))?;
+        let repo = Repository::open(&self.repo_dir).with_context(|| format!("opening {}", self.repo_dir.display()))?;
+        let base = &self.config.serve.base_branch;
+        let mut origin = repo.find_remote("origin").context("the clone has no origin")?;
         origin
             .fetch(&[format!("+refs/heads/{base}:refs/remotes/origin/{base}")], None, None)
-            .map_err(|e| format!("fetching {base} from origin: {e}"))?;
+            .with_context(|| format!("fetching {base} from origin"))?;
         let tip = repo
             .refname_to_id(&format!("refs/remotes/origin/{base}"))
-            .map_err(|e| format!("origin has no branch {base}: {e}"))?;
-        let object = repo.find_object(tip, None).map_err(|e| e.to_string())?;
-        repo.reset(&object, git2::ResetType::Hard, None).map_err(|e| format!("resetting the clone to {base}: {e}"))?;
+            .with_context(|| format!("origin has no branch {base}"))?;
+        let object = repo.find_object(tip, None)?;
+        repo.reset(&object, git2::ResetType::Hard, None).with_context(|| format!("resetting the clone to {base}"))?;
         Ok(tip)
     }
 
-    /// A branch already holding this change set's commit (from before a crash), if any.
-    fn already_committed(&self, repo: &Repository, branch: &str, change_set: &str) -> Option<(String, git2::Oid)> {
-        let trailer = format!("{CHANGE_SET_TRAILER}: {change_set}");
-        let candidates = [(branch.to_string(), BranchType::Local), (format!("origin/{branch}"), BranchType::Remote)];
-        for (name, kind) in candidates {
-            if let Ok(found) = repo.find_branch(&name, kind) {
-                if let Ok(commit) = found.get().peel_to_commit() {
-                    if commit.message().unwrap_or_default().lines().any(|l| l == trailer) {
-                        return Some((branch.to_string(), commit.id()));
-                    }
-                }
-            }
+    async fn drive(&self, change_set: &ChangeSet) -> anyhow::Result<Reconciled> {
+        let mut driver = self.driver.lock().await;
+        let base = self.refresh()?;
+        if let Some(deliverer) = driver.deliverer_mut() {
+            deliverer.set_base(base);
         }
-        None
+        // The repository, its state and its policy as the base commit has them.
+        let state = self.repo_dir.join(&self.config.serve.state_path);
+        let mut workspace = Workspace::load(&self.config, &self.repo_dir, Some(&state))?;
+        // Earlier change sets' field changes are in the knowledge base: each change set is a run.
+        driver.new_run();
+        let driven = driver.drive(&mut workspace, change_set).await?;
+        Ok(Reconciled { tokens: driven.outcome.tokens(), record: driven.record })
     }
 }
 
 impl Reconcile for GitReconciler {
     fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, String> {
-        let base = self.refresh()?;
-        let state_path = self.repo_dir.join(&self.serve.state_path);
-        let state_text = std::fs::read_to_string(&state_path)
-            .map_err(|e| format!("cannot read the Terraform state {}: {e}", state_path.display()))?;
-        let state = State::parse(&state_text, &state_path.display().to_string()).map_err(|e| e.to_string())?;
-        let repo = Repo::load(&self.repo_dir).map_err(|e| e.to_string())?;
-        // The policy lives in the repository: read it from the commit being built on.
-        let policy = crate::policy_cmd::load_policy(&self.config, &self.repo_dir).map_err(|e| format!("{e:#}"))?;
-        // Earlier changes of the same fields, for oscillation detection, as `driftback reconcile` does.
-        let history = self
-            .runtime
-            .block_on(crate::ownership::load_history(
-                &self.store,
-                &self.catalog,
-                &state,
-                &repo,
-                &policy,
-                std::slice::from_ref(change_set),
-            ))
-            .map_err(|e| format!("reading the ownership history from the knowledge base: {e:#}"))?;
-        let outcome = self
-            .agent
-            .lock()
-            .map_err(|_| "an earlier reconciliation panicked with the agent in hand; restart driftback".to_string())?
-            .process(&state, &repo, change_set, &policy, &history);
-        let label = outcome
-            .addresses
-            .first()
-            .cloned()
-            .or_else(|| change_set.resource_id.clone())
-            .unwrap_or_else(|| change_set.id.clone());
-        let mut record = change_set_record(change_set, &outcome);
-        if !CHANGE_SET_STATUSES.contains(&record.status.as_str()) {
-            // The knowledge base has no `revert` status yet: it is escalated, with the reason kept.
-            record.rationale = Some(format!("{}: {}", record.status, record.rationale.unwrap_or_default()));
-            record.status = "escalated".into();
-        }
-        if outcome.status == Status::Reconciled {
-            let git = GitRepo::open_clean(&self.repo_dir).map_err(|e| e.to_string())?;
-            let raw = Repository::open(&self.repo_dir).map_err(|e| e.to_string())?;
-            let wanted = branch_name(&self.branch_prefix, &label, &change_set.id);
-            let committed = match self.already_committed(&raw, &wanted, &change_set.id) {
-                Some((branch, commit)) => {
-                    tracing::info!(change_set = change_set.id, branch, "already committed before a restart");
-                    if raw.find_branch(&branch, BranchType::Local).is_err() {
-                        let found = raw.find_commit(commit).map_err(|e| e.to_string())?;
-                        raw.branch(&branch, &found, false).map_err(|e| e.to_string())?;
-                    }
-                    Some(commit)
-                }
-                None => None,
-            };
-            let delivery = Delivery {
-                runtime: &self.runtime,
-                git: &git,
-                store: Some(&self.store),
-                publisher: self.publisher.as_ref(),
-                catalog: &self.catalog,
-                state: &state,
-                policy: &policy,
-                ledger: &history,
-                branch_prefix: &self.branch_prefix,
-                author: &self.author,
-                base,
-                base_branch: &self.serve.base_branch,
-            };
-            let delivered = delivery.deliver(change_set, &outcome, &label, committed).map_err(|e| format!("{e:#}"))?;
-            record.branch = Some(delivered.branch.clone());
-            record.commit_id = Some(delivered.commit.to_string());
-            record.diff = delivered.diff.clone();
-            record.notes.extend(delivered.note());
-        }
-        // The decision with its evidence goes to the audit log, the field changes to the ownership
-        // ledger; the change set row (recorded by the feed on completion) then carries no decision,
-        // so it is not logged a second time without evidence.
-        self.runtime
-            .block_on(crate::ownership::record(&self.store, change_set, &outcome))
-            .map_err(|e| format!("recording the decision and field changes in the knowledge base: {e:#}"))?;
-        record.decision = None;
-        self.runtime
-            .block_on(crate::agent_glue::record_agent_work(&self.store, change_set, &outcome, &record))
-            .map_err(|e| format!("recording the agent's work in the knowledge base: {e:#}"))?;
-        let tokens = outcome.agent.as_ref().map(|a| a.usage.total()).unwrap_or(0);
-        Ok(Reconciled { record, tokens })
+        self.runtime.block_on(self.drive(change_set)).map_err(|e| format!("{e:#}"))
     }
 }
 
@@ -591,8 +476,8 @@ mod tests {
         config.publish.mode = crate::config::PublishMode::Push;
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let _entered = runtime.enter();
-        let workspace = runtime.block_on(Workspace::prepare(&config)).unwrap();
-        let reconciler = workspace.reconciler(&config).unwrap();
+        let site = runtime.block_on(Site::prepare(&config)).unwrap();
+        let reconciler = site.reconciler(&config).unwrap();
         let sets = change_sets();
         let web = sets.iter().find(|s| s.events.iter().any(|e| e.name == "ModifyInstanceAttribute")).unwrap();
 

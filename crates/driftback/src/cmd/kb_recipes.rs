@@ -4,10 +4,10 @@ use driftback_agent::{KnowledgeBase, recipe_toml};
 use driftback_store::Store;
 
 use crate::config::Config;
-use crate::kb_store::StoreKnowledgeBase;
+use crate::driver::{StoreKnowledgeBase, embedder};
 
 pub async fn run(config: &Config, store: &Store, toml: bool, json: bool) -> anyhow::Result<()> {
-    let (embedder, spec) = crate::kb::embedder(&config.embed)?;
+    let (embedder, spec) = embedder(&config.embed)?;
     let kb = StoreKnowledgeBase::new(store.clone(), embedder, spec);
     let recipes = kb.recipes().await.map_err(|e| anyhow::anyhow!("{e}"))?;
     if json {

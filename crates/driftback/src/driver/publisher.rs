@@ -1,6 +1,6 @@
 //! Publishing reconciled change sets: push each branch and open (or update) one pull request per
-//! resource, as `[publish] mode` says. The mechanics live in driftback-publish; this file turns the
-//! pipeline's values into its inputs and reads the configuration and the environment.
+//! resource, as `[publish] mode` says. The mechanics live in driftback-publish; this file reads the
+//! configuration and the environment, and keeps the store's view of pull requests current.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -8,18 +8,15 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use git2::Oid;
 
-use driftback_events::ChangeSet;
 use driftback_publish::github::{self, PullRequestAction, PullRequestOptions};
-use driftback_publish::story::{ActorInfo, DecisionInfo, FieldChange, Reasoned, Story, TimelineEntry};
+use driftback_publish::story::Story;
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
 use driftback_publish::{
     Credentials, GitHub, GitRepo, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
 };
 use driftback_store::{PullRequestRecord, Store};
-use driftback_terraform::AttrValue;
 
 use crate::config::{PublishConfig, PublishMode};
-use crate::pipeline::Outcome;
 
 /// Everything needed to publish, checked once at the start of a run.
 pub struct Publisher {
@@ -92,22 +89,17 @@ impl Publisher {
 
     /// The open pull request already carrying `address`, if pull requests are on. The one the store
     /// knows is polled first: when it was merged or closed meanwhile, the store learns it here.
-    pub fn open_pull_request(
-        &self,
-        runtime: &tokio::runtime::Handle,
-        store: Option<&Store>,
-        address: &str,
-    ) -> anyhow::Result<Option<PullRequest>> {
+    pub async fn open_pull_request(&self, store: Option<&Store>, address: &str) -> anyhow::Result<Option<PullRequest>> {
         let Some(api) = &self.github else { return Ok(None) };
         let known = match store {
-            Some(store) => runtime.block_on(store.open_pull_request(address))?,
+            Some(store) => store.open_pull_request(address).await?,
             None => None,
         };
         if let (Some(store), Some(known)) = (store, &known) {
-            let pr = runtime.block_on(api.get(known.number))?;
+            let pr = api.get(known.number).await?;
             let state = pr.lifecycle();
             if state != PullRequestState::Open {
-                runtime.block_on(store.set_pull_request_state(known.number, store_state(state)))?;
+                store.set_pull_request_state(known.number, store_state(state)).await?;
                 tracing::info!(
                     number = known.number,
                     state = state.as_str(),
@@ -116,7 +108,7 @@ impl Publisher {
             }
         }
         let known = known.map(|k| k.number);
-        Ok(runtime.block_on(github::find_open_for_resource(api, known, address, &self.base_branch))?)
+        Ok(github::find_open_for_resource(api, known, address, &self.base_branch).await?)
     }
 
     /// The commit and files of an open pull request's branch, to plan a later change on top of it.
@@ -133,9 +125,8 @@ impl Publisher {
 
     /// Push `commit` to `branch` (replaying and re-validating it if the remote moved) and, with
     /// pull requests on, open one or update `existing`.
-    pub fn publish(
+    pub async fn publish(
         &self,
-        runtime: &tokio::runtime::Handle,
         git: &GitRepo,
         commit: Oid,
         branch: &str,
@@ -149,14 +140,9 @@ impl Publisher {
         let pull_request = match &self.github {
             None => None,
             Some(api) => {
-                let (pr, action) = runtime.block_on(github::open_or_update(
-                    api,
-                    existing,
-                    story,
-                    branch,
-                    &pushed.commit.to_string(),
-                    &self.options,
-                ))?;
+                let (pr, action) =
+                    github::open_or_update(api, existing, story, branch, &pushed.commit.to_string(), &self.options)
+                        .await?;
                 Some((pr.number, pr.html_url, action))
             }
         };
@@ -169,12 +155,7 @@ impl Publisher {
 }
 
 /// Record an opened or updated pull request in the store.
-pub fn record_pull_request(
-    runtime: &tokio::runtime::Handle,
-    store: &Store,
-    address: &str,
-    published: &Published,
-) -> anyhow::Result<()> {
+pub async fn record_pull_request(store: &Store, address: &str, published: &Published) -> anyhow::Result<()> {
     if let Some((number, url, _)) = &published.pull_request {
         let record = PullRequestRecord {
             number: *number,
@@ -184,7 +165,7 @@ pub fn record_pull_request(
             state: driftback_store::PullRequestState::Open,
             head_commit: published.commit.to_string(),
         };
-        runtime.block_on(store.record_pull_request(&record))?;
+        store.record_pull_request(&record).await?;
     }
     Ok(())
 }
@@ -251,122 +232,6 @@ fn repository_from_url(url: &str) -> Option<String> {
     (parts.next().is_none() && !owner.is_empty() && !name.is_empty()).then(|| format!("{owner}/{name}"))
 }
 
-/// The pull request's story, from the change set and what the pipeline made of it.
-pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: String, base_branch: &str) -> Story {
-    let actor = &change_set.actor;
-    let mut evidence = vec![format!("CloudTrail identity type {:?}", actor.identity_type)];
-    if let Some(issuer) = &actor.session_issuer {
-        evidence.push(format!("a session of the role {issuer}"));
-    }
-    if let Some(session) = &actor.session_name {
-        evidence.push(format!("session name {session}"));
-    }
-    if let Some(source) = &actor.source_identity {
-        evidence.push(format!("source identity {source}"));
-    }
-    if let Some(by) = &actor.invoked_by {
-        evidence.push(format!("invoked by {by}"));
-    }
-    evidence.push(format!("the user agent and identity say it came through the {}", actor.via.as_str()));
-    let decision = match &outcome.decision {
-        Some(d) => DecisionInfo { kind: d.kind.as_str().into(), rule: d.rule.clone(), rationale: d.rationale.clone() },
-        None => DecisionInfo { kind: "reconcile".into(), rule: "default".into(), rationale: String::new() },
-    };
-    let attribution = outcome.decision.as_ref().and_then(|d| d.attribution.as_ref());
-    if let Some(a) = attribution {
-        evidence.splice(0..0, a.actor.evidence.iter().cloned());
-    }
-    let reasoned = |value: &str, evidence: &[String]| Reasoned {
-        value: value.to_string(),
-        reason: (!evidence.is_empty()).then(|| evidence.join("; ")),
-    };
-    Story {
-        address: address.to_string(),
-        resource_id: change_set.resource_id.clone(),
-        change_set_id: change_set.id.clone(),
-        changes: outcome
-            .field_changes
-            .iter()
-            .filter(|c| c.address == address)
-            .map(|c| FieldChange {
-                path: c.path.clone(),
-                before: c.before.as_ref().map(|v| shown_value(&c.path, v)),
-                after: c.after.as_ref().map(|v| match v {
-                    AttrValue::Literal(v) => shown_value(&c.path, v),
-                    AttrValue::Reference(r) => escaped(r),
-                }),
-            })
-            .collect(),
-        timeline: change_set
-            .events
-            .iter()
-            .map(|e| TimelineEntry {
-                time: e.time.format("%Y-%m-%d %H:%M:%SZ").to_string(),
-                actor: e.actor.display_name.clone(),
-                source: e.source.clone(),
-                name: e.raw_name.clone(),
-                event_id: e.id.clone(),
-            })
-            .collect(),
-        actor: ActorInfo {
-            name: actor.display_name.clone(),
-            via: actor.via.as_str().into(),
-            principal: actor.principal_arn.clone(),
-            kind: attribution.map(|a| a.actor.kind.as_str().to_string()),
-            evidence,
-        },
-        intent: attribution.map(|a| reasoned(a.intent.value.as_str(), &a.intent.evidence)),
-        motivation: attribution.map(|a| reasoned(a.motivation.value.as_str(), &a.motivation.evidence)),
-        decision,
-        diff,
-        notes: outcome.notes.clone(),
-        base_branch: base_branch.to_string(),
-    }
-}
-
-/// Shown instead of a value that is secret or that CloudTrail redacted.
-const HIDDEN: &str = "(hidden)";
-/// Longest value shown; longer ones are cut with `…`.
-const MAX_VALUE_CHARS: usize = 60;
-
-/// Words in an attribute path that mark its value as a secret.
-const SECRET_WORDS: &[&str] =
-    &["password", "secret", "token", "private_key", "key_material", "credential", "passphrase", "auth"];
-
-/// A value as a pull request title, commit summary or table shows it: strings bare, anything else
-/// as compact JSON, control characters escaped, cut to [`MAX_VALUE_CHARS`]; secrets (by the
-/// attribute's name) and redacted values are never shown.
-fn shown_value(path: &str, value: &serde_json::Value) -> String {
-    let lower = path.to_ascii_lowercase();
-    if SECRET_WORDS.iter().any(|w| lower.contains(w)) {
-        return HIDDEN.to_string();
-    }
-    let text = match value {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    if text.contains(crate::pipeline::REDACTED) {
-        return HIDDEN.to_string();
-    }
-    escaped(&text)
-}
-
-fn escaped(text: &str) -> String {
-    let mut out = String::new();
-    for (count, c) in text.chars().enumerate() {
-        if count == MAX_VALUE_CHARS {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,19 +278,6 @@ mod tests {
             .status();
         assert_eq!(status, 200);
         assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
-    }
-
-    #[test]
-    fn shown_values_hide_secrets_and_redactions_and_escape_the_rest() {
-        assert_eq!(shown_value("instance_type", &"t3.large".into()), "t3.large");
-        assert_eq!(shown_value("desired_capacity", &3.into()), "3");
-        assert_eq!(shown_value("master_password", &"hunter2".into()), HIDDEN);
-        assert_eq!(shown_value("environment.variables.API_TOKEN", &"abc".into()), HIDDEN);
-        assert_eq!(shown_value("description", &"x HIDDEN_DUE_TO_SECURITY_REASONS".into()), HIDDEN);
-        assert_eq!(shown_value("description", &"a\nb".into()), "a\\nb");
-        let long = shown_value("description", &"x".repeat(500).into());
-        assert_eq!(long.chars().count(), MAX_VALUE_CHARS + 1, "{long}");
-        assert!(long.ends_with('…'));
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `driftback kb`: look into the knowledge base (search, stats, show) and re-embed it; and the one
-//! place the binary opens the store from the configuration.
+//! `driftback kb`: look into the knowledge base (search, stats, show, learned recipes) and
+//! re-embed it.
 
 use std::path::{Path, PathBuf};
 
@@ -7,31 +7,15 @@ use anyhow::{Context, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
-use driftback_embed::{EmbedConfig, Embedder};
 use driftback_events::{Disposition, classify, group, read_file};
-use driftback_store::{EmbedderSpec, SimilarEntry, Store};
+use driftback_store::{SimilarEntry, Store};
 use driftback_terraform::State;
 
-use crate::config::{Config, StoreConfig};
-use crate::kb_store::embedding_text;
+use crate::config::Config;
+use crate::driver::{embedder, embedding_text, open_store, read_state};
 
 /// Texts per embedding request while re-embedding.
 const REEMBED_BATCH: usize = 128;
-
-/// Opens the knowledge base the configuration names (retrying a database that is not up yet).
-pub async fn open_store(config: &StoreConfig, repo: &Path) -> anyhow::Result<Store> {
-    let url = config.resolved_url(repo);
-    Store::open(&url, &config.open_options())
-        .await
-        .with_context(|| format!("opening the knowledge base {}", driftback_store::redact_url(&url)))
-}
-
-/// The configured embedder and the spec its vectors are stored under.
-pub fn embedder(config: &EmbedConfig) -> anyhow::Result<(Embedder, EmbedderSpec)> {
-    let embedder = Embedder::from_config(config).context("the [embed] configuration")?;
-    let spec = EmbedderSpec { name: embedder.name(), dimension: embedder.dimension() };
-    Ok((embedder, spec))
-}
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -106,12 +90,7 @@ struct SearchResult {
     matches: Vec<SimilarEntry>,
 }
 
-pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(run_async(config, args))
-}
-
-async fn run_async(config: &Config, args: &Args) -> anyhow::Result<()> {
+pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let mut store_config = config.store.clone();
     if let Some(url) = &args.store {
         store_config.url = Some(url.clone());
@@ -132,7 +111,7 @@ async fn run_async(config: &Config, args: &Args) -> anyhow::Result<()> {
         KbCommand::Stats => run_stats(config, &store, args.json).await,
         KbCommand::Show { id } => run_show(&store, *id, args.json).await,
         KbCommand::Reembed => run_reembed(config, &store, args.json).await,
-        KbCommand::Recipes { toml } => crate::kb_recipes::run(config, &store, *toml, args.json).await,
+        KbCommand::Recipes { toml } => crate::cmd::kb_recipes::run(config, &store, *toml, args.json).await,
     };
     store.close().await;
     result
@@ -197,9 +176,7 @@ fn search_state(given: Option<&Path>, repo: &Path) -> anyhow::Result<State> {
             default
         }
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", path.display()))?;
-    Ok(State::parse(&text, &path.display().to_string())?)
+    read_state(&path)
 }
 
 /// The signature text of each change set in a CloudTrail file, grouped as `reconcile` groups it
@@ -317,19 +294,4 @@ async fn run_reembed(config: &Config, store: &Store, json: bool) -> anyhow::Resu
         println!("re-embedded {} entries: {from} -> {spec}", vectors.len());
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_url_wins_over_the_sqlite_path() {
-        let config = StoreConfig::default();
-        assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/repo/.git/driftback/kb.sqlite");
-        let config = StoreConfig { sqlite_path: "/var/lib/kb.sqlite".into(), ..StoreConfig::default() };
-        assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/var/lib/kb.sqlite");
-        let config = StoreConfig { url: Some("postgres://kb@db/kb".into()), ..config };
-        assert_eq!(config.resolved_url(Path::new("/repo")), "postgres://kb@db/kb");
-    }
 }

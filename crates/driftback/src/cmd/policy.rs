@@ -1,21 +1,17 @@
 //! `driftback policy check` and `driftback policy explain`: the ownership policy, checked and
 //! explained without touching the repository; and loading the policy for the other commands.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
 use driftback_events::{ChangeSet, Disposition, classify, group, read_file};
-use driftback_policy::{DecideInput, Decision, LedgerEntry, Policy};
-use driftback_terraform::{Repo, State};
+use driftback_policy::{Decision, Policy};
 
 use crate::config::Config;
-
-/// Where the policy file lives in the infrastructure repository, by default.
-pub const DEFAULT_POLICY_FILE: &str = ".driftback/policy.toml";
+use crate::driver::{Delivery, Driver, Workspace, load_catalog, load_policy_file};
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -62,27 +58,11 @@ pub struct ExplainArgs {
     pub json: bool,
 }
 
-pub fn run(config: &Config, command: &Command) -> anyhow::Result<ExitCode> {
+pub async fn run(config: &Config, command: &Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Check(args) => check(config, args),
-        Command::Explain(args) => explain(config, args),
+        Command::Explain(args) => explain(config, args).await,
     }
-}
-
-/// The repository's policy: its policy file when there is one, else the built-in defaults.
-pub fn load_policy(config: &Config, repo: &Path) -> anyhow::Result<Policy> {
-    let path =
-        if config.policy.file.is_absolute() { config.policy.file.clone() } else { repo.join(&config.policy.file) };
-    if !path.exists() {
-        return Ok(Policy::defaults());
-    }
-    load_file(&path)
-}
-
-fn load_file(path: &Path) -> anyhow::Result<Policy> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read the policy file {}", path.display()))?;
-    Ok(Policy::from_toml(&text, &path.display().to_string())?)
 }
 
 #[derive(Debug, Serialize)]
@@ -102,7 +82,7 @@ fn check(config: &Config, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let explicit = args.file.is_some();
     let path = args.file.clone().unwrap_or_else(|| args.repo.join(&config.policy.file));
     let loaded = if path.exists() {
-        load_file(&path)
+        load_policy_file(&path)
     } else if explicit {
         Err(anyhow::anyhow!("policy file {} does not exist", path.display()))
     } else {
@@ -169,25 +149,16 @@ struct Explained {
     decision: Decision,
 }
 
-fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode> {
-    let repo_and_state = match &args.repo {
-        Some(dir) => {
-            let state_path = args.state.clone().unwrap_or_else(|| dir.join("terraform.tfstate"));
-            let text = std::fs::read_to_string(&state_path).with_context(|| {
-                format!("cannot read the Terraform state {}; pass --state FILE", state_path.display())
-            })?;
-            let state = State::parse(&text, &state_path.display().to_string())?;
-            Some((Repo::load(dir)?, state))
-        }
-        None => None,
+async fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode> {
+    let mut workspace = match &args.repo {
+        Some(dir) => Workspace::load(config, dir, args.state.as_deref())?,
+        None => Workspace::unlocated(Policy::defaults(), "no repository given (--repo): the fields cannot be located"),
     };
-    let policy = match (&args.policy, &args.repo) {
-        (Some(file), _) => load_file(file)?,
-        (None, Some(dir)) => load_policy(config, dir)?,
-        (None, None) => Policy::defaults(),
-    };
+    if let Some(file) = &args.policy {
+        workspace.policy = load_policy_file(file)?;
+    }
     let catalog = match &args.repo {
-        Some(dir) => crate::reconcile::load_catalog(config, dir)?,
+        Some(dir) => load_catalog(config, dir)?,
         None => driftback_recipes::Catalog::builtin(),
     };
     let batch = read_file(&args.event)?;
@@ -196,24 +167,12 @@ fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     }
     let kept: Vec<_> =
         batch.events.into_iter().map(|(e, _)| e).filter(|e| classify(e, &config.filter) == Disposition::Keep).collect();
-    let mut history: Vec<LedgerEntry> = Vec::new();
+    // The same road as `reconcile`, with nothing delivered and nothing recorded.
+    let mut driver = Driver::new(config, catalog, None, Delivery::Off)?;
     let mut explained = Vec::new();
     for change_set in group(kept, &config.group) {
-        let attribution = driftback_attribute::attribute(&change_set, &policy.actors);
-        let planned = match &repo_and_state {
-            Some((repo, state)) => {
-                driftback_recipes::plan(&catalog, &change_set, state, repo).map_err(|e| e.to_string())
-            }
-            None => Err("no repository given (--repo): the fields cannot be located".to_string()),
-        };
-        let decided = policy.decide(&DecideInput {
-            change_set: &change_set,
-            attribution: &attribution,
-            plan: planned.as_ref().map_err(String::as_str),
-            repo: repo_and_state.as_ref().map(|(r, _)| r),
-            history: &history,
-        });
-        history.extend(decided.ledger);
+        let driven = driver.drive(&mut workspace, &change_set).await?;
+        let Some(decision) = driven.outcome.decision else { continue };
         explained.push(Explained {
             change_set: change_set.id.clone(),
             resource_id: change_set.resource_id.clone(),
@@ -221,17 +180,18 @@ fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode> {
             last_event_time: change_set.last_time().to_rfc3339(),
             event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
             calls: calls(&change_set),
-            plan_error: planned.err(),
-            decision: decided.decision,
+            plan_error: driven.outcome.plan_error,
+            decision,
         });
     }
+    let policy = &workspace.policy;
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({"policy": policy.origin, "change_sets": explained}))?
         );
     } else {
-        print!("{}", render(&policy, &explained));
+        print!("{}", render(policy, &explained));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,15 +9,13 @@ use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use driftback_events::{Disposition, FilterConfig, GroupConfig, classify, group, read_file};
-use driftback_recipes::Catalog;
+use driftback_events::{Disposition, classify, group, read_file};
 use driftback_terraform::eval::{effective_config, effective_config_resolved, value_at_path};
 use driftback_terraform::patch::values_equal;
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
-use crate::agent_glue::{AgentStage, Knowledge};
 use crate::config::Config;
-use crate::pipeline::{self, Status};
+use crate::driver::{Delivery, Driver, Status, Workspace, load_catalog};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -110,9 +108,26 @@ struct ScenarioResult {
     token_usage: Option<driftback_agent::TokenUsage>,
     milliseconds: u128,
     decisions: Vec<String>,
+    /// What became of each change set, in order.
+    change_sets: Vec<ChangeSetResult>,
 }
 
-pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
+/// One change set of a scenario, as the driver left it.
+#[derive(Debug, Serialize)]
+struct ChangeSetResult {
+    id: String,
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<String>,
+    label: String,
+    /// The branch `reconcile` and `serve` commit a reconciled change set to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<String>,
+    /// The files the change set changed, with their new text.
+    files: std::collections::BTreeMap<String, String>,
+}
+
+pub async fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
     let scenarios_dir = args.corpus.join("scenarios");
     let mut ids: Vec<PathBuf> = std::fs::read_dir(&scenarios_dir)
         .with_context(|| {
@@ -122,12 +137,10 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
         .filter(|p| p.join("scenario.toml").is_file())
         .collect();
     ids.sort();
-    // Multi-threaded, so the agent's calls through its handle are driven.
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    // One knowledge base for the run: a recipe learned in one scenario serves the next.
-    let knowledge = Knowledge::Memory(driftback_agent::InMemoryKnowledgeBase::new());
-    let mut stage = AgentStage::new(runtime.handle().clone(), &config.agent, Catalog::builtin(), knowledge)?;
-    if let Some(reason) = stage.off_reason() {
+    // One driver, and so one knowledge base, for the run: a recipe learned in one scenario serves
+    // the next. The scratch copy is each scenario's project held in memory; nothing is written.
+    let mut driver = Driver::new(config, load_catalog(config, Path::new("."))?, None, Delivery::Scratch)?;
+    if let Some(reason) = driver.agent_off_reason() {
         tracing::info!("{reason}; change sets no recipe covers are escalated");
     }
     let mut results = Vec::new();
@@ -137,7 +150,8 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
             continue;
         }
         let started = Instant::now();
-        let mut result = match run_scenario(&args.corpus, &dir, &mut stage) {
+        driver.new_run();
+        let mut result = match run_scenario(config, &args.corpus, &dir, &mut driver).await {
             Ok(r) => r,
             Err(e) => ScenarioResult {
                 id: id.clone(),
@@ -149,6 +163,7 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
                 token_usage: None,
                 milliseconds: 0,
                 decisions: vec![],
+                change_sets: vec![],
             },
         };
         result.id = id;
@@ -173,7 +188,12 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage) -> anyhow::Result<ScenarioResult> {
+async fn run_scenario(
+    config: &Config,
+    corpus: &Path,
+    dir: &Path,
+    driver: &mut Driver,
+) -> anyhow::Result<ScenarioResult> {
     let toml_path = dir.join("scenario.toml");
     let scenario: Scenario =
         toml::from_str(&std::fs::read_to_string(&toml_path)?).with_context(|| format!("{}", toml_path.display()))?;
@@ -184,31 +204,20 @@ fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage) -> anyhow::Re
         scenario.project,
         corpus.join("projects").display()
     );
-    let state_path = project.join("terraform.tfstate");
-    let mut state = State::parse(
-        &std::fs::read_to_string(&state_path).with_context(|| state_path.display().to_string())?,
-        &state_path.display().to_string(),
-    )?;
-    // The scratch copy: the project held in memory; the corpus on disk is never written.
-    let before = Repo::load(&project)?;
-    let mut repo = before.clone();
+    // The project folder is the infrastructure repository: its state locates, its policy decides.
+    let mut workspace = Workspace::load(config, &project, None)?;
+    let before = workspace.repo.clone();
     let batch = read_file(&dir.join("events.json"))?;
-    let kept: Vec<_> = batch
-        .events
-        .into_iter()
-        .map(|(e, _)| e)
-        .filter(|e| classify(e, &FilterConfig::default()) == Disposition::Keep)
-        .collect();
-    // The project folder is the infrastructure repository: its policy file decides.
-    let policy = crate::policy_cmd::load_policy(&crate::config::Config::default(), &project)?;
-    let mut ledger: Vec<driftback_policy::LedgerEntry> = Vec::new();
+    let kept: Vec<_> =
+        batch.events.into_iter().map(|(e, _)| e).filter(|e| classify(e, &config.filter) == Disposition::Keep).collect();
     let mut edits = 0;
     let mut decisions = Vec::new();
     let mut escalations = Vec::new();
+    let mut change_sets = Vec::new();
     let mut usage: Option<driftback_agent::TokenUsage> = None;
-    for change_set in group(kept, &GroupConfig::default()) {
-        let outcome = stage.process(&state, &repo, &change_set, &policy, &ledger);
-        ledger.extend(outcome.ledger.iter().cloned());
+    for change_set in group(kept, &config.group) {
+        let driven = driver.drive(&mut workspace, &change_set).await?;
+        let outcome = &driven.outcome;
         if let Some(agent) = &outcome.agent {
             let total = usage.get_or_insert_with(Default::default);
             total.prompt += agent.usage.prompt;
@@ -220,17 +229,21 @@ fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage) -> anyhow::Re
         }
         match &outcome.status {
             Status::Escalated(reason) | Status::Revert(reason) => escalations.push(reason.clone()),
-            Status::Reconciled => {
-                edits += outcome.edits;
-                for (file, text) in &outcome.files {
-                    repo.set_file(file, text.clone());
-                }
-                pipeline::remember_created(&mut state, &outcome);
-            }
-            _ => {}
+            Status::Reconciled => edits += outcome.edits,
+            Status::NoChange => {}
         }
+        let reconciled = outcome.status == Status::Reconciled;
+        change_sets.push(ChangeSetResult {
+            id: change_set.id.clone(),
+            status: driven.record.status.clone(),
+            decision: outcome.decision.as_ref().map(|d| d.kind.as_str().to_string()),
+            branch: reconciled
+                .then(|| driftback_publish::branch_name(&config.publish.branch_prefix, &driven.label, &change_set.id)),
+            label: driven.label,
+            files: outcome.files.iter().map(|(p, t)| (p.display().to_string(), t.clone())).collect(),
+        });
     }
-    let reason = judge(&scenario.expect, &before, &repo, &state, &decisions, &escalations);
+    let reason = judge(&scenario.expect, &before, &workspace.repo, &workspace.state, &decisions, &escalations);
     Ok(ScenarioResult {
         id: String::new(),
         category: scenario.category.clone(),
@@ -241,6 +254,7 @@ fn run_scenario(corpus: &Path, dir: &Path, stage: &mut AgentStage) -> anyhow::Re
         token_usage: usage,
         milliseconds: 0,
         decisions,
+        change_sets,
     })
 }
 

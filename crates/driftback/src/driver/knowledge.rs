@@ -1,16 +1,95 @@
-//! The agent's knowledge base over the store: one knowledge entry per kind of change (its
-//! signature), with the patch that reconciled it and, once learned, its recipe.
+//! The knowledge base as the driver uses it: opening the store the configuration names, the
+//! configured embedder, and the agent's [`KnowledgeBase`] over the store (or in memory).
 //!
-//! An entry is keyed by its signature's canonical text, which is also the text embedded. Entries
-//! stored by driftback before the signature types were unified are keyed by a JSON object; they
-//! are read as signatures all the same ([`ChangeSignature::from_stored`]), and
+//! In the store, an entry is keyed by its signature's canonical text, which is also the text
+//! embedded. Entries stored by driftback before the signature types were unified are keyed by a
+//! JSON object; they are read as signatures all the same ([`ChangeSignature::from_stored`]), and
 //! [`embedding_text`] gives the canonical text their vectors are (re)computed from.
 
-use driftback_agent::{KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, recipe_toml};
-use driftback_embed::{ChangeSignature, Embedder};
+use std::path::Path;
+
+use anyhow::Context;
+
+use driftback_agent::{
+    InMemoryKnowledgeBase, KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, recipe_toml,
+};
+use driftback_embed::{ChangeSignature, EmbedConfig, Embedder};
 use driftback_recipes::Catalog;
 use driftback_store::{EmbedderSpec, KnowledgeEntry, NewKnowledge, Store};
 
+use crate::config::StoreConfig;
+
+/// Opens the knowledge base the configuration names (retrying a database that is not up yet).
+pub async fn open_store(config: &StoreConfig, repo: &Path) -> anyhow::Result<Store> {
+    let url = config.resolved_url(repo);
+    Store::open(&url, &config.open_options())
+        .await
+        .with_context(|| format!("opening the knowledge base {}", driftback_store::redact_url(&url)))
+}
+
+/// The configured embedder and the spec its vectors are stored under.
+pub fn embedder(config: &EmbedConfig) -> anyhow::Result<(Embedder, EmbedderSpec)> {
+    let embedder = Embedder::from_config(config).context("the [embed] configuration")?;
+    let spec = EmbedderSpec { name: embedder.name(), dimension: embedder.dimension() };
+    Ok((embedder, spec))
+}
+
+/// Where learned recipes and past reconciliations live.
+pub enum Knowledge {
+    /// For one run with no store (`eval`, a dry run): what is learned in one change set serves the next.
+    Memory(InMemoryKnowledgeBase),
+    /// The knowledge base in the store.
+    Store(StoreKnowledgeBase),
+}
+
+impl Knowledge {
+    /// The store's knowledge base with the configured embedder, or one in memory without a store.
+    pub fn new(store: Option<&Store>, embed: &EmbedConfig) -> anyhow::Result<Knowledge> {
+        Ok(match store {
+            Some(store) => {
+                let (embedder, spec) = embedder(embed)?;
+                Knowledge::Store(StoreKnowledgeBase::new(store.clone(), embedder, spec))
+            }
+            None => Knowledge::Memory(InMemoryKnowledgeBase::new()),
+        })
+    }
+}
+
+impl KnowledgeBase for Knowledge {
+    async fn similar(&self, signature: &ChangeSignature, limit: usize) -> Result<Vec<PastReconciliation>, KbError> {
+        match self {
+            Knowledge::Memory(kb) => kb.similar(signature, limit).await,
+            Knowledge::Store(kb) => kb.similar(signature, limit).await,
+        }
+    }
+    async fn record_reconciliation(&self, past: &PastReconciliation) -> Result<(), KbError> {
+        match self {
+            Knowledge::Memory(kb) => kb.record_reconciliation(past).await,
+            Knowledge::Store(kb) => kb.record_reconciliation(past).await,
+        }
+    }
+    async fn store_recipe(&self, recipe: &LearnedRecipe) -> Result<(), KbError> {
+        match self {
+            Knowledge::Memory(kb) => kb.store_recipe(recipe).await,
+            Knowledge::Store(kb) => kb.store_recipe(recipe).await,
+        }
+    }
+    async fn recipes(&self) -> Result<Vec<LearnedRecipe>, KbError> {
+        match self {
+            Knowledge::Memory(kb) => kb.recipes().await,
+            Knowledge::Store(kb) => kb.recipes().await,
+        }
+    }
+    async fn record_recipe_use(&self, id: &str, usage: &RecipeUse) -> Result<(), KbError> {
+        match self {
+            Knowledge::Memory(kb) => kb.record_recipe_use(id, usage).await,
+            Knowledge::Store(kb) => kb.record_recipe_use(id, usage).await,
+        }
+    }
+}
+
+/// The agent's knowledge base over the store: one knowledge entry per kind of change (its
+/// signature), with the patch that reconciled it and, once learned, its recipe.
 pub struct StoreKnowledgeBase {
     store: Store,
     /// The configured embedder ([embed]), so the agent's vectors are never mixed with others.

@@ -7,14 +7,14 @@ use clap::Args as ClapArgs;
 
 use driftback_publish::{Author, init_repository};
 
+use crate::cmd::reconcile;
 use crate::config::Config;
-use crate::reconcile;
 
 const PROJECT: &[(&str, &str)] = &[
-    ("main.tf", include_str!("../demo/project/main.tf")),
-    ("terraform.tfstate", include_str!("../demo/project/terraform.tfstate")),
+    ("main.tf", include_str!("../../demo/project/main.tf")),
+    ("terraform.tfstate", include_str!("../../demo/project/terraform.tfstate")),
 ];
-const EVENTS: &str = include_str!("../demo/events.json");
+const EVENTS: &str = include_str!("../../demo/events.json");
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -23,7 +23,7 @@ pub struct Args {
     pub dir: Option<PathBuf>,
 }
 
-pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
+pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let dir = match &args.dir {
         Some(dir) => {
             anyhow::ensure!(
@@ -48,21 +48,10 @@ pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     println!("CloudTrail file:    {}\n", events.display());
 
     let args = reconcile::Args { events, repo: repo_dir.clone(), state: None, dry_run: false };
-    let summary = reconcile::run(config, &args)?;
-    let repo = git2::Repository::open(&repo_dir)?;
-    for (label, branch) in &summary.reconciled {
-        let commit = repo.find_branch(branch, git2::BranchType::Local)?.get().peel_to_commit()?;
-        println!("\n=== {branch} ({label})\n{}", commit.message().unwrap_or_default().trim_end());
-        let parent = commit.parent(0)?;
-        let diff = repo.diff_tree_to_tree(Some(&parent.tree()?), Some(&commit.tree()?), None)?;
-        diff.print(git2::DiffFormat::Patch, |_, _, line| {
-            let prefix = match line.origin() {
-                c @ ('+' | '-' | ' ') => c.to_string(),
-                _ => String::new(),
-            };
-            print!("{prefix}{}", String::from_utf8_lossy(line.content()));
-            true
-        })?;
+    let summary = reconcile::run(config, &args).await?;
+    for commit in &summary.commits {
+        println!("\n=== {} ({})\n{}", commit.branch, commit.label, commit.message.trim_end());
+        print!("{}", commit.diff);
     }
     println!(
         "\nThe branches are in {}: `git -C {} branch --list 'driftback/*'`",

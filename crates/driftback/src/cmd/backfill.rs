@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use driftback_feed::{Backfill, BackfillProgress, Ledger, Shutdown};
 
+use crate::cmd::serve::{Site, reconciler_config};
 use crate::config::Config;
-use crate::serve::{Workspace, reconciler_config};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -28,16 +28,11 @@ pub struct Args {
     pub no_reconcile: bool,
 }
 
-pub fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(backfill(config, args))
-}
-
-async fn backfill(config: &Config, args: &Args) -> anyhow::Result<()> {
+pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let now = Utc::now();
     let until = args.until.as_deref().map(|t| parse_time(t, now)).transpose()?.unwrap_or(now);
-    let workspace = Workspace::prepare(config).await?;
-    let ledger = workspace.ledger(config);
+    let site = Site::prepare(config).await?;
+    let ledger = site.ledger(config);
     let backfill = Backfill::new(config.backfill.clone()).await?;
     let since = match args.since.as_deref() {
         Some(t) => parse_time(t, now)?,
@@ -82,13 +77,13 @@ async fn backfill(config: &Config, args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     // The quiet window is by event time, so past change sets are due now.
-    let reconciler = Arc::new(workspace.reconciler(config)?);
+    let reconciler = Arc::new(site.reconciler(config)?);
     let done = driftback_feed::reconcile_due(&ledger, &reconciler, &reconciler_config(&config.serve)).await?;
     println!("change sets reconciled: {}", done.len());
     for (id, status, branch) in done {
         println!("  {id}: {status}{}", branch.map(|b| format!(" -> {b}")).unwrap_or_default());
     }
-    workspace.store.close().await;
+    site.store.close().await;
     Ok(())
 }
 

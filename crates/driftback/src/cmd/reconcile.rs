@@ -1,0 +1,200 @@
+//! `driftback reconcile`: a CloudTrail file into branches of a repository.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::Args as ClapArgs;
+
+use driftback_events::{Disposition, classify, group, read_file};
+use driftback_publish::{Author, GitRepo};
+use driftback_store::EventRecord;
+
+use crate::config::Config;
+use crate::driver::{
+    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Status, Workspace, load_catalog, open_store,
+};
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// CloudTrail records: a log file {"Records": [...]} (plain or .gz), a JSON array, or JSON lines
+    /// of records or EventBridge envelopes.
+    #[arg(long, value_name = "FILE")]
+    pub events: PathBuf,
+    /// The Terraform repository (a git working tree with a clean status).
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Terraform state (format version 4). Default: DIR/terraform.tfstate.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Plan and decide, print what would happen, and write nothing (no branches, no knowledge base).
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// What a run did, for the summary and for the demo.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub events_read: usize,
+    pub bad_records: usize,
+    pub already_seen: usize,
+    pub dropped: BTreeMap<&'static str, usize>,
+    pub change_sets: usize,
+    pub reconciled: Vec<(String, String)>,
+    pub escalated: Vec<(String, String)>,
+    pub other: Vec<(String, String)>,
+    /// Fields two actors set back and forth, each reported once.
+    pub oscillations: Vec<String>,
+    /// The commits made, in order.
+    pub commits: Vec<Commit>,
+    /// How many times a change set was planned (once each).
+    pub plans: usize,
+}
+
+/// One reconciled change set's commit.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub label: String,
+    pub branch: String,
+    pub message: String,
+    pub diff: String,
+}
+
+pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
+    let git = if args.dry_run { None } else { Some(GitRepo::open_clean(&args.repo)?) };
+    let mut workspace = Workspace::load(config, &args.repo, args.state.as_deref())?;
+    workspace.require_parsed(&args.repo)?;
+    let batch = read_file(&args.events)?;
+    let catalog = load_catalog(config, &args.repo)?;
+    let store = if args.dry_run { None } else { Some(open_store(&config.store, &args.repo).await?) };
+
+    let mut summary = Summary {
+        events_read: batch.events.len() + batch.bad.len(),
+        bad_records: batch.bad.len(),
+        ..Summary::default()
+    };
+    for bad in &batch.bad {
+        eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
+        if let Some(store) = &store {
+            store.record_bad_record(&bad.location, &bad.reason, "").await?;
+        }
+    }
+    let ids: Vec<String> = batch.events.iter().map(|(e, _)| e.id.clone()).collect();
+    let seen = match &store {
+        Some(store) => store.seen_event_ids(&ids).await?,
+        None => Default::default(),
+    };
+    let mut kept = Vec::new();
+    let mut records = Vec::new();
+    let mut unique = std::collections::HashSet::new();
+    for (event, raw) in &batch.events {
+        if seen.contains(&event.id) || !unique.insert(event.id.clone()) {
+            summary.already_seen += 1;
+            continue;
+        }
+        let (disposition, reason) = match classify(event, &config.filter) {
+            Disposition::Keep => {
+                kept.push(event.clone());
+                (driftback_store::Disposition::Kept, None)
+            }
+            Disposition::Drop(reason) => {
+                *summary.dropped.entry(reason.as_str()).or_default() += 1;
+                (driftback_store::Disposition::Dropped, Some(reason.as_str().to_string()))
+            }
+        };
+        records.push(EventRecord {
+            event_id: event.id.clone(),
+            event_time: event.time,
+            source: event.source.clone(),
+            name: event.raw_name.clone(),
+            actor: event.actor.display_name.clone(),
+            disposition,
+            drop_reason: reason,
+            raw: raw.clone(),
+        });
+    }
+    let change_sets = group(kept, &config.group);
+    summary.change_sets = change_sets.len();
+    let delivery = match git {
+        Some(git) => {
+            let publisher = Publisher::from_config(&config.publish, &git, &args.repo)?;
+            let author =
+                Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
+            Delivery::Git(Box::new(Deliverer::new(git, publisher, &config.publish.branch_prefix, author, None)?))
+        }
+        None => Delivery::Off,
+    };
+    let mut driver = Driver::new(config, catalog, store.clone(), delivery)?;
+    for change_set in &change_sets {
+        let driven = driver.drive(&mut workspace, change_set).await?;
+        summary.add(&driven);
+    }
+    summary.plans = driver.plans();
+    // Events are marked seen only once their change sets are committed and recorded.
+    if let Some(store) = &store {
+        store.record_events(&records).await?;
+    }
+    print_summary(&summary, args.dry_run);
+    Ok(summary)
+}
+
+impl Summary {
+    fn add(&mut self, driven: &Driven) {
+        let outcome = &driven.outcome;
+        if let Some(decision) = &outcome.decision {
+            for o in decision.oscillations.iter().filter(|o| o.first_report) {
+                self.oscillations.push(o.describe());
+            }
+        }
+        let label = driven.label.clone();
+        match (&outcome.status, &driven.delivered) {
+            (Status::Reconciled, Some(delivered)) => {
+                self.reconciled.push((label.clone(), delivered.describe()));
+                self.commits.push(Commit {
+                    label,
+                    branch: delivered.branch.clone(),
+                    message: delivered.message.clone(),
+                    diff: delivered.diff.clone().unwrap_or_default(),
+                });
+            }
+            (Status::Reconciled, None) => self.reconciled.push((label, "(dry run: no branch)".into())),
+            (Status::Escalated(reason), _) => self.escalated.push((label, reason.clone())),
+            (Status::Revert(reason), _) => self.other.push((label, format!("revert: {reason}"))),
+            (Status::NoChange, _) => self.other.push((label, format!("no change{}", notes_suffix(outcome)))),
+        }
+    }
+}
+
+fn notes_suffix(outcome: &Outcome) -> String {
+    if outcome.notes.is_empty() { String::new() } else { format!(": {}", outcome.notes.join("; ")) }
+}
+
+fn print_summary(summary: &Summary, dry_run: bool) {
+    println!("events read: {}", summary.events_read);
+    if summary.bad_records > 0 {
+        println!("  skipped as malformed: {}", summary.bad_records);
+    }
+    if summary.already_seen > 0 {
+        println!("  already seen in an earlier run: {}", summary.already_seen);
+    }
+    for (reason, n) in &summary.dropped {
+        println!("  dropped ({reason}): {n}");
+    }
+    println!("change sets: {}", summary.change_sets);
+    println!("reconciled: {}{}", summary.reconciled.len(), if dry_run { " (dry run)" } else { "" });
+    for (label, branch) in &summary.reconciled {
+        println!("  {label} -> {branch}");
+    }
+    println!("escalated: {}", summary.escalated.len());
+    for (label, reason) in &summary.escalated {
+        println!("  {label}: {reason}");
+    }
+    for (label, what) in &summary.other {
+        println!("  {label}: {what}");
+    }
+    if !summary.oscillations.is_empty() {
+        println!("oscillations: {}", summary.oscillations.len());
+        for o in &summary.oscillations {
+            println!("  {o}");
+        }
+    }
+}

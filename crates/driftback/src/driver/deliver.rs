@@ -1,0 +1,195 @@
+//! Delivering a reconciled change set into git: a commit on its own branch from the base (or on
+//! top of the open pull request for the same resource), then the push and the pull request that
+//! `[publish] mode` asks for. A commit already made for the change set (by a run cut short) is
+//! found by its trailer and published instead of committing again.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use git2::Oid;
+
+use driftback_events::ChangeSet;
+use driftback_publish::github::PullRequestAction;
+use driftback_publish::{Author, GitRepo, branch_name};
+use driftback_recipes::Plan;
+use driftback_store::Store;
+use driftback_terraform::{Repo, State};
+
+use super::field_changes::planned_changes;
+use super::outcome::Outcome;
+use super::patch;
+use super::publisher::{self, Publisher};
+use super::story::story;
+
+/// The repository change sets are committed to, and where the commits go.
+pub struct Deliverer {
+    git: GitRepo,
+    /// `None` when `[publish] mode` is `none`: branches stay local.
+    publisher: Option<Publisher>,
+    branch_prefix: String,
+    author: Author,
+    /// The base branch's commit change sets are planned on and branch from, and its name.
+    base: Oid,
+    base_branch: String,
+}
+
+/// What committing and publishing one change set did.
+#[derive(Debug, Clone)]
+pub struct Delivered {
+    /// The branch holding the change: the pushed one when published, else the local one.
+    pub branch: String,
+    pub commit: Oid,
+    /// The commit message (with the `Drift-*` trailers).
+    pub message: String,
+    pub diff: Option<String>,
+    pub pushed: bool,
+    pub pull_request: Option<(u64, String, PullRequestAction)>,
+}
+
+impl Delivered {
+    /// "branch", "branch (pushed)" or "branch (pull request #N opened: URL)", for summaries.
+    pub fn describe(&self) -> String {
+        match (&self.pull_request, self.pushed) {
+            (Some((number, url, action)), _) => {
+                format!("{} (pull request #{number} {}: {url})", self.branch, verb(action))
+            }
+            (None, true) => format!("{} (pushed)", self.branch),
+            (None, false) => self.branch.clone(),
+        }
+    }
+
+    /// The note for the change set record, when a pull request was opened or updated.
+    pub fn note(&self) -> Option<String> {
+        self.pull_request
+            .as_ref()
+            .map(|(number, url, action)| format!("pull request #{number} {}: {url}", verb(action)))
+    }
+}
+
+fn verb(action: &PullRequestAction) -> &'static str {
+    match action {
+        PullRequestAction::Created => "opened",
+        PullRequestAction::Updated => "updated",
+    }
+}
+
+impl Deliverer {
+    /// Commits to `git`, branching from its checked-out commit (see [`Deliverer::set_base`]);
+    /// `base_branch` is the branch pull requests target (default: the checked-out branch).
+    pub fn new(
+        git: GitRepo,
+        publisher: Option<Publisher>,
+        branch_prefix: &str,
+        author: Author,
+        base_branch: Option<&str>,
+    ) -> anyhow::Result<Deliverer> {
+        let base = git.head_commit()?;
+        let base_branch = match (base_branch, &publisher) {
+            (Some(b), _) => b.to_string(),
+            (None, Some(p)) => p.base_branch().to_string(),
+            (None, None) => git.head_name(),
+        };
+        Ok(Deliverer { git, publisher, branch_prefix: branch_prefix.to_string(), author, base, base_branch })
+    }
+
+    /// The base commit the next change sets are planned on (after the clone was refreshed).
+    pub fn set_base(&mut self, base: Oid) {
+        self.base = base;
+    }
+
+    /// Commit a reconciled outcome and publish it. `plan` is the decided plan the outcome's files
+    /// came from: on an open pull request's branch it is applied again to that branch's files.
+    pub async fn deliver(
+        &self,
+        store: Option<&Store>,
+        change_set: &ChangeSet,
+        outcome: &Outcome,
+        plan: &Plan,
+        state: &State,
+        label: &str,
+    ) -> anyhow::Result<Delivered> {
+        let git = &self.git;
+        let mut story = story(change_set, outcome, label, String::new(), &self.base_branch);
+        // One open pull request per resource: a later change goes on top of its branch.
+        let existing = match &self.publisher {
+            Some(p) => p.open_pull_request(store, label).await?,
+            None => None,
+        };
+        let local_branch = branch_name(&self.branch_prefix, label, &change_set.id);
+        let mut parent = self.base;
+        let mut files = outcome.files.clone();
+        let mut branch = local_branch.clone();
+        if let (Some(p), Some(pr)) = (&self.publisher, &existing) {
+            if let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? {
+                let on_branch = Repo::from_files(tree);
+                if let Ok(patched) = patch::apply(&on_branch, plan) {
+                    if !patched.files.is_empty() {
+                        // The values before are the branch's, where the earlier change is.
+                        let mut there = outcome.clone();
+                        there.field_changes = planned_changes(plan, state, &on_branch);
+                        story = super::story::story(change_set, &there, label, String::new(), &self.base_branch);
+                        parent = tip;
+                        files = patched.files;
+                        branch = pr.head.branch.clone();
+                    }
+                }
+            }
+        }
+        let message = driftback_publish::message::commit_message(&story);
+        let (local_branch, commit) = match find_committed(git, &local_branch, &change_set.id) {
+            Some(commit) => {
+                tracing::info!(change_set = change_set.id, branch = local_branch, "already committed before a restart");
+                (local_branch, commit)
+            }
+            None => {
+                let changes: Vec<(PathBuf, Option<String>)> =
+                    files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                // The message carries `Drift-Change-Set: <id>`, by which a restarted run finds it;
+                // a branch name already taken gets a numeric suffix.
+                git.commit_on_branch(parent, &local_branch, &changes, &message, &self.author)?
+            }
+        };
+        let diff = git.diff_of(commit).ok();
+        let Some(p) = &self.publisher else {
+            return Ok(Delivered { branch: local_branch, commit, message, diff, pushed: false, pull_request: None });
+        };
+        story.diff = diff.clone().unwrap_or_default();
+        let published = p
+            .publish(git, commit, &branch, &story, existing.as_ref())
+            .await
+            .with_context(|| format!("publishing the change to {label}"))?;
+        if let Some(store) = store {
+            publisher::record_pull_request(store, label, &published).await?;
+        }
+        Ok(Delivered {
+            branch: published.branch,
+            commit: published.commit,
+            message,
+            diff,
+            pushed: true,
+            pull_request: published.pull_request,
+        })
+    }
+}
+
+/// A branch already holding this change set's commit (from before a crash), if any: the local
+/// branch, else the remote-tracking one (and then the local branch is made from it).
+fn find_committed(git: &GitRepo, branch: &str, change_set: &str) -> Option<Oid> {
+    let raw = git2::Repository::open(git.path()).ok()?;
+    let trailer = format!("{}: {change_set}", "Drift-Change-Set");
+    let candidates =
+        [(branch.to_string(), git2::BranchType::Local), (format!("origin/{branch}"), git2::BranchType::Remote)];
+    for (name, kind) in candidates {
+        if let Ok(found) = raw.find_branch(&name, kind) {
+            if let Ok(commit) = found.get().peel_to_commit() {
+                if commit.message().unwrap_or_default().lines().any(|l| l == trailer) {
+                    if raw.find_branch(branch, git2::BranchType::Local).is_err() {
+                        raw.branch(branch, &commit, false).ok()?;
+                    }
+                    return Some(commit.id());
+                }
+            }
+        }
+    }
+    None
+}

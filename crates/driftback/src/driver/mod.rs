@@ -1,0 +1,234 @@
+//! The one road of a change set, walked by every command and the daemon alike:
+//!
+//! ```text
+//! attribute -> plan (once) -> history -> decide -> patch -> check and learn -> deliver -> record
+//! ```
+//!
+//! [`Driver::drive`] takes one change set against a [`Workspace`] (repository, state, policy,
+//! loaded once). The plan is made once ([`plan::Planner::plan`]) and travels: the ownership
+//! history is read for the fields it touches, the policy decides on it, the patch applies the
+//! decided plan, a learned recipe's result is validated against the same plan, and delivery on an
+//! open pull request's branch applies it again to that branch's files. What differs between the
+//! commands is only the [`Delivery`] (none for a dry run and `policy explain`, the scratch copy
+//! for `eval`, git for `reconcile` and `serve`) and whether a store is there to record in.
+//!
+//! The driver is async; the pure stages (attribution, planning by recipe, the decision, the patch)
+//! are plain function calls inside it, and git runs in place (each command enters the driver from
+//! one runtime: `main`'s, or the daemon's reconcile loop once per change set).
+
+mod deliver;
+mod field_changes;
+mod history;
+mod knowledge;
+mod outcome;
+mod patch;
+mod plan;
+mod publisher;
+mod record;
+mod story;
+mod workspace;
+
+use driftback_events::ChangeSet;
+use driftback_policy::{DecideInput, Decision, DecisionKind};
+use driftback_recipes::{Catalog, Plan};
+use driftback_store::{ChangeSetRecord, Store};
+
+pub use deliver::{Delivered, Deliverer};
+pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_store};
+pub use outcome::{Outcome, Status};
+pub use publisher::{Publisher, webhook_router};
+pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
+
+use crate::config::Config;
+use history::History;
+use plan::{Planned, Planner};
+
+/// Where a reconciled change set goes.
+pub enum Delivery {
+    /// Nowhere: a dry run, or `policy explain`. The record says `dry-run`.
+    Off,
+    /// Into the workspace's repository in memory, so the next change set sees it (`eval`).
+    Scratch,
+    /// A commit on its own branch, pushed and proposed as `[publish] mode` says.
+    Git(Box<Deliverer>),
+}
+
+/// One change set, driven.
+#[derive(Debug)]
+pub struct Driven {
+    pub outcome: Outcome,
+    /// What the change set is called: its first address, else its resource id, else its id.
+    pub label: String,
+    /// Its row for the knowledge base, with the branch and commit when delivered.
+    pub record: ChangeSetRecord,
+    pub delivered: Option<Delivered>,
+}
+
+/// The long-lived part of the road: the planner with its knowledge base, the store, the delivery.
+pub struct Driver {
+    planner: Planner,
+    store: Option<Store>,
+    delivery: Delivery,
+    history: History,
+    /// Whether the driver writes the change set's row itself (`reconcile`), or its caller completes
+    /// a row it holds (the daemon's reconcile loop).
+    records_rows: bool,
+}
+
+impl Driver {
+    /// A driver planning with `catalog` (and the learned recipes and the agent, as `[agent]` says),
+    /// recording in `store` when there is one.
+    pub fn new(config: &Config, catalog: Catalog, store: Option<Store>, delivery: Delivery) -> anyhow::Result<Driver> {
+        let knowledge = Knowledge::new(store.as_ref(), &config.embed)?;
+        let planner = Planner::new(&config.agent, catalog, knowledge)?;
+        Ok(Driver { planner, store, delivery, history: History::default(), records_rows: true })
+    }
+
+    /// The caller completes each change set's row (the daemon's feed does, with its claim).
+    pub fn rows_recorded_by_caller(mut self) -> Driver {
+        self.records_rows = false;
+        self
+    }
+
+    /// Why the LLM agent is off, when it is.
+    pub fn agent_off_reason(&self) -> Option<&str> {
+        self.planner.off_reason()
+    }
+
+    /// How many change sets were planned: one plan per change set driven.
+    pub fn plans(&self) -> usize {
+        self.planner.plans()
+    }
+
+    /// The git delivery, to move its base after the clone was refreshed.
+    pub fn deliverer_mut(&mut self) -> Option<&mut Deliverer> {
+        match &mut self.delivery {
+            Delivery::Git(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Start a new run: the ownership history of earlier change sets comes from the store alone.
+    pub fn new_run(&mut self) {
+        self.history = History::default();
+    }
+
+    /// Drive one change set from its events to its commit and its records.
+    pub async fn drive(&mut self, workspace: &mut Workspace, change_set: &ChangeSet) -> anyhow::Result<Driven> {
+        let started = std::time::Instant::now();
+        let attribution = driftback_attribute::attribute(change_set, &workspace.policy.actors);
+        let planned = match &workspace.unlocated {
+            Some(reason) => Planned { plan: Err(reason.clone()), agent: None, by_agent: false },
+            None => self.planner.plan(change_set, &workspace.state, &workspace.repo).await,
+        };
+        let history = self
+            .history
+            .before(
+                self.store.as_ref(),
+                change_set,
+                planned.plan.as_ref().ok(),
+                workspace.policy.oscillation_window_secs,
+            )
+            .await
+            .map_err(|e| e.context("reading the ownership history from the knowledge base"))?;
+        let decided = workspace.policy.decide(&DecideInput {
+            change_set,
+            attribution: &attribution,
+            plan: planned.plan.as_ref().map_err(String::as_str),
+            repo: workspace.unlocated.is_none().then_some(&workspace.repo),
+            history: &history,
+        });
+        let mut outcome = Outcome { ledger: decided.ledger, agent: planned.agent.clone(), ..Outcome::default() };
+        settle(&mut outcome, &decided.decision, &planned, &decided.plan, workspace);
+        outcome.decision = Some(decided.decision);
+        let after = patch::with_files(&workspace.repo, &outcome.files);
+        self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
+        self.history.push(change_set, &outcome.ledger);
+
+        let label = outcome.label(change_set);
+        let mut record = record::change_set_record(change_set, &outcome);
+        let mut delivered = None;
+        if outcome.status == Status::Reconciled {
+            match &self.delivery {
+                Delivery::Off => record.status = "dry-run".into(),
+                Delivery::Scratch => workspace.repo = after,
+                Delivery::Git(deliverer) => {
+                    let done = deliverer
+                        .deliver(self.store.as_ref(), change_set, &outcome, &decided.plan, &workspace.state, &label)
+                        .await?;
+                    record.branch = Some(done.branch.clone());
+                    record.commit_id = Some(done.commit.to_string());
+                    record.diff = done.diff.clone();
+                    record.notes.extend(done.note());
+                    delivered = Some(done);
+                }
+            }
+        }
+        patch::remember_created(&mut workspace.state, &outcome);
+        if let Some(store) = &self.store {
+            if self.records_rows {
+                store.record_change_set(&record).await?;
+            }
+            record::decision_and_ledger(store, change_set, &outcome)
+                .await
+                .map_err(|e| e.context("recording the decision and field changes in the knowledge base"))?;
+            record::agent_work(store, change_set, &outcome, &record)
+                .await
+                .map_err(|e| e.context("recording the agent's work in the knowledge base"))?;
+        }
+        tracing::debug!(change_set = %change_set.id, ms = started.elapsed().as_millis() as u64, "driven");
+        Ok(Driven { outcome, label, record, delivered })
+    }
+}
+
+/// The outcome of a decision on a plan (pure): the status, and the patch when the decision lets
+/// one be written.
+fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided: &Plan, workspace: &Workspace) {
+    let plan = match &planned.plan {
+        Ok(plan) => plan,
+        Err(reason) => {
+            // Whatever the policy says, nothing can be written without a plan.
+            outcome.plan_error = Some(reason.clone());
+            outcome.status = match decision.kind {
+                DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
+                _ => Status::Escalated(decision.rationale.clone()),
+            };
+            return;
+        }
+    };
+    if planned.by_agent {
+        outcome.notes.push("planned by the LLM agent".into());
+    }
+    outcome.addresses = plan.changes.iter().map(|c| c.address.to_string()).collect();
+    outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
+    outcome.notes.extend(plan.notes.clone());
+    match decision.kind {
+        DecisionKind::Escalate => {
+            outcome.status = Status::Escalated(decision.rationale.clone());
+            return;
+        }
+        DecisionKind::Revert => {
+            outcome.status = Status::Revert(decision.rationale.clone());
+            return;
+        }
+        DecisionKind::Reconcile | DecisionKind::IgnoreChanges => {}
+    }
+    if decided.is_empty() {
+        return;
+    }
+    outcome.created = patch::created_resources(decided);
+    outcome.field_changes = field_changes::planned_changes(decided, &workspace.state, &workspace.repo);
+    match patch::apply(&workspace.repo, decided) {
+        Ok(patched) => {
+            if patched.files.iter().any(|(_, text)| text.contains(outcome::REDACTED)) {
+                outcome.status = Status::Escalated("the patch would write a value CloudTrail redacted".into());
+                return;
+            }
+            outcome.notes.extend(patched.notes);
+            outcome.edits = patched.edits;
+            outcome.status = if patched.files.is_empty() { Status::NoChange } else { Status::Reconciled };
+            outcome.files = patched.files;
+        }
+        Err(reason) => outcome.status = Status::Escalated(reason),
+    }
+}

@@ -1,0 +1,103 @@
+//! What became of one change set: the value every stage of the driver adds to and every command
+//! reads. No stage logic lives here.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use driftback_agent::{Finish, TokenUsage};
+use driftback_events::ChangeSet;
+use driftback_policy::{Decision, LedgerEntry};
+use driftback_terraform::Address;
+
+use super::field_changes::PlannedFieldChange;
+
+/// What CloudTrail writes in place of a sensitive parameter: never a value to write or show.
+pub const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
+
+/// What became of one change set.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Outcome {
+    pub status: Status,
+    /// The resources it touched (or would have).
+    pub addresses: Vec<String>,
+    pub decision: Option<Decision>,
+    /// Why the change set could not be planned, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_error: Option<String>,
+    /// New contents of the files it changed.
+    #[serde(skip)]
+    pub files: Vec<(PathBuf, String)>,
+    pub notes: Vec<String>,
+    pub recipes: Vec<String>,
+    pub edits: usize,
+    /// Resources adopted: address and the attributes the state will know them by.
+    #[serde(skip)]
+    pub created: Vec<(Address, serde_json::Map<String, Value>)>,
+    /// Field changes for the ownership ledger (history for oscillation detection).
+    #[serde(skip)]
+    pub ledger: Vec<LedgerEntry>,
+    /// What the LLM agent did, when it planned (or tried to plan) this change set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentReport>,
+    /// The field changes the plan makes (value before and after), for titles and commit summaries.
+    #[serde(skip)]
+    pub field_changes: Vec<PlannedFieldChange>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "reason")]
+pub enum Status {
+    /// Written into the code.
+    Reconciled,
+    /// Nothing to change (the code already says it, or it is a provider default).
+    #[default]
+    NoChange,
+    /// Not codified: the next apply reverts it.
+    Revert(String),
+    /// A person decides.
+    Escalated(String),
+}
+
+impl Status {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Status::Reconciled => "reconciled",
+            Status::NoChange => "no-change",
+            Status::Revert(_) => "revert",
+            Status::Escalated(_) => "escalated",
+        }
+    }
+}
+
+impl Outcome {
+    /// What the change set is called in branch names, summaries and pull requests: the first
+    /// resource address it touched, else the cloud identifier, else the change set id.
+    pub fn label(&self, change_set: &ChangeSet) -> String {
+        self.addresses
+            .first()
+            .cloned()
+            .or_else(|| change_set.resource_id.clone())
+            .unwrap_or_else(|| change_set.id.clone())
+    }
+
+    /// The LLM tokens this change set cost.
+    pub fn tokens(&self) -> u64 {
+        self.agent.as_ref().map(|a| a.usage.total()).unwrap_or(0)
+    }
+}
+
+/// What the agent did for one change set: kept with the outcome, for eval and the store.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentReport {
+    pub model: String,
+    pub usage: TokenUsage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish: Option<Finish>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<String>,
+    /// Every message exchanged, the last one saying how it ended.
+    #[serde(skip)]
+    pub transcript: Vec<Value>,
+}

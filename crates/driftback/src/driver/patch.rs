@@ -1,0 +1,103 @@
+//! Applying a decided plan to the repository held in memory: the changed files (each must
+//! re-parse), the resources it adopts, and what the state learns from them.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use driftback_recipes::Plan;
+use driftback_terraform::{Address, AttrValue, Op, Repo, State, StateInstance};
+
+use super::outcome::{Outcome, Status};
+
+/// The result of applying a plan: the files it changed (path and new text), the patch engine's
+/// notes, and how many operations were applied.
+#[derive(Debug, Default)]
+pub struct Patched {
+    pub files: Vec<(PathBuf, String)>,
+    pub notes: Vec<String>,
+    pub edits: usize,
+}
+
+/// Apply every operation of `plan` to a copy of `repo` (which is not modified). `Err` names the
+/// operation that could not be applied or the file that would not parse after the edit.
+pub fn apply(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
+    let mut work = repo.clone();
+    let mut notes = Vec::new();
+    let mut touched: Vec<PathBuf> = Vec::new();
+    let mut edits = 0;
+    for change in &plan.changes {
+        for op in &change.ops {
+            let applied =
+                driftback_terraform::patch::apply(&mut work, &change.address, op).map_err(|e| e.to_string())?;
+            notes.extend(applied.notes);
+            for file in applied.files {
+                if !touched.contains(&file) {
+                    touched.push(file);
+                }
+            }
+            edits += 1;
+        }
+    }
+    let files: Vec<(PathBuf, String)> = touched
+        .into_iter()
+        .filter(|f| repo.text(f) != work.text(f))
+        .map(|f| {
+            let text = work.text(&f).unwrap_or_default().to_string();
+            (f, text)
+        })
+        .collect();
+    for (file, text) in &files {
+        driftback_terraform::edit::parse(text)
+            .map_err(|e| format!("{} would not parse after the edit: {e}", file.display()))?;
+    }
+    Ok(Patched { files, notes, edits })
+}
+
+/// `repo` with `files` written into it.
+pub fn with_files(repo: &Repo, files: &[(PathBuf, String)]) -> Repo {
+    let mut after = repo.clone();
+    for (file, text) in files {
+        after.set_file(file, text.clone());
+    }
+    after
+}
+
+/// The resources `plan` adopts (a resource block with an import), each with the attributes the
+/// state will know it by.
+pub fn created_resources(plan: &Plan) -> Vec<(Address, Map<String, Value>)> {
+    let mut out = Vec::new();
+    for change in &plan.changes {
+        for op in &change.ops {
+            if let Op::CreateResource { spec, import_id } = op {
+                let mut attributes = Map::new();
+                attributes.insert("id".into(), Value::String(import_id.clone()));
+                for (k, v) in &spec.attrs {
+                    if let AttrValue::Literal(v) = v {
+                        attributes.insert(k.clone(), v.clone());
+                    }
+                }
+                if import_id.starts_with("arn:") {
+                    attributes.insert("arn".into(), Value::String(import_id.clone()));
+                }
+                out.push((change.address.clone(), attributes));
+            }
+        }
+    }
+    out
+}
+
+/// After a reconciled change set, the resources it adopted become known to the state, so later
+/// change sets on them (tags added a few minutes after the creation) find them.
+pub fn remember_created(state: &mut State, outcome: &Outcome) {
+    if outcome.status != Status::Reconciled || outcome.created.is_empty() {
+        return;
+    }
+    let mut instances = state.instances.clone();
+    for (address, attributes) in &outcome.created {
+        if state.get(address).is_none() {
+            instances.push(StateInstance { address: address.clone(), attributes: attributes.clone() });
+        }
+    }
+    *state = State::from_instances(instances);
+}

@@ -1,0 +1,201 @@
+//! Planning: the one place a change set is planned. Recipes first (the built-in catalog, the
+//! configured ones and the learned ones); for what no recipe covers, the LLM agent. Afterwards the
+//! same plan is checked (a learned recipe's patch must validate), learned from (a validated agent
+//! plan becomes a recipe) and remembered in the knowledge base.
+
+use driftback_agent::{
+    AgentResult, Learned, PastReconciliation, RecipeUse, Settings, context, diff_summary, learned_catalog, signature,
+    validate,
+};
+use driftback_events::ChangeSet;
+use driftback_recipes::{Catalog, Plan, PlanError};
+use driftback_terraform::{Repo, State};
+
+use driftback_agent::KnowledgeBase;
+
+use super::knowledge::Knowledge;
+use super::outcome::{AgentReport, Outcome, Status};
+use crate::config::AgentConfig;
+
+/// A change set's plan, or why there is none; and what the agent did, when it was asked.
+#[derive(Debug)]
+pub struct Planned {
+    pub plan: Result<Plan, String>,
+    pub agent: Option<AgentReport>,
+    /// The plan is the agent's (not a recipe's): it is learned from once it validates.
+    pub by_agent: bool,
+}
+
+/// Recipes, learned recipes and the agent, with the knowledge base behind them.
+pub struct Planner {
+    /// Whether the learned recipes were read since the planner was made (read at first use).
+    fresh: bool,
+    /// `Err`: why the agent is off.
+    settings: Result<Settings, String>,
+    kb: Knowledge,
+    base: Catalog,
+    /// `base` with the learned recipes in front.
+    catalog: Catalog,
+    /// Ids of the learned recipes in use.
+    learned: Vec<String>,
+    learn: bool,
+    /// How many times a change set was planned: once per change set driven.
+    plans: usize,
+}
+
+impl Planner {
+    /// Checks the `[agent]` settings; the learned recipes are read at the first change set.
+    pub fn new(config: &AgentConfig, base: Catalog, kb: Knowledge) -> anyhow::Result<Planner> {
+        let settings = config.settings()?;
+        Ok(Planner {
+            fresh: false,
+            settings,
+            kb,
+            catalog: base.clone(),
+            base,
+            learned: Vec::new(),
+            learn: config.learn,
+            plans: 0,
+        })
+    }
+
+    /// Why the agent is off, when it is.
+    pub fn off_reason(&self) -> Option<&str> {
+        self.settings.as_ref().err().map(String::as_str)
+    }
+
+    /// How many change sets were planned.
+    pub fn plans(&self) -> usize {
+        self.plans
+    }
+
+    async fn refresh(&mut self) {
+        self.fresh = true;
+        let learned = self.kb.recipes().await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "learned recipes are not available");
+            Vec::new()
+        });
+        self.learned = learned.iter().filter(|l| l.demoted.is_none()).map(|l| l.recipe.id.clone()).collect();
+        self.catalog = learned_catalog(&self.base, &learned);
+    }
+
+    /// Plan `change_set` against `repo` and `state`: a recipe's plan, else the agent's.
+    pub async fn plan(&mut self, change_set: &ChangeSet, state: &State, repo: &Repo) -> Planned {
+        if !self.fresh {
+            self.refresh().await;
+        }
+        self.plans += 1;
+        let error = match driftback_recipes::plan(&self.catalog, change_set, state, repo) {
+            Ok(plan) => return Planned { plan: Ok(plan), agent: None, by_agent: false },
+            Err(e @ PlanError::NoRecipe { .. }) => e,
+            Err(e) => return Planned { plan: Err(e.to_string()), agent: None, by_agent: false },
+        };
+        let Ok(settings) = &self.settings else {
+            return Planned { plan: Err(error.to_string()), agent: None, by_agent: false };
+        };
+        let out = driftback_agent::reconcile(settings, &self.kb, change_set, state, repo, &error.to_string()).await;
+        let mut report = AgentReport {
+            model: settings.model.clone(),
+            usage: out.usage,
+            finish: None,
+            escalation: None,
+            transcript: out.transcript,
+        };
+        let plan = match out.result {
+            AgentResult::Reconciled { plan, finish, .. } => {
+                report.finish = Some(finish);
+                Ok(plan)
+            }
+            AgentResult::Escalated { reason } => {
+                report.escalation = Some(reason.clone());
+                Err(format!("{error}; the LLM agent escalated: {reason}"))
+            }
+        };
+        let by_agent = plan.is_ok();
+        Planned { plan, agent: Some(report), by_agent }
+    }
+
+    /// After the patch: a learned recipe's result must validate against the calls like the agent's
+    /// did, or the recipe is demoted and the change set escalated; a validated agent plan is
+    /// generalised into a recipe; a reconciliation is remembered for the agent's searches.
+    /// `plan` is the plan [`Planner::plan`] made; `after` the repository with the patch applied.
+    pub async fn after_patch(
+        &mut self,
+        change_set: &ChangeSet,
+        state: &State,
+        repo: &Repo,
+        after: &Repo,
+        planned: &Planned,
+        outcome: &mut Outcome,
+    ) {
+        let Ok(plan) = &planned.plan else { return };
+        self.check_learned_recipes(change_set, state, repo, after, plan, outcome).await;
+        if outcome.status != Status::Reconciled {
+            return;
+        }
+        if planned.by_agent && self.learn {
+            match driftback_agent::learn(&self.kb, &self.catalog, change_set, state, repo, plan).await {
+                Ok(Learned::Stored(recipe)) => {
+                    outcome.notes.push(format!("learned recipe {} for the next change like this", recipe.recipe.id));
+                    self.refresh().await;
+                }
+                Ok(Learned::NotGeneralised(why)) => outcome.notes.push(format!("no recipe learned: {why}")),
+                Err(e) => tracing::warn!(error = %e, "the learned recipe was not stored"),
+            }
+        }
+        let past = PastReconciliation {
+            change_set_id: change_set.id.clone(),
+            signature: signature(change_set, state),
+            summary: trace_text(change_set),
+            patch: diff_summary(repo, after),
+            outcome: "reconciled".into(),
+            planned_by: if outcome.recipes.is_empty() { "agent".into() } else { outcome.recipes.join(", ") },
+            tokens: outcome.tokens(),
+        };
+        if let Err(e) = self.kb.record_reconciliation(&past).await {
+            tracing::warn!(error = %e, "the reconciliation was not remembered");
+        }
+    }
+
+    async fn check_learned_recipes(
+        &mut self,
+        change_set: &ChangeSet,
+        state: &State,
+        repo: &Repo,
+        after: &Repo,
+        plan: &Plan,
+        outcome: &mut Outcome,
+    ) {
+        let mut used: Vec<String> = outcome.recipes.iter().filter(|r| self.learned.contains(r)).cloned().collect();
+        used.dedup();
+        if used.is_empty() || outcome.status != Status::Reconciled {
+            return;
+        }
+        let problems = validate(repo, after, state, change_set, plan).problems;
+        let usage =
+            if problems.is_empty() { RecipeUse::Validated } else { RecipeUse::FailedValidation(problems.join("; ")) };
+        for id in &used {
+            if let Err(e) = self.kb.record_recipe_use(id, &usage).await {
+                tracing::warn!(error = %e, recipe = %id, "the recipe's use was not counted");
+            }
+        }
+        if !problems.is_empty() {
+            outcome.status = Status::Escalated(format!(
+                "the learned recipe {} produced a patch that does not validate ({}); it is demoted",
+                used.join(", "),
+                problems.join("; ")
+            ));
+            outcome.files.clear();
+            outcome.edits = 0;
+            self.refresh().await;
+        }
+    }
+}
+
+fn trace_text(change_set: &ChangeSet) -> String {
+    context::trace_summary(change_set)
+        .iter()
+        .map(|c| format!("{} {} {}", c.time, c.call, c.params))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,143 @@
+//! The story of a reconciled change set, as commit messages and pull requests tell it: the
+//! timeline, the actor with the evidence, intent, motivation, the decision, and each field's value
+//! before and after (secrets and redacted values never shown).
+
+use driftback_events::ChangeSet;
+use driftback_publish::story::{ActorInfo, DecisionInfo, FieldChange, Reasoned, Story, TimelineEntry};
+use driftback_terraform::AttrValue;
+
+use super::outcome::{Outcome, REDACTED};
+
+/// The pull request's story, from the change set and what the pipeline made of it.
+pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: String, base_branch: &str) -> Story {
+    let actor = &change_set.actor;
+    let mut evidence = vec![format!("CloudTrail identity type {:?}", actor.identity_type)];
+    if let Some(issuer) = &actor.session_issuer {
+        evidence.push(format!("a session of the role {issuer}"));
+    }
+    if let Some(session) = &actor.session_name {
+        evidence.push(format!("session name {session}"));
+    }
+    if let Some(source) = &actor.source_identity {
+        evidence.push(format!("source identity {source}"));
+    }
+    if let Some(by) = &actor.invoked_by {
+        evidence.push(format!("invoked by {by}"));
+    }
+    evidence.push(format!("the user agent and identity say it came through the {}", actor.via.as_str()));
+    let decision = match &outcome.decision {
+        Some(d) => DecisionInfo { kind: d.kind.as_str().into(), rule: d.rule.clone(), rationale: d.rationale.clone() },
+        None => DecisionInfo { kind: "reconcile".into(), rule: "default".into(), rationale: String::new() },
+    };
+    let attribution = outcome.decision.as_ref().and_then(|d| d.attribution.as_ref());
+    if let Some(a) = attribution {
+        evidence.splice(0..0, a.actor.evidence.iter().cloned());
+    }
+    let reasoned = |value: &str, evidence: &[String]| Reasoned {
+        value: value.to_string(),
+        reason: (!evidence.is_empty()).then(|| evidence.join("; ")),
+    };
+    Story {
+        address: address.to_string(),
+        resource_id: change_set.resource_id.clone(),
+        change_set_id: change_set.id.clone(),
+        changes: outcome
+            .field_changes
+            .iter()
+            .filter(|c| c.address == address)
+            .map(|c| FieldChange {
+                path: c.path.clone(),
+                before: c.before.as_ref().map(|v| shown_value(&c.path, v)),
+                after: c.after.as_ref().map(|v| match v {
+                    AttrValue::Literal(v) => shown_value(&c.path, v),
+                    AttrValue::Reference(r) => escaped(r),
+                }),
+            })
+            .collect(),
+        timeline: change_set
+            .events
+            .iter()
+            .map(|e| TimelineEntry {
+                time: e.time.format("%Y-%m-%d %H:%M:%SZ").to_string(),
+                actor: e.actor.display_name.clone(),
+                source: e.source.clone(),
+                name: e.raw_name.clone(),
+                event_id: e.id.clone(),
+            })
+            .collect(),
+        actor: ActorInfo {
+            name: actor.display_name.clone(),
+            via: actor.via.as_str().into(),
+            principal: actor.principal_arn.clone(),
+            kind: attribution.map(|a| a.actor.kind.as_str().to_string()),
+            evidence,
+        },
+        intent: attribution.map(|a| reasoned(a.intent.value.as_str(), &a.intent.evidence)),
+        motivation: attribution.map(|a| reasoned(a.motivation.value.as_str(), &a.motivation.evidence)),
+        decision,
+        diff,
+        notes: outcome.notes.clone(),
+        base_branch: base_branch.to_string(),
+    }
+}
+
+/// Shown instead of a value that is secret or that CloudTrail redacted.
+const HIDDEN: &str = "(hidden)";
+/// Longest value shown; longer ones are cut with `…`.
+const MAX_VALUE_CHARS: usize = 60;
+
+/// Words in an attribute path that mark its value as a secret.
+const SECRET_WORDS: &[&str] =
+    &["password", "secret", "token", "private_key", "key_material", "credential", "passphrase", "auth"];
+
+/// A value as a pull request title, commit summary or table shows it: strings bare, anything else
+/// as compact JSON, control characters escaped, cut to [`MAX_VALUE_CHARS`]; secrets (by the
+/// attribute's name) and redacted values are never shown.
+fn shown_value(path: &str, value: &serde_json::Value) -> String {
+    let lower = path.to_ascii_lowercase();
+    if SECRET_WORDS.iter().any(|w| lower.contains(w)) {
+        return HIDDEN.to_string();
+    }
+    let text = match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if text.contains(REDACTED) {
+        return HIDDEN.to_string();
+    }
+    escaped(&text)
+}
+
+fn escaped(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_VALUE_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_values_hide_secrets_and_redactions_and_escape_the_rest() {
+        assert_eq!(shown_value("instance_type", &"t3.large".into()), "t3.large");
+        assert_eq!(shown_value("desired_capacity", &3.into()), "3");
+        assert_eq!(shown_value("master_password", &"hunter2".into()), HIDDEN);
+        assert_eq!(shown_value("environment.variables.API_TOKEN", &"abc".into()), HIDDEN);
+        assert_eq!(shown_value("description", &"x HIDDEN_DUE_TO_SECURITY_REASONS".into()), HIDDEN);
+        assert_eq!(shown_value("description", &"a\nb".into()), "a\\nb");
+        let long = shown_value("description", &"x".repeat(500).into());
+        assert_eq!(long.chars().count(), MAX_VALUE_CHARS + 1, "{long}");
+        assert!(long.ends_with('…'));
+    }
+}

@@ -1,0 +1,94 @@
+//! What a change set is reconciled against, loaded once per run (or once per change set in the
+//! daemon, after the clone is refreshed): the repository's HCL index, the Terraform state, the
+//! ownership policy and the recipe catalogs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use driftback_policy::Policy;
+use driftback_recipes::Catalog;
+use driftback_terraform::{Repo, State};
+
+use crate::config::Config;
+
+/// The repository, its state and its policy, as one change set after another sees them.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The configuration as it stands before this run's patches (eval applies its patches here).
+    pub repo: Repo,
+    /// The state before the drift; resources adopted in this run are added to it.
+    pub state: State,
+    pub policy: Policy,
+    /// Why change sets cannot be located in this workspace (no repository given), when they cannot:
+    /// they are decided on their calls alone.
+    pub unlocated: Option<String>,
+}
+
+impl Workspace {
+    /// The repository in `dir`, its state (`state`, default `dir/terraform.tfstate`) and its policy.
+    pub fn load(config: &Config, dir: &Path, state: Option<&Path>) -> anyhow::Result<Workspace> {
+        let state_path = state.map(Path::to_path_buf).unwrap_or_else(|| dir.join("terraform.tfstate"));
+        Ok(Workspace {
+            repo: Repo::load(dir)?,
+            state: read_state(&state_path)?,
+            policy: load_policy(config, dir)?,
+            unlocated: None,
+        })
+    }
+
+    /// No repository: only the calls can be judged, by `policy`.
+    pub fn unlocated(policy: Policy, reason: &str) -> Workspace {
+        Workspace {
+            repo: Repo::from_files(Default::default()),
+            state: State::from_instances(Vec::new()),
+            policy,
+            unlocated: Some(reason.to_string()),
+        }
+    }
+
+    /// Refuse a repository whose HCL does not parse, naming the first file, line and problem.
+    pub fn require_parsed(&self, dir: &Path) -> anyhow::Result<()> {
+        if let Some(d) = self.repo.diagnostics().first() {
+            bail!("{}:{}:{}: {}; fix the file and run again", dir.join(&d.file).display(), d.line, d.column, d.message);
+        }
+        Ok(())
+    }
+}
+
+/// The Terraform state file (format version 4).
+pub fn read_state(path: &Path) -> anyhow::Result<State> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the Terraform state {}; pass --state FILE", path.display()))?;
+    Ok(State::parse(&text, &path.display().to_string())?)
+}
+
+/// The repository's policy: its policy file when there is one, else the built-in defaults.
+pub fn load_policy(config: &Config, repo: &Path) -> anyhow::Result<Policy> {
+    let path =
+        if config.policy.file.is_absolute() { config.policy.file.clone() } else { repo.join(&config.policy.file) };
+    if !path.exists() {
+        return Ok(Policy::defaults());
+    }
+    load_policy_file(&path)
+}
+
+/// A policy file; errors name the file, the rule and the field.
+pub fn load_policy_file(path: &Path) -> anyhow::Result<Policy> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read the policy file {}", path.display()))?;
+    Ok(Policy::from_toml(&text, &path.display().to_string())?)
+}
+
+/// The built-in recipe catalog with the configured catalogs (`[recipes] catalogs`, relative to the
+/// repository) in front of it.
+pub fn load_catalog(config: &Config, repo: &Path) -> anyhow::Result<Catalog> {
+    let mut catalog = Catalog::builtin();
+    for path in config.recipes.catalogs.iter().rev() {
+        let path: PathBuf = if path.is_absolute() { path.clone() } else { repo.join(path) };
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read recipe catalog {}", path.display()))?;
+        catalog.extend_front(Catalog::from_toml(&text, &path.display().to_string())?);
+    }
+    Ok(catalog)
+}
