@@ -116,17 +116,19 @@ impl WorkingClone {
             transient: false,
         })?;
         let url = origin.url().unwrap_or("origin").to_string();
-        origin.fetch(&[format!("+refs/heads/{base_branch}:refs/remotes/origin/{base_branch}")], None, None).map_err(
-            |e| PublishError::Fetch {
-                url: url.clone(),
-                branch: base_branch.clone(),
-                message: e.message().to_string(),
-                transient: is_network(&e),
-            },
-        )?;
-        let tip = repo
-            .refname_to_id(&format!("refs/remotes/origin/{base_branch}"))
-            .map_err(|_| PublishError::NoBaseBranch { url: url.clone(), branch: base_branch.clone() })?;
+        let refspec = format!("+refs/heads/{base_branch}:refs/remotes/origin/{base_branch}");
+        origin.fetch(&[refspec], None, None).map_err(|e| PublishError::Fetch {
+            url: url.clone(),
+            branch: base_branch.clone(),
+            message: e.message().to_string(),
+            transient: is_network(&e),
+        })?;
+        // The tip the remote advertised: a base branch deleted there is not found in the
+        // remote-tracking branch it left behind (fetching it just leaves that as it was).
+        let wanted = format!("refs/heads/{base_branch}");
+        let tip = origin.list()?.iter().find(|head| head.name() == wanted).map(|head| head.oid());
+        let tip =
+            tip.ok_or_else(|| PublishError::CloneNoBaseBranch { url: url.clone(), branch: base_branch.clone() })?;
         let object = repo.find_object(tip, None)?;
         repo.reset(&object, git2::ResetType::Hard, None)?;
         Ok(tip)
@@ -171,7 +173,7 @@ fn clone_into(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, 
     })();
     let checked_out = match fetched {
         Err(e) => Err(clone_error(e)),
-        Ok(Err(_)) => Err(PublishError::NoBaseBranch { url: url.to_string(), branch: base_branch.to_string() }),
+        Ok(Err(_)) => Err(PublishError::CloneNoBaseBranch { url: url.to_string(), branch: base_branch.to_string() }),
         Ok(Ok(tip)) => (|| {
             let commit = repo.find_commit(tip)?;
             let mut branch = repo.branch(base_branch, &commit, false)?;

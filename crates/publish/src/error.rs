@@ -45,6 +45,9 @@ pub enum PublishError {
     /// The working clone's directory has a `.git` that git cannot open.
     #[error("opening the working clone {dir}: {message}; remove the directory to clone again")]
     OpenClone { dir: String, message: String },
+    /// The working clone's origin has no base branch to clone or fetch.
+    #[error("origin {url} has no branch {branch}; set [serve] base_branch to the branch the Terraform code is on")]
+    CloneNoBaseBranch { url: String, branch: String },
     /// Cloning the repository failed; `transient` when the network failed (try again later).
     #[error("cloning {url} (branch {branch}) into {dir}: {message}")]
     Clone { url: String, branch: String, dir: String, message: String, transient: bool },
@@ -86,6 +89,7 @@ impl PublishError {
             | PublishError::NotAClone { .. }
             | PublishError::CloneInUse { .. }
             | PublishError::OpenClone { .. }
+            | PublishError::CloneNoBaseBranch { .. }
             | PublishError::Io { .. } => false,
         }
     }

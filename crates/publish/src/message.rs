@@ -1,5 +1,6 @@
 //! Commit messages: a one-line conventional summary, the story in brief, and `Drift-*` trailers
-//! that tools can read back (`git log --format='%(trailers:key=Drift-Event-Id)'`).
+//! that tools can read back (`git log --format='%(trailers:key=Drift-Event-Id)'`), as driftback
+//! does with [`trailers`] and [`change_set_of`].
 
 use crate::story::Story;
 
@@ -81,7 +82,7 @@ pub fn commit_message(story: &Story) -> String {
 
 /// The trailers of a commit message, in order: the lines of its last paragraph, when that paragraph
 /// is not the summary and every line of it is a `Key: value` trailer (keys are letters, digits and
-/// `-`). A message whose last paragraph holds anything else has no trailers, so text in the body
+/// `-`; values are trimmed). A message whose last paragraph holds anything else has no trailers, so text in the body
 /// can never pass for one.
 pub fn trailers(message: &str) -> Vec<(&str, &str)> {
     let message = message.trim_end();

@@ -190,9 +190,22 @@ fn a_base_branch_the_remote_does_not_have_is_refused() {
     let setup = Setup::create();
     let dir = setup.dir.path().join("no-base");
     let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "trunk").unwrap_err();
-    assert!(matches!(err, PublishError::NoBaseBranch { ref branch, .. } if branch == "trunk"), "{err}");
+    assert!(matches!(err, PublishError::CloneNoBaseBranch { ref branch, .. } if branch == "trunk"), "{err}");
+    assert!(err.to_string().contains("set [serve] base_branch"), "{err}");
     assert!(!err.is_transient());
     assert!(!dir.join(".git").exists(), "a failed clone is removed");
+
+    // The base branch deleted on the remote after the clone was made.
+    setup.teammate_pushes("driftback/kept", "main", "x.tf", "# x\n");
+    let (clone, dir) = clone_of(&setup, "base-gone");
+    std::fs::write(dir.join("main.tf"), "left as it was").unwrap();
+    git(&setup.remote, &["symbolic-ref", "HEAD", "refs/heads/driftback/kept"]);
+    git(&setup.remote, &["update-ref", "-d", "refs/heads/main"]);
+    let err = clone.refresh().unwrap_err();
+    assert!(matches!(err, PublishError::CloneNoBaseBranch { .. }), "{err}");
+    assert!(!err.is_transient(), "{err}");
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]), git(&dir, &["rev-parse", "origin/main"]), "not reset");
+    assert_eq!(std::fs::read_to_string(dir.join("main.tf")).unwrap(), "left as it was");
 }
 
 #[test]
@@ -250,6 +263,10 @@ fn a_change_set_pushed_before_a_restart_is_found_on_the_remote_branch() {
     git(&setup.work, &["push", "-q", "origin", "driftback/web-bbbb"]);
 
     let (clone, dir) = clone_of(&setup, "restarted");
+    let (other, other_dir) = clone_of(&setup, "diverged");
+    // Merged and deleted on the remote since: the clone still knows it, as the change set's commit.
+    git(&setup.remote, &["update-ref", "-d", "refs/heads/driftback/web-aaaa"]);
+    clone.refresh().unwrap();
     let repo = clone.repo().unwrap();
     assert!(!branches(&dir).contains("refs/heads/driftback/web-aaaa"));
     assert_eq!(repo.find_committed("driftback/web-aaaa", "cs-a").unwrap(), Some(pushed));
@@ -259,7 +276,6 @@ fn a_change_set_pushed_before_a_restart_is_found_on_the_remote_branch() {
     assert!(!branches(&dir).contains("refs/heads/driftback/web-bbbb"), "no local branch for a miss");
 
     // A local branch holding something else is left as it is; the remote's commit is still found.
-    let (other, other_dir) = clone_of(&setup, "diverged");
     let other_repo = other.repo().unwrap();
     let local = commit_change_set(&other_repo, "driftback/web-aaaa", "cs-other");
     assert_eq!(other_repo.find_committed("driftback/web-aaaa", "cs-a").unwrap(), Some(pushed));
