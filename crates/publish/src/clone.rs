@@ -41,9 +41,10 @@ enum Kind {
 impl WorkingClone {
     /// Clone `url` (its `base_branch` checked out) into `dir`, unless `dir` already holds that
     /// clone; then take it for this process. Refused: a clone of another URL, a directory that is
-    /// neither empty nor a clone, and a clone another driftback holds. A clone of `url` left
-    /// half-created by a stopped predecessor (no commit checked out, no branch) is removed and
-    /// cloned again; git lock files a predecessor stopped mid-operation left behind are removed.
+    /// neither empty nor a clone, and a clone another driftback holds. What a stopped predecessor
+    /// left is cleared: a clone of `url` left half-created (no commit checked out, no branch) is
+    /// removed and cloned again, git lock files are removed, and changes to tracked files are reset
+    /// (as [`WorkingClone::refresh`] would), so [`WorkingClone::repo`] opens at once.
     pub fn open_or_clone(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, PublishError> {
         let git_dir = dir.join(".git");
         if !git_dir.exists() {
@@ -85,6 +86,7 @@ impl WorkingClone {
             return clone;
         }
         clear_stale_locks(&git_dir)?;
+        reset_leftovers(&repo, dir)?;
         Ok(WorkingClone {
             dir: dir.to_path_buf(),
             kind: Kind::Owned { base_branch: base_branch.to_string(), _lock: lock },
@@ -192,6 +194,25 @@ fn clone_into(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, 
         return Err(e);
     }
     Ok(WorkingClone { dir: dir.to_path_buf(), kind: Kind::Owned { base_branch: base_branch.to_string(), _lock: lock } })
+}
+
+/// Discard changes to tracked files a predecessor stopped mid-operation left in the working tree
+/// or the index (a reset or checkout cut short), so the clone opens clean. Untracked files stay.
+fn reset_leftovers(repo: &Repository, dir: &Path) -> Result<(), PublishError> {
+    let mut options = git2::StatusOptions::new();
+    options.include_untracked(false).include_ignored(false);
+    let dirty = repo.statuses(Some(&mut options))?.len();
+    if dirty == 0 {
+        return Ok(());
+    }
+    tracing::warn!(
+        dir = %dir.display(),
+        files = dirty,
+        "the working clone has uncommitted changes left by a driftback that stopped mid-operation; resetting it to HEAD"
+    );
+    let head = repo.head()?.peel(git2::ObjectType::Commit)?;
+    repo.reset(&head, git2::ResetType::Hard, None)?;
+    Ok(())
 }
 
 /// Whether the repository has a local branch. A clone that stopped before its first checkout has

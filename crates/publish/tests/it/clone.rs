@@ -37,10 +37,14 @@ fn a_clone_is_made_once_then_reopened() {
     assert_eq!(clone.repo().unwrap().head_commit().unwrap(), tip);
     drop(clone);
 
-    // Reopened, not cloned again: a file left in the working tree is still there.
+    // Reopened, not cloned again: an untracked file left in the working tree is still there. A
+    // change to a tracked file (a reset cut short) is undone, so the clone opens clean at once.
     std::fs::write(dir.join("left-here.txt"), "x").unwrap();
+    std::fs::write(dir.join("main.tf"), "half a reset").unwrap();
     let again = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
     assert!(dir.join("left-here.txt").exists());
+    assert_eq!(std::fs::read_to_string(dir.join("main.tf")).unwrap(), MAIN_TF);
+    assert_eq!(again.repo().unwrap().head_commit().unwrap(), tip);
     assert_eq!(again.refresh().unwrap(), tip);
 }
 
