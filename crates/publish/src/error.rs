@@ -33,6 +33,64 @@ pub enum PublishError {
     /// The push kept failing after every retry.
     #[error("pushing {branch} to {url} failed after {attempts} attempts: {message}")]
     PushFailed { url: String, branch: String, attempts: u32, message: String },
+    /// The working clone's directory holds a clone of another repository.
+    #[error("{dir} is a clone of {origin}, not of {url}; point [serve] workdir at an empty directory")]
+    WrongClone { dir: String, origin: String, url: String },
+    /// The working clone's directory holds files but no clone.
+    #[error("[serve] workdir {dir} is not empty and not a clone; give an empty or new directory")]
+    NotAClone { dir: String },
+    /// Another process holds the working clone.
+    #[error("another driftback serve is using the working clone {dir}; give each replica its own [serve] workdir")]
+    CloneInUse { dir: String },
+    /// The working clone's directory has a `.git` that git cannot open.
+    #[error("opening the working clone {dir}: {message}; remove the directory to clone again")]
+    OpenClone { dir: String, message: String },
+    /// The working clone's origin has no base branch to clone or fetch.
+    #[error("origin {url} has no branch {branch}; set [serve] base_branch to the branch the Terraform code is on")]
+    CloneNoBaseBranch { url: String, branch: String },
+    /// Cloning the repository failed; `transient` when the network failed (try again later).
+    #[error("cloning {url} (branch {branch}) into {dir}: {message}")]
+    Clone { url: String, branch: String, dir: String, message: String, transient: bool },
+    /// Fetching the base branch into the working clone failed; `transient` when the network failed.
+    #[error("fetching {branch} from origin {url}: {message}")]
+    Fetch { url: String, branch: String, message: String, transient: bool },
+    /// A file of the working clone could not be read, written, locked or removed.
+    #[error("{action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("git: {0}")]
     Git(#[from] git2::Error),
+}
+
+impl PublishError {
+    /// Whether the same work may succeed if tried again later without anyone acting: the network
+    /// failed while cloning or fetching, a push kept failing or kept being rejected as the remote
+    /// moved, or git reported a network failure. Everything else (a wrong or busy clone, refused
+    /// credentials, a missing base branch, a conflict, an invalid change) needs a person or a new
+    /// plan.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            PublishError::Clone { transient, .. } | PublishError::Fetch { transient, .. } => *transient,
+            PublishError::PushFailed { .. } => true,
+            PublishError::Git(e) => crate::clone::is_network(e),
+            PublishError::NotARepository { .. }
+            | PublishError::Dirty { .. }
+            | PublishError::NoCommits { .. }
+            | PublishError::UnsupportedRemote { .. }
+            | PublishError::Auth { .. }
+            | PublishError::NoBaseBranch { .. }
+            | PublishError::RebaseConflict { .. }
+            | PublishError::Invalid { .. }
+            | PublishError::WrongClone { .. }
+            | PublishError::NotAClone { .. }
+            | PublishError::CloneInUse { .. }
+            | PublishError::OpenClone { .. }
+            | PublishError::CloneNoBaseBranch { .. }
+            | PublishError::Io { .. } => false,
+        }
+    }
 }

@@ -227,6 +227,35 @@ impl GitRepo {
         }
     }
 
+    /// The commit of a branch that already holds change set `change_set_id` (committed before a
+    /// restart): the tip of the local `branch`, else of the remote-tracking `origin/<branch>`, when
+    /// its [`CHANGE_SET_TRAILER`](crate::message::CHANGE_SET_TRAILER) names the change set. Found
+    /// only on the remote-tracking branch, the local branch is created there (when it is missing).
+    pub fn find_committed(&self, branch: &str, change_set_id: &str) -> Result<Option<Oid>, PublishError> {
+        let wanted = crate::message::single(change_set_id);
+        let holds = |name: &str, kind: BranchType| -> Option<git2::Commit<'_>> {
+            let commit = self.repo.find_branch(name, kind).ok()?.get().peel_to_commit().ok()?;
+            let found = crate::message::change_set_of(commit.message().ok()?) == Some(wanted.as_str());
+            found.then_some(commit)
+        };
+        if let Some(commit) = holds(branch, BranchType::Local) {
+            return Ok(Some(commit.id()));
+        }
+        let Some(commit) = holds(&format!("origin/{branch}"), BranchType::Remote) else { return Ok(None) };
+        if self.repo.find_branch(branch, BranchType::Local).is_err() {
+            self.repo.branch(branch, &commit, false)?;
+        }
+        Ok(Some(commit.id()))
+    }
+
+    /// The tip commit of a local branch: its message and the unified diff it makes against its
+    /// first parent (as [`GitRepo::diff_of`]).
+    pub fn branch_commit(&self, branch: &str) -> Result<(String, String), PublishError> {
+        let commit = self.repo.find_branch(branch, BranchType::Local)?.get().peel_to_commit()?;
+        let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+        Ok((message, self.diff_of(commit.id())?))
+    }
+
     /// Whether two commits have the same tree (the same files).
     pub fn same_tree(&self, a: Oid, b: Oid) -> Result<bool, PublishError> {
         Ok(self.repo.find_commit(a)?.tree_id() == self.repo.find_commit(b)?.tree_id())

@@ -1,11 +1,15 @@
 //! The publish stage: a change set's commit becomes a branch, a pushed branch, and a pull request
 //! whose body tells the story.
 //!
+//! - [`clone`]: the daemon's working clone: cloned once (a half-created clone is cloned again),
+//!   locked to one process, stale git locks cleared, fetched and reset to the latest base.
 //! - [`git`]: branch commits from an in-memory index, so HEAD, the index and the working tree of the
-//!   repository never move; replaying a change onto a moved base.
+//!   repository never move; replaying a change onto a moved base; finding a change set's commit by
+//!   its trailer.
 //! - [`remote`]: pushes that never force, with rebase onto a moved base, re-validation and retries.
 //! - [`message`] and [`story`]: the commit message (conventional summary, `Drift-*` trailers) and the
 //!   pull request title and body, from plain input structs the caller fills; event text is escaped.
+//!   The trailers are read back with [`message::trailers`] and [`message::change_set_of`].
 //! - [`github`]: the pull request API behind the [`PullRequestApi`] trait, the GitHub REST client,
 //!   and [`github::open_or_update`], which keeps one open pull request per resource.
 //! - [`webhook`]: an axum router for GitHub's `pull_request` webhook, signature checked.
@@ -13,6 +17,7 @@
 //! This crate knows nothing of the store or of CloudTrail: callers pass what to record and receive
 //! what happened.
 
+pub mod clone;
 mod error;
 pub mod git;
 pub mod github;
@@ -23,6 +28,7 @@ mod secret;
 pub mod story;
 pub mod webhook;
 
+pub use clone::WorkingClone;
 pub use error::PublishError;
 pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_repository};
 pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState};

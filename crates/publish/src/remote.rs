@@ -316,10 +316,7 @@ impl Remote {
         if e.code() == ErrorCode::Auth {
             return Failure::Permanent(PublishError::Auth { url: self.url.clone(), message: e.message().to_string() });
         }
-        match e.class() {
-            ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os => Failure::Transient(e),
-            _ => Failure::Permanent(PublishError::Git(e)),
-        }
+        if crate::clone::is_network(&e) { Failure::Transient(e) } else { Failure::Permanent(PublishError::Git(e)) }
     }
 }
 

@@ -1,6 +1,8 @@
-//! Integration tests of the publish crate, in one binary: pushes to real bare repositories, the pull
-//! request flow against a GitHub stand-in speaking the real wire format, body snapshots, the webhook.
+//! Integration tests of the publish crate, in one binary: the working clone and pushes against real
+//! bare repositories, the pull request flow against a GitHub stand-in speaking the real wire format,
+//! body snapshots, the webhook.
 
+mod clone;
 mod github_server;
 mod pull_requests;
 mod push;
