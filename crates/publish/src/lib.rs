@@ -31,6 +31,8 @@ pub mod webhook;
 pub use clone::WorkingClone;
 pub use error::PublishError;
 pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_repository};
+/// A commit id, as every git operation here names commits.
+pub use git2::Oid;
 pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState};
 pub use remote::{Credentials, Pushed, Remote, RetryPolicy};
 pub use secret::Secret;

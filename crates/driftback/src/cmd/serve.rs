@@ -5,19 +5,18 @@
 //! window has passed and commits each on its own branch of the infrastructure repository, fetched
 //! to the latest base first. `/healthz`, `/readyz` and `/metrics` tell operators how it goes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args as ClapArgs;
-use git2::Repository;
 
 use driftback_events::ChangeSet;
 use driftback_feed::{
     Backfill, Ledger, QuietWindow, Reconcile, Reconciled, ReconcilerConfig, Shutdown, SqsConsumer, StoreLedger,
 };
-use driftback_publish::{Author, GitRepo};
+use driftback_publish::{Author, WorkingClone};
 use driftback_store::Store;
 
 use crate::config::{Config, ServeConfig};
@@ -33,18 +32,17 @@ pub struct Args {
 /// The repository driftback works in, and the knowledge base next to it.
 pub struct Site {
     pub repo_dir: PathBuf,
-    /// `true` for driftback's own clone of `repo_url`: fetched, reset and pushed to.
-    pub owned_clone: bool,
+    /// driftback's own clone of `repo_url` (fetched, reset and pushed to, locked while the daemon
+    /// runs), or a repository mounted in place.
+    pub clone: Arc<WorkingClone>,
     pub store: Store,
-    /// Held while the daemon runs: the working clone is this process's alone.
-    _clone_lock: Option<std::fs::File>,
 }
 
 impl Site {
     /// Clone `repo_url` into `workdir` (once) or open `repo_path`, then open the knowledge base.
     pub async fn prepare(config: &Config) -> anyhow::Result<Site> {
         let serve = &config.serve;
-        let (repo_dir, owned_clone) = match (&serve.repo_url, &serve.repo_path) {
+        let clone = match (&serve.repo_url, &serve.repo_path) {
             (Some(_), Some(_)) => anyhow::bail!(
                 "[serve] has both repo_url and repo_path; give one: repo_url to let driftback keep its own \
                  clone, repo_path for a repository mounted in place"
@@ -53,19 +51,12 @@ impl Site {
                 "[serve] needs the infrastructure repository: repo_url (cloned into workdir) or repo_path \
                  (a mounted working tree), e.g. DRIFTBACK_SERVE__REPO_URL=https://github.com/acme/infra.git"
             ),
-            (Some(url), None) => {
-                let dir = serve.workdir.clone();
-                clone_once(url, &dir, &serve.base_branch)?;
-                (dir, true)
-            }
-            (None, Some(path)) => {
-                GitRepo::open_clean(path)?;
-                (path.clone(), false)
-            }
+            (Some(url), None) => WorkingClone::open_or_clone(url, &serve.workdir, &serve.base_branch)?,
+            (None, Some(path)) => WorkingClone::mounted(path)?,
         };
-        let clone_lock = if owned_clone { Some(take_clone(&repo_dir)?) } else { None };
+        let repo_dir = clone.path().to_path_buf();
         let store = open_store(&config.store, &repo_dir).await?;
-        Ok(Site { repo_dir, owned_clone, store, _clone_lock: clone_lock })
+        Ok(Site { repo_dir, clone: Arc::new(clone), store })
     }
 
     pub fn window(config: &Config) -> QuietWindow {
@@ -83,7 +74,7 @@ impl Site {
             .context("the reconciler needs a tokio runtime to reach the knowledge base")?;
         let mut publish = config.publish.clone();
         publish.base_branch.get_or_insert_with(|| config.serve.base_branch.clone());
-        let git = GitRepo::open_clean(&self.repo_dir)?;
+        let git = self.clone.repo()?;
         let publisher = Publisher::from_config(&publish, &git, &self.repo_dir)?;
         if publisher.is_none() {
             tracing::warn!(
@@ -104,8 +95,7 @@ impl Site {
         Ok(GitReconciler {
             runtime,
             driver: tokio::sync::Mutex::new(driver),
-            repo_dir: self.repo_dir.clone(),
-            owned_clone: self.owned_clone,
+            clone: self.clone.clone(),
             config: config.clone(),
         })
     }
@@ -303,115 +293,27 @@ async fn advance_checkpoint_while_running(
     }
 }
 
-/// Clone `url` into `dir` unless `dir` already holds the clone.
-fn clone_once(url: &str, dir: &Path, base_branch: &str) -> anyhow::Result<()> {
-    if dir.join(".git").exists() {
-        let repo = Repository::open(dir).with_context(|| format!("opening the working clone {}", dir.display()))?;
-        let origin = repo.find_remote("origin").ok().and_then(|r| r.url().ok().map(str::to_string));
-        anyhow::ensure!(
-            origin.as_deref() == Some(url),
-            "{} is a clone of {}, not of {url}; point [serve] workdir at an empty directory",
-            dir.display(),
-            origin.unwrap_or_else(|| "nothing".into())
-        );
-        return Ok(());
-    }
-    if dir.exists() && std::fs::read_dir(dir)?.next().is_some() {
-        anyhow::bail!("[serve] workdir {} is not empty and not a clone; give an empty or new directory", dir.display());
-    }
-    tracing::info!(url, dir = %dir.display(), "cloning the infrastructure repository");
-    git2::build::RepoBuilder::new()
-        .branch(base_branch)
-        .clone(url, dir)
-        .with_context(|| format!("cloning {url} (branch {base_branch}) into {}", dir.display()))?;
-    Ok(())
-}
-
-/// Take the working clone for this process (an exclusive lock held while it runs), then clear the
-/// git lock files a predecessor killed in the middle of a git operation left behind: with the clone
-/// ours alone, nothing else can be holding them, and git refuses to work while they exist.
-fn take_clone(dir: &Path) -> anyhow::Result<std::fs::File> {
-    let git_dir = dir.join(".git");
-    let path = git_dir.join("driftback-serve.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("creating {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-            "another driftback serve is using the working clone {}; give each replica its own [serve] workdir",
-            dir.display()
-        ),
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(e).with_context(|| format!("locking {}", path.display()));
-        }
-    }
-    let mut stale = Vec::new();
-    for name in ["index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock"] {
-        stale.push(git_dir.join(name));
-    }
-    let mut dirs = vec![git_dir.join("refs")];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|e| e == "lock") {
-                stale.push(p);
-            }
-        }
-    }
-    for lock in stale.into_iter().filter(|p| p.exists()) {
-        tracing::warn!(lock = %lock.display(), "removing a git lock left by a driftback that stopped mid-operation");
-        std::fs::remove_file(&lock).with_context(|| format!("removing the stale git lock {}", lock.display()))?;
-    }
-    Ok(file)
-}
-
 /// Reconciles change sets into branches of the repository: the driver, entered once per change
 /// set from the reconcile loop's blocking thread.
 pub struct GitReconciler {
     runtime: tokio::runtime::Handle,
     /// One change set at a time: the reconcile loop runs them in turn.
     driver: tokio::sync::Mutex<Driver>,
-    repo_dir: PathBuf,
-    /// `true` for driftback's own clone: fetched and reset to the base branch before each change set.
-    owned_clone: bool,
+    /// Fetched and reset to the base branch before each change set (when it is driftback's own).
+    clone: Arc<WorkingClone>,
     config: Config,
 }
 
 impl GitReconciler {
-    /// Fetch the base branch and reset the clone to it; returns the base commit.
-    fn refresh(&self) -> anyhow::Result<git2::Oid> {
-        if !self.owned_clone {
-            return Ok(GitRepo::open_clean(&self.repo_dir)?.head_commit()?);
-        }
-        let repo = Repository::open(&self.repo_dir).with_context(|| format!("opening {}", self.repo_dir.display()))?;
-        let base = &self.config.serve.base_branch;
-        let mut origin = repo.find_remote("origin").context("the clone has no origin")?;
-        origin
-            .fetch(&[format!("+refs/heads/{base}:refs/remotes/origin/{base}")], None, None)
-            .with_context(|| format!("fetching {base} from origin"))?;
-        let tip = repo
-            .refname_to_id(&format!("refs/remotes/origin/{base}"))
-            .with_context(|| format!("origin has no branch {base}"))?;
-        let object = repo.find_object(tip, None)?;
-        repo.reset(&object, git2::ResetType::Hard, None).with_context(|| format!("resetting the clone to {base}"))?;
-        Ok(tip)
-    }
-
     async fn drive(&self, change_set: &ChangeSet) -> anyhow::Result<Reconciled> {
         let mut driver = self.driver.lock().await;
-        let base = self.refresh()?;
+        let base = self.clone.refresh()?;
         if let Some(deliverer) = driver.deliverer_mut() {
             deliverer.set_base(base);
         }
         // The repository, its state and its policy as the base commit has them.
-        let state = self.repo_dir.join(&self.config.serve.state_path);
-        let mut workspace = Workspace::load(&self.config, &self.repo_dir, Some(&state))?;
+        let dir = self.clone.path();
+        let mut workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();
         let driven = driver.drive(&mut workspace, change_set).await?;
@@ -428,6 +330,7 @@ impl Reconcile for GitReconciler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {

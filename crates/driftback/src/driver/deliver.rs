@@ -6,11 +6,10 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use git2::Oid;
 
 use driftback_events::ChangeSet;
 use driftback_publish::github::PullRequestAction;
-use driftback_publish::{Author, GitRepo, branch_name};
+use driftback_publish::{Author, GitRepo, Oid, branch_name};
 use driftback_recipes::Plan;
 use driftback_store::Store;
 use driftback_terraform::{Repo, State};
@@ -136,7 +135,7 @@ impl Deliverer {
             }
         }
         let message = driftback_publish::message::commit_message(&story);
-        let (local_branch, commit) = match find_committed(git, &local_branch, &change_set.id) {
+        let (local_branch, commit) = match git.find_committed(&local_branch, &change_set.id)? {
             Some(commit) => {
                 tracing::info!(change_set = change_set.id, branch = local_branch, "already committed before a restart");
                 (local_branch, commit)
@@ -170,26 +169,4 @@ impl Deliverer {
             pull_request: published.pull_request,
         })
     }
-}
-
-/// A branch already holding this change set's commit (from before a crash), if any: the local
-/// branch, else the remote-tracking one (and then the local branch is made from it).
-fn find_committed(git: &GitRepo, branch: &str, change_set: &str) -> Option<Oid> {
-    let raw = git2::Repository::open(git.path()).ok()?;
-    let trailer = format!("{}: {change_set}", "Drift-Change-Set");
-    let candidates =
-        [(branch.to_string(), git2::BranchType::Local), (format!("origin/{branch}"), git2::BranchType::Remote)];
-    for (name, kind) in candidates {
-        if let Ok(found) = raw.find_branch(&name, kind) {
-            if let Ok(commit) = found.get().peel_to_commit() {
-                if commit.message().unwrap_or_default().lines().any(|l| l == trailer) {
-                    if raw.find_branch(branch, git2::BranchType::Local).is_err() {
-                        raw.branch(branch, &commit, false).ok()?;
-                    }
-                    return Some(commit.id());
-                }
-            }
-        }
-    }
-    None
 }

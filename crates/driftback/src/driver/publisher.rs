@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use git2::Oid;
 
 use driftback_publish::github::{self, PullRequestAction, PullRequestOptions};
 use driftback_publish::story::Story;
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
 use driftback_publish::{
-    Credentials, GitHub, GitRepo, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
+    Credentials, GitHub, GitRepo, Oid, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
 };
 use driftback_store::{PullRequestRecord, Store};
 
