@@ -41,7 +41,7 @@ local, module input).
 (HIDDEN_DUE_TO_SECURITY_REASONS): escalate instead.
 - Call validate after editing. When it passes, call finish with a one-line summary, the intent \
 (availability, cost, security, compliance, performance, unknown), the motivation (incident, \
-schedule, remediation, experiment, unknown) and your confidence from 0 to 1.
+scheduled, remediation, experiment, unknown) and your confidence from 0 to 1.
 - Call escalate with the reason when the change should not be codified, is ambiguous, or the tools \
 cannot express it.";
 

@@ -33,7 +33,8 @@ pub use kb::{
 };
 pub use learn::{Learned, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml};
 pub use llm::LlmError;
-pub use session::{AgentOutcome, AgentResult, Finish, Intent, Motivation, TokenUsage, reconcile};
+pub use driftback_attribute::{Intent, Motivation};
+pub use session::{AgentOutcome, AgentResult, Finish, TokenUsage, reconcile};
 pub use settings::Settings;
 pub use tools::tool_definitions;
 pub use validate::{Validation, diff_summary, validate};

@@ -17,34 +17,13 @@ use driftback_recipes::Plan;
 use driftback_terraform::{Repo, State};
 
 use crate::context::{count_tokens, first_prompt, locate};
+use driftback_attribute::{Intent, Motivation};
+
 use crate::kb::{KnowledgeBase, signature};
 use crate::llm::Llm;
 use crate::settings::Settings;
 use crate::tools::{Step, ToolError, Workspace, tool_definitions};
 use crate::validate::Validation;
-
-/// Why the change was made, as the model judged it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Intent {
-    Availability,
-    Cost,
-    Security,
-    Compliance,
-    Performance,
-    Unknown,
-}
-
-/// What prompted the change, as the model judged it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Motivation {
-    Incident,
-    Schedule,
-    Remediation,
-    Experiment,
-    Unknown,
-}
 
 /// The model's closing account of a reconciliation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

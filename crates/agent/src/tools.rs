@@ -14,7 +14,9 @@ use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg
 
 use crate::context::{block_text, cut};
 use crate::kb::{KnowledgeBase, signature};
-use crate::session::{Finish, Intent, Motivation};
+use driftback_attribute::{Intent, Motivation};
+
+use crate::session::Finish;
 use crate::validate::{Validation, validate};
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
@@ -98,8 +100,8 @@ pub fn tool_definitions() -> Vec<(&'static str, &'static str, Value)> {
             object(
                 json!({
                     "summary": string("one line: what changed and why"),
-                    "intent": {"type": "string", "enum": ["availability", "cost", "security", "compliance", "performance", "unknown"]},
-                    "motivation": {"type": "string", "enum": ["incident", "schedule", "remediation", "experiment", "unknown"]},
+                    "intent": {"type": "string", "enum": Intent::ALL.map(|i| i.as_str())},
+                    "motivation": {"type": "string", "enum": Motivation::ALL.map(|m| m.as_str())},
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1}
                 }),
                 &["summary", "intent", "motivation", "confidence"],
