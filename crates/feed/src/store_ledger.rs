@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use driftback_events::{ApiEvent, ChangeSet, normalize, resource_ids};
+use driftback_events::{ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, normalize};
 use driftback_store::{
     BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, Disposition, EventRecord, PendingChangeSet, PendingPlanner,
     QueuedChangeSet, Store, StoreError,
@@ -20,20 +20,6 @@ use driftback_store::{
 use crate::intake::Intake;
 use crate::ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
 use crate::window::QuietWindow;
-
-/// Resource keys of events that name no resource start with this: such an event is a change set
-/// of its own and nothing joins it.
-const NO_RESOURCE: &str = "event:";
-
-/// The resource keys `event` groups on, each with the resource id when it names one.
-fn resource_keys(event: &ApiEvent) -> Vec<(Option<String>, String)> {
-    let ids = resource_ids(event);
-    if ids.is_empty() {
-        vec![(None, format!("{NO_RESOURCE}{}", event.id))]
-    } else {
-        ids.into_iter().map(|r| (Some(r.clone()), r)).collect()
-    }
-}
 
 /// [`plan_pending`] as the store runs it inside its transaction, over this intake's kept events.
 struct IntakePlanner<'a> {
@@ -83,71 +69,56 @@ fn err(e: StoreError) -> LedgerError {
     LedgerError { transient: e.is_transient(), message: e.to_string() }
 }
 
-/// The change set id `driftback_events::group` would give: stable across runs and replicas.
-fn change_set_id(resource: Option<&str>, first_event: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in resource.unwrap_or("").bytes().chain([0]).chain(first_event.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("cs-{hash:016x}")
-}
-
 /// Where each new kept event goes, given the change sets already pending: for every change set the
 /// new events join or start, a [`PendingChangeSet`] holding only those new events (the store
 /// merges them into the stored one). Pure, so the joining rules are tested without a database.
 pub(crate) fn plan_pending(
-    mut open: Vec<PendingChangeSet>,
+    open: Vec<PendingChangeSet>,
     events: &[&ApiEvent],
     window: &QuietWindow,
 ) -> Vec<PendingChangeSet> {
+    let mut grouper = Grouper::new(window.join_window());
+    for p in open {
+        grouper.seed(Group {
+            id: p.id,
+            key: ResourceKey::parse(&p.resource_key),
+            actor_session: p.actor_session,
+            first_time: p.first_event_time,
+            last_time: p.last_event_time,
+            event_ids: p.event_ids,
+        });
+    }
     let mut sorted: Vec<&ApiEvent> = events.to_vec();
     sorted.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
     let mut additions: Vec<PendingChangeSet> = Vec::new();
+    // Group index -> its addition in `additions`.
+    let mut addition_of: HashMap<usize, usize> = HashMap::new();
     for event in sorted {
-        let keys = resource_keys(event);
-        let session = event.actor.session_key();
-        for (resource, key) in keys {
-            let found = open.iter_mut().find(|p| {
-                p.resource_key == key
-                    && p.actor_session == session
-                    && (p.event_ids.contains(&event.id)
-                        || (resource.is_some() && window.joins(p.first_event_time, p.last_event_time, event.time)))
-            });
-            let set = match found {
+        for placement in grouper.place(event) {
+            let g = match placement {
                 // A redelivery of an event already pending: nothing to add.
-                Some(p) if p.event_ids.contains(&event.id) => continue,
-                Some(p) => {
-                    p.event_ids.push(event.id.clone());
-                    p.first_event_time = p.first_event_time.min(event.time);
-                    p.last_event_time = p.last_event_time.max(event.time);
-                    p.clone()
-                }
-                None => {
-                    let p = PendingChangeSet {
-                        id: change_set_id(resource.as_deref(), &event.id),
-                        resource_key: key,
-                        actor_session: session.clone(),
-                        first_event_time: event.time,
-                        last_event_time: event.time,
-                        event_ids: vec![event.id.clone()],
-                    };
-                    open.push(p.clone());
-                    p
-                }
+                Placement::Held(_) => continue,
+                Placement::Started(g) | Placement::Joined(g) => g,
             };
-            match additions.iter_mut().find(|a| a.id == set.id) {
-                Some(a) => {
+            match addition_of.get(&g) {
+                Some(&a) => {
+                    let a = &mut additions[a];
                     a.event_ids.push(event.id.clone());
                     a.first_event_time = a.first_event_time.min(event.time);
                     a.last_event_time = a.last_event_time.max(event.time);
                 }
-                None => additions.push(PendingChangeSet {
-                    event_ids: vec![event.id.clone()],
-                    first_event_time: event.time,
-                    last_event_time: event.time,
-                    ..set
-                }),
+                None => {
+                    let group = &grouper.groups()[g];
+                    addition_of.insert(g, additions.len());
+                    additions.push(PendingChangeSet {
+                        id: group.id.clone(),
+                        resource_key: group.key.to_string(),
+                        actor_session: group.actor_session.clone(),
+                        first_event_time: event.time,
+                        last_event_time: event.time,
+                        event_ids: vec![event.id.clone()],
+                    });
+                }
             }
         }
     }
@@ -207,7 +178,7 @@ fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
 impl Ledger for StoreLedger {
     async fn record_intake(&self, intake: &Intake) -> Result<IntakeReceipt, LedgerError> {
         let kept: Vec<&ApiEvent> = intake.events.iter().filter_map(|e| e.kept()).collect();
-        let mut keys: Vec<String> = kept.iter().flat_map(|e| resource_keys(e)).map(|(_, key)| key).collect();
+        let mut keys: Vec<String> = kept.iter().flat_map(|e| ResourceKey::of(e)).map(|key| key.to_string()).collect();
         keys.sort_unstable();
         keys.dedup();
         let delivery = Delivery {
@@ -264,7 +235,7 @@ impl Ledger for StoreLedger {
                     .map_err(err)?;
                 continue;
             };
-            let resource_id = (!pending.resource_key.starts_with(NO_RESOURCE)).then(|| pending.resource_key.clone());
+            let resource_id = ResourceKey::parse(&pending.resource_key).resource_id().map(str::to_string);
             let change_set =
                 ChangeSet { id: pending.id.clone(), resource_id, actor: first.actor.clone(), events: events.clone() };
             let lease_until = queued.lease_until.unwrap_or(now);
