@@ -395,4 +395,168 @@ mod tests {
         assert_eq!(shape(&sets), [(Some("i-1"), vec!["1"]), (Some("i-2"), vec!["1"])]);
         assert_ne!(sets[0].id, sets[1].id);
     }
+    /// The grouping as written before the [`Grouper`]: the reference the file path must still match.
+    fn reference_group(events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> {
+        fn id(resource: Option<&str>, first_event: &str) -> String {
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            for byte in resource.unwrap_or("").bytes().chain([0]).chain(first_event.bytes()) {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+            format!("cs-{hash:016x}")
+        }
+        let mut events = events;
+        events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+        let window = Duration::seconds(i64::try_from(config.quiet_window_secs).unwrap());
+        let mut sets: Vec<ChangeSet> = Vec::new();
+        let mut open: HashMap<(Option<String>, String), usize> = HashMap::new();
+        for event in events {
+            let ids = resource_ids(&event);
+            let targets: Vec<Option<String>> =
+                if ids.is_empty() { vec![None] } else { ids.into_iter().map(Some).collect() };
+            for resource_id in targets {
+                let key = (resource_id, event.actor.session_key());
+                let joinable =
+                    key.0.is_some() && open.get(&key).is_some_and(|&i| event.time - sets[i].last_time() <= window);
+                if joinable {
+                    sets[open[&key]].events.push(event.clone());
+                } else {
+                    sets.push(ChangeSet {
+                        id: id(key.0.as_deref(), &event.id),
+                        resource_id: key.0.clone(),
+                        actor: event.actor.clone(),
+                        events: vec![event.clone()],
+                    });
+                    open.insert(key, sets.len() - 1);
+                }
+            }
+        }
+        sets
+    }
+
+    /// A small deterministic generator (no dependency for randomness).
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// `n` events with unique ids on a few resources (some naming two, some none) by two users,
+    /// in bursts and gaps around the quiet window, in no particular order.
+    fn random_events(rng: &mut Lcg, n: usize) -> Vec<ApiEvent> {
+        let base = DateTime::parse_from_rfc3339("2024-03-01T10:00:00Z").unwrap().with_timezone(&Utc);
+        let mut t = 0i64;
+        (0..n)
+            .map(|i| {
+                t += [0, 5, 30, 90, 119, 120, 121, 200, 900][rng.below(9) as usize];
+                let time = (base + Duration::seconds(t)).to_rfc3339();
+                let user = ["alice", "bob"][rng.below(2) as usize];
+                let (name, request) = match rng.below(6) {
+                    0 => ("Mystery", json!({})),
+                    1 => (
+                        "CreateTags",
+                        json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "i-2"}]}}),
+                    ),
+                    r => ("ModifyInstanceAttribute", json!({"instanceId": format!("i-{}", r % 3)})),
+                };
+                ev(&format!("e{i:03}"), &time, user, name, request)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect()
+    }
+
+    #[test]
+    fn the_grouper_groups_as_the_algorithm_it_replaced_with_the_same_ids() {
+        let mut rng = Lcg(13);
+        for round in 0..200 {
+            let events = random_events(&mut rng, 1 + round % 40);
+            for quiet_window_secs in [0, 120, 600] {
+                let config = GroupConfig { quiet_window_secs };
+                assert_eq!(group(events.clone(), &config), reference_group(events.clone(), &config), "round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn change_set_ids_are_pinned() {
+        // Stored in the knowledge base and written in commit trailers: they never change (FNV-1a of
+        // resource, NUL, first event id, as computed independently of this code).
+        assert_eq!(change_set_id(Some("i-1"), "1"), "cs-8b0e8c720b324fc1");
+        assert_eq!(change_set_id(None, "5"), "cs-08329307b4eb829e");
+    }
+
+    #[test]
+    fn resource_keys_read_back_from_their_text() {
+        let tags = json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "i-2"}]}});
+        let keys = ResourceKey::of(&ev("1", "2024-03-01T10:00:00Z", "alice", "CreateTags", tags));
+        assert_eq!(keys, [ResourceKey::Resource("i-1".into()), ResourceKey::Resource("i-2".into())]);
+        let none = ResourceKey::of(&ev("7", "2024-03-01T10:00:00Z", "alice", "Mystery", json!({})));
+        assert_eq!(none, [ResourceKey::Event("7".into())]);
+        assert_eq!(none[0].to_string(), "event:7");
+        for key in keys.iter().chain(&none) {
+            assert_eq!(&ResourceKey::parse(&key.to_string()), key);
+        }
+        assert_eq!(none[0].resource_id(), None);
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn modify(id: &str, time: &str, user: &str, instance: &str) -> ApiEvent {
+        ev(id, time, user, "ModifyInstanceAttribute", json!({"instanceId": instance}))
+    }
+
+    #[test]
+    fn a_seeded_grouper_joins_open_groups_holds_redeliveries_and_closes_at_the_maximum_age() {
+        let window = JoinWindow { quiet: Duration::seconds(120), max_age: Some(Duration::seconds(600)) };
+        let alice = modify("x", "2024-03-01T10:00:00Z", "alice", "i-1").actor.session_key();
+        let mut grouper = Grouper::new(window);
+        let seeded = grouper.seed(Group {
+            id: "cs-stored".into(),
+            key: ResourceKey::Resource("i-1".into()),
+            actor_session: alice.clone(),
+            first_time: at("2024-03-01T10:00:00Z"),
+            last_time: at("2024-03-01T10:08:00Z"),
+            event_ids: vec!["1".into(), "2".into()],
+        });
+        // Held: the group names it already (a redelivery), whatever its time.
+        assert_eq!(grouper.place(&modify("2", "2024-03-01T10:08:00Z", "alice", "i-1")), [Placement::Held(seeded)]);
+        // Out of order, just before the first event: joins.
+        assert_eq!(grouper.place(&modify("0", "2024-03-01T09:58:30Z", "alice", "i-1")), [Placement::Joined(seeded)]);
+        // Another session, another resource: groups of their own.
+        let bob = grouper.place(&modify("3", "2024-03-01T10:08:30Z", "bob", "i-1"));
+        assert_eq!(bob, [Placement::Started(1)]);
+        assert_eq!(grouper.place(&modify("4", "2024-03-01T10:08:40Z", "alice", "i-2")), [Placement::Started(2)]);
+        // Within the quiet window of the last event but past the maximum age of the first.
+        assert_eq!(grouper.place(&modify("5", "2024-03-01T10:09:00Z", "alice", "i-1")), [Placement::Started(3)]);
+        let groups = grouper.groups();
+        assert_eq!(groups[seeded].event_ids, ["1", "2", "0"]);
+        assert_eq!(
+            (groups[seeded].first_time, groups[seeded].last_time),
+            (at("2024-03-01T09:58:30Z"), at("2024-03-01T10:08:00Z"))
+        );
+        assert_eq!(groups[3].id, change_set_id(Some("i-1"), "5"));
+        // An event earlier than the latest placed still finds the group it belongs to.
+        assert_eq!(grouper.place(&modify("6", "2024-03-01T10:07:00Z", "alice", "i-1")), [Placement::Joined(seeded)]);
+        // Without a maximum age (the file path) the burst goes on.
+        let mut files = Grouper::new(JoinWindow { max_age: None, ..window });
+        for (i, minute) in (0..=20).enumerate() {
+            let placed =
+                files.place(&modify(&format!("m{i}"), &format!("2024-03-01T10:{minute:02}:00Z"), "alice", "i-1"));
+            assert_eq!(placed, [if i == 0 { Placement::Started(0) } else { Placement::Joined(0) }]);
+        }
+    }
+
+    #[test]
+    fn a_repeated_event_is_grouped_once() {
+        let one = modify("1", "2024-03-01T10:00:00Z", "alice", "i-1");
+        let alone = ev("2", "2024-03-01T10:00:00Z", "alice", "Mystery", json!({}));
+        let sets = group(vec![one.clone(), alone.clone(), one, alone], &GroupConfig::default());
+        assert_eq!(shape(&sets), [(Some("i-1"), vec!["1"]), (None, vec!["2"])]);
+    }
 }
