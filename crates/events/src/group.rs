@@ -173,7 +173,7 @@ struct Slot {
 /// earliest (seeded first, then started) does.
 ///
 /// Open groups from elsewhere (the daemon's pending change sets) are [`Grouper::seed`]ed. Events
-/// are best placed in time order (then by id), as [`group`] does: a group that can no longer be
+/// are best placed in [`time_order`], as [`group`] does: a group that can no longer be
 /// joined is then set aside. An event earlier than one placed before is still placed by the same
 /// rules, looking at every group of its key and session.
 #[derive(Debug)]
@@ -312,12 +312,17 @@ impl ChangeSet {
     }
 }
 
+/// The order events are grouped in and a change set lists them in: by event time, then by id.
+pub fn time_order(a: &ApiEvent, b: &ApiEvent) -> std::cmp::Ordering {
+    a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id))
+}
+
 /// Group events (already filtered) into change sets, ordered by their first event's time, with a
-/// [`Grouper`] fed them in time order (then by id). A repeated event (the same id) is not added again.
+/// [`Grouper`] fed them in [`time_order`]. A repeated event (the same id) is not added again.
 pub fn group(events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> {
     // Sort positions, not events: an event is hundreds of bytes, and a sort moves each one many times.
     let mut order: Vec<usize> = (0..events.len()).collect();
-    order.sort_by(|&a, &b| events[a].time.cmp(&events[b].time).then_with(|| events[a].id.cmp(&events[b].id)));
+    order.sort_by(|&a, &b| time_order(&events[a], &events[b]));
     let mut slots: Vec<Option<ApiEvent>> = events.into_iter().map(Some).collect();
     let events = order.into_iter().map(|i| slots[i].take().expect("each position once"));
     let mut grouper = Grouper::new(config.window());

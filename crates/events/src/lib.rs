@@ -17,7 +17,9 @@ mod scan;
 
 pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType, is_transport_key};
 pub use filter::{Disposition, DropReason, FilterConfig, classify};
-pub use group::{ChangeSet, Group, GroupConfig, Grouper, JoinWindow, Placement, ResourceKey, change_set_id, group};
+pub use group::{
+    ChangeSet, Group, GroupConfig, Grouper, JoinWindow, Placement, ResourceKey, change_set_id, group, time_order,
+};
 pub use normalize::{NormalizeError, normalize, normalize_api_name};
 pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file};
 pub use resource::{is_identifier_key, resource_ids};

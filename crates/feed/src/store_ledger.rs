@@ -11,7 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use driftback_events::{ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, normalize};
+use driftback_events::{
+    ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, normalize, time_order,
+};
 use driftback_store::{
     BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, Disposition, EventRecord, PendingChangeSet, PendingPlanner,
     QueuedChangeSet, Store, StoreError,
@@ -72,6 +74,10 @@ fn err(e: StoreError) -> LedgerError {
 /// Where each new kept event goes, given the change sets already pending: for every change set the
 /// new events join or start, a [`PendingChangeSet`] holding only those new events (the store
 /// merges them into the stored one). Pure, so the joining rules are tested without a database.
+///
+/// The rules are the shared [`Grouper`]'s (the one [`driftback_events::group`] uses), seeded with
+/// the pending change sets; the daemon adds the window's maximum age ([`QuietWindow::join_window`])
+/// and leaves out events a pending change set already names ([`Placement::Held`]: a redelivery).
 pub(crate) fn plan_pending(
     open: Vec<PendingChangeSet>,
     events: &[&ApiEvent],
@@ -89,7 +95,7 @@ pub(crate) fn plan_pending(
         });
     }
     let mut sorted: Vec<&ApiEvent> = events.to_vec();
-    sorted.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+    sorted.sort_by(|a, b| time_order(a, b));
     let mut additions: Vec<PendingChangeSet> = Vec::new();
     // Group index -> its addition in `additions`.
     let mut addition_of: HashMap<usize, usize> = HashMap::new();
@@ -227,7 +233,7 @@ impl Ledger for StoreLedger {
                 continue;
             }
             let mut events: Vec<ApiEvent> = pending.event_ids.iter().filter_map(|id| by_id.remove(id)).collect();
-            events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+            events.sort_by(time_order);
             let Some(first) = events.first() else {
                 self.store
                     .finish_claim(&pending.id, owner, &ClaimOutcome::Failed("it has no events".into()))
@@ -512,7 +518,7 @@ mod tests {
             .map(|p| {
                 let mut events: Vec<ApiEvent> =
                     events.iter().filter(|e| p.event_ids.contains(&e.id)).cloned().collect();
-                events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+                events.sort_by(time_order);
                 ChangeSet {
                     id: p.id.clone(),
                     resource_id: ResourceKey::parse(&p.resource_key).resource_id().map(str::to_string),
