@@ -70,7 +70,8 @@ pub enum ResourceKey {
 }
 
 impl ResourceKey {
-    /// The text of an [`ResourceKey::Event`] key starts with this.
+    /// The text of a [`ResourceKey::Event`] key starts with this (so a resource id that itself
+    /// starts with it reads back as an event key, as the stored keys always have).
     pub const NO_RESOURCE_PREFIX: &'static str = "event:";
 
     /// The keys `event` groups on: one per resource it names, in order, or its own
