@@ -2,7 +2,8 @@
 //!
 //! `read` decodes the containers CloudTrail records arrive in, `normalize` turns one record into an
 //! [`ApiEvent`], `filter` decides what is noise (with a reason for every drop), and `group` gathers the
-//! remaining events into [`ChangeSet`]s per resource and actor session. Nothing here touches the
+//! remaining events into [`ChangeSet`]s per resource and actor session with the one incremental
+//! [`Grouper`] (which the daemon also uses, seeded with the change sets it has pending). Nothing here touches the
 //! network, a database or the clock.
 
 mod event;
@@ -16,7 +17,9 @@ mod scan;
 
 pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType, is_transport_key};
 pub use filter::{Disposition, DropReason, FilterConfig, classify};
-pub use group::{ChangeSet, GroupConfig, group};
+pub use group::{
+    ChangeSet, Group, GroupConfig, Grouper, JoinWindow, Placement, ResourceKey, change_set_id, group, time_order,
+};
 pub use normalize::{NormalizeError, normalize, normalize_api_name};
 pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file};
 pub use resource::{is_identifier_key, resource_ids};

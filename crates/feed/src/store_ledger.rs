@@ -11,7 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use driftback_events::{ApiEvent, ChangeSet, normalize, resource_ids};
+use driftback_events::{
+    ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, normalize, time_order,
+};
 use driftback_store::{
     BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, Disposition, EventRecord, PendingChangeSet, PendingPlanner,
     QueuedChangeSet, Store, StoreError,
@@ -20,20 +22,6 @@ use driftback_store::{
 use crate::intake::Intake;
 use crate::ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
 use crate::window::QuietWindow;
-
-/// Resource keys of events that name no resource start with this: such an event is a change set
-/// of its own and nothing joins it.
-const NO_RESOURCE: &str = "event:";
-
-/// The resource keys `event` groups on, each with the resource id when it names one.
-fn resource_keys(event: &ApiEvent) -> Vec<(Option<String>, String)> {
-    let ids = resource_ids(event);
-    if ids.is_empty() {
-        vec![(None, format!("{NO_RESOURCE}{}", event.id))]
-    } else {
-        ids.into_iter().map(|r| (Some(r.clone()), r)).collect()
-    }
-}
 
 /// [`plan_pending`] as the store runs it inside its transaction, over this intake's kept events.
 struct IntakePlanner<'a> {
@@ -83,71 +71,60 @@ fn err(e: StoreError) -> LedgerError {
     LedgerError { transient: e.is_transient(), message: e.to_string() }
 }
 
-/// The change set id `driftback_events::group` would give: stable across runs and replicas.
-fn change_set_id(resource: Option<&str>, first_event: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in resource.unwrap_or("").bytes().chain([0]).chain(first_event.bytes()) {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("cs-{hash:016x}")
-}
-
 /// Where each new kept event goes, given the change sets already pending: for every change set the
 /// new events join or start, a [`PendingChangeSet`] holding only those new events (the store
 /// merges them into the stored one). Pure, so the joining rules are tested without a database.
+///
+/// The rules are the shared [`Grouper`]'s (the one [`driftback_events::group`] uses), seeded with
+/// the pending change sets; the daemon adds the window's maximum age ([`QuietWindow::join_window`])
+/// and leaves out events a pending change set already names ([`Placement::Held`]: a redelivery).
 pub(crate) fn plan_pending(
-    mut open: Vec<PendingChangeSet>,
+    open: Vec<PendingChangeSet>,
     events: &[&ApiEvent],
     window: &QuietWindow,
 ) -> Vec<PendingChangeSet> {
+    let mut grouper = Grouper::new(window.join_window());
+    for p in open {
+        grouper.seed(Group {
+            id: p.id,
+            key: ResourceKey::parse(&p.resource_key),
+            actor_session: p.actor_session,
+            first_time: p.first_event_time,
+            last_time: p.last_event_time,
+            event_ids: p.event_ids,
+        });
+    }
     let mut sorted: Vec<&ApiEvent> = events.to_vec();
-    sorted.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+    sorted.sort_by(|a, b| time_order(a, b));
     let mut additions: Vec<PendingChangeSet> = Vec::new();
+    // Group index -> its addition in `additions`.
+    let mut addition_of: HashMap<usize, usize> = HashMap::new();
     for event in sorted {
-        let keys = resource_keys(event);
-        let session = event.actor.session_key();
-        for (resource, key) in keys {
-            let found = open.iter_mut().find(|p| {
-                p.resource_key == key
-                    && p.actor_session == session
-                    && (p.event_ids.contains(&event.id)
-                        || (resource.is_some() && window.joins(p.first_event_time, p.last_event_time, event.time)))
-            });
-            let set = match found {
+        for placement in grouper.place(event) {
+            let g = match placement {
                 // A redelivery of an event already pending: nothing to add.
-                Some(p) if p.event_ids.contains(&event.id) => continue,
-                Some(p) => {
-                    p.event_ids.push(event.id.clone());
-                    p.first_event_time = p.first_event_time.min(event.time);
-                    p.last_event_time = p.last_event_time.max(event.time);
-                    p.clone()
-                }
-                None => {
-                    let p = PendingChangeSet {
-                        id: change_set_id(resource.as_deref(), &event.id),
-                        resource_key: key,
-                        actor_session: session.clone(),
-                        first_event_time: event.time,
-                        last_event_time: event.time,
-                        event_ids: vec![event.id.clone()],
-                    };
-                    open.push(p.clone());
-                    p
-                }
+                Placement::Held(_) => continue,
+                Placement::Started(g) | Placement::Joined(g) => g,
             };
-            match additions.iter_mut().find(|a| a.id == set.id) {
-                Some(a) => {
+            match addition_of.get(&g) {
+                Some(&a) => {
+                    let a = &mut additions[a];
                     a.event_ids.push(event.id.clone());
                     a.first_event_time = a.first_event_time.min(event.time);
                     a.last_event_time = a.last_event_time.max(event.time);
                 }
-                None => additions.push(PendingChangeSet {
-                    event_ids: vec![event.id.clone()],
-                    first_event_time: event.time,
-                    last_event_time: event.time,
-                    ..set
-                }),
+                None => {
+                    let group = &grouper.groups()[g];
+                    addition_of.insert(g, additions.len());
+                    additions.push(PendingChangeSet {
+                        id: group.id.clone(),
+                        resource_key: group.key.to_string(),
+                        actor_session: group.actor_session.clone(),
+                        first_event_time: event.time,
+                        last_event_time: event.time,
+                        event_ids: vec![event.id.clone()],
+                    });
+                }
             }
         }
     }
@@ -207,7 +184,7 @@ fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
 impl Ledger for StoreLedger {
     async fn record_intake(&self, intake: &Intake) -> Result<IntakeReceipt, LedgerError> {
         let kept: Vec<&ApiEvent> = intake.events.iter().filter_map(|e| e.kept()).collect();
-        let mut keys: Vec<String> = kept.iter().flat_map(|e| resource_keys(e)).map(|(_, key)| key).collect();
+        let mut keys: Vec<String> = kept.iter().flat_map(|e| ResourceKey::of(e)).map(|key| key.to_string()).collect();
         keys.sort_unstable();
         keys.dedup();
         let delivery = Delivery {
@@ -256,7 +233,7 @@ impl Ledger for StoreLedger {
                 continue;
             }
             let mut events: Vec<ApiEvent> = pending.event_ids.iter().filter_map(|id| by_id.remove(id)).collect();
-            events.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+            events.sort_by(time_order);
             let Some(first) = events.first() else {
                 self.store
                     .finish_claim(&pending.id, owner, &ClaimOutcome::Failed("it has no events".into()))
@@ -264,7 +241,7 @@ impl Ledger for StoreLedger {
                     .map_err(err)?;
                 continue;
             };
-            let resource_id = (!pending.resource_key.starts_with(NO_RESOURCE)).then(|| pending.resource_key.clone());
+            let resource_id = ResourceKey::parse(&pending.resource_key).resource_id().map(str::to_string);
             let change_set =
                 ChangeSet { id: pending.id.clone(), resource_id, actor: first.actor.clone(), events: events.clone() };
             let lease_until = queued.lease_until.unwrap_or(now);
@@ -315,6 +292,7 @@ impl Ledger for StoreLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use driftback_events::GroupConfig;
     use serde_json::json;
 
     fn ev(id: &str, time: &str, user: &str, instance: &str) -> ApiEvent {
@@ -358,5 +336,217 @@ mod tests {
         assert_eq!(alice.last_event_time.to_rfc3339(), "2024-03-01T10:01:30+00:00");
         let late = saved2.iter().find(|p| p.event_ids == ["4"]).unwrap();
         assert_ne!(late.id, alice.id);
+    }
+    /// The planner as written before the shared grouper: the reference the daemon must still match.
+    fn reference_plan_pending(
+        mut open: Vec<PendingChangeSet>,
+        events: &[&ApiEvent],
+        window: &QuietWindow,
+    ) -> Vec<PendingChangeSet> {
+        fn id(resource: Option<&str>, first_event: &str) -> String {
+            let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+            for byte in resource.unwrap_or("").bytes().chain([0]).chain(first_event.bytes()) {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+            format!("cs-{hash:016x}")
+        }
+        fn joins(w: &QuietWindow, first: DateTime<Utc>, last: DateTime<Utc>, time: DateTime<Utc>) -> bool {
+            let open_until = crate::window::due_at(first, last, w);
+            time >= first - w.quiet() && time <= last + w.quiet() && time <= open_until
+        }
+        let mut sorted: Vec<&ApiEvent> = events.to_vec();
+        sorted.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.id.cmp(&b.id)));
+        let mut additions: Vec<PendingChangeSet> = Vec::new();
+        for event in sorted {
+            let ids = driftback_events::resource_ids(event);
+            let keys: Vec<(Option<String>, String)> = if ids.is_empty() {
+                vec![(None, format!("event:{}", event.id))]
+            } else {
+                ids.into_iter().map(|r| (Some(r.clone()), r)).collect()
+            };
+            let session = event.actor.session_key();
+            for (resource, key) in keys {
+                let found = open.iter_mut().find(|p| {
+                    p.resource_key == key
+                        && p.actor_session == session
+                        && (p.event_ids.contains(&event.id)
+                            || (resource.is_some() && joins(window, p.first_event_time, p.last_event_time, event.time)))
+                });
+                let set = match found {
+                    Some(p) if p.event_ids.contains(&event.id) => continue,
+                    Some(p) => {
+                        p.event_ids.push(event.id.clone());
+                        p.first_event_time = p.first_event_time.min(event.time);
+                        p.last_event_time = p.last_event_time.max(event.time);
+                        p.clone()
+                    }
+                    None => {
+                        let p = PendingChangeSet {
+                            id: id(resource.as_deref(), &event.id),
+                            resource_key: key,
+                            actor_session: session.clone(),
+                            first_event_time: event.time,
+                            last_event_time: event.time,
+                            event_ids: vec![event.id.clone()],
+                        };
+                        open.push(p.clone());
+                        p
+                    }
+                };
+                match additions.iter_mut().find(|a| a.id == set.id) {
+                    Some(a) => {
+                        a.event_ids.push(event.id.clone());
+                        a.first_event_time = a.first_event_time.min(event.time);
+                        a.last_event_time = a.last_event_time.max(event.time);
+                    }
+                    None => additions.push(PendingChangeSet {
+                        event_ids: vec![event.id.clone()],
+                        first_event_time: event.time,
+                        last_event_time: event.time,
+                        ..set
+                    }),
+                }
+            }
+        }
+        additions
+    }
+
+    /// What the store does with a planner's additions: merge each into the pending change set of
+    /// its id, or save it as a new one.
+    fn merge(pending: &mut Vec<PendingChangeSet>, additions: Vec<PendingChangeSet>) {
+        for a in additions {
+            match pending.iter_mut().find(|p| p.id == a.id) {
+                Some(p) => {
+                    p.event_ids.extend(a.event_ids);
+                    p.first_event_time = p.first_event_time.min(a.first_event_time);
+                    p.last_event_time = p.last_event_time.max(a.last_event_time);
+                }
+                None => pending.push(a),
+            }
+        }
+        // As the store hands them to the planner.
+        pending.sort_by(|a, b| a.last_event_time.cmp(&b.last_event_time).then_with(|| a.id.cmp(&b.id)));
+    }
+
+    /// A small deterministic generator (no dependency for randomness).
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// `n` events with unique ids, time-ordered, on a few resources (some naming two, some none) by
+    /// two users, in bursts and gaps around the quiet window and the maximum age.
+    fn random_events(rng: &mut Lcg, n: usize) -> Vec<ApiEvent> {
+        let base: DateTime<Utc> = "2024-03-01T10:00:00Z".parse().unwrap();
+        let mut t = 0i64;
+        (0..n)
+            .map(|i| {
+                t += [0, 5, 30, 90, 119, 120, 121, 200, 900][rng.below(9) as usize];
+                let user = ["alice", "bob"][rng.below(2) as usize];
+                let (name, request) = match rng.below(6) {
+                    0 => ("Mystery", json!({})),
+                    1 => (
+                        "CreateTags",
+                        json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "i-2"}]}}),
+                    ),
+                    r => ("ModifyInstanceAttribute", json!({"instanceId": format!("i-{}", r % 3)})),
+                };
+                normalize(&json!({
+                    "eventID": format!("e{i:03}"), "eventTime": (base + chrono::Duration::seconds(t)).to_rfc3339(),
+                    "eventSource": "ec2.amazonaws.com", "eventName": name,
+                    "userIdentity": {"type": "IAMUser", "arn": format!("arn:aws:iam::1:user/{user}"), "userName": user},
+                    "requestParameters": request
+                }))
+                .unwrap()
+            })
+            .collect()
+    }
+
+    /// Splits `events` into intakes of 1 to 6 events each.
+    fn intakes<'a>(rng: &mut Lcg, events: &[&'a ApiEvent]) -> Vec<Vec<&'a ApiEvent>> {
+        let mut out = Vec::new();
+        let mut rest = events;
+        while !rest.is_empty() {
+            let n = (1 + rng.below(6) as usize).min(rest.len());
+            let (intake, tail) = rest.split_at(n);
+            let mut intake = intake.to_vec();
+            intake.reverse();
+            out.push(intake);
+            rest = tail;
+        }
+        out
+    }
+
+    #[test]
+    fn the_planner_plans_as_the_algorithm_it_replaced_whatever_the_order_of_delivery() {
+        let mut rng = Lcg(13);
+        for round in 0..300 {
+            let events = random_events(&mut rng, 1 + round % 30);
+            // Late deliveries: events shuffled across intakes, and some delivered again.
+            let mut order: Vec<&ApiEvent> = events.iter().collect();
+            for i in (1..order.len()).rev() {
+                if rng.below(3) == 0 {
+                    order.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+            }
+            for _ in 0..rng.below(4) {
+                order.push(&events[rng.below(events.len() as u64) as usize]);
+            }
+            let w = [
+                QuietWindow { quiet_secs: 120, max_age_secs: 900 },
+                QuietWindow { quiet_secs: 120, max_age_secs: 300 },
+                QuietWindow { quiet_secs: 0, max_age_secs: 0 },
+            ][round % 3];
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            for intake in intakes(&mut rng, &order) {
+                let planned = plan_pending(ours.clone(), &intake, &w);
+                assert_eq!(planned, reference_plan_pending(theirs.clone(), &intake, &w), "round {round}");
+                merge(&mut ours, planned.clone());
+                merge(&mut theirs, planned);
+            }
+        }
+    }
+
+    /// The change sets of the daemon's pending ones, as [`StoreLedger::claim_due`] builds them.
+    fn claimed(pending: &[PendingChangeSet], events: &[ApiEvent]) -> Vec<ChangeSet> {
+        pending
+            .iter()
+            .map(|p| {
+                let mut events: Vec<ApiEvent> =
+                    events.iter().filter(|e| p.event_ids.contains(&e.id)).cloned().collect();
+                events.sort_by(time_order);
+                ChangeSet {
+                    id: p.id.clone(),
+                    resource_id: ResourceKey::parse(&p.resource_key).resource_id().map(str::to_string),
+                    actor: events[0].actor.clone(),
+                    events,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_daemon_groups_intakes_as_the_file_path_groups_them_all_at_once() {
+        let mut rng = Lcg(7);
+        // No maximum age within reach: the file path has none.
+        let w = QuietWindow { quiet_secs: 120, max_age_secs: 86_400 };
+        for round in 0..300 {
+            let events = random_events(&mut rng, 1 + round % 40);
+            let mut pending = Vec::new();
+            // Delivered in time order, in intakes of a few events each (in any order within one).
+            for intake in intakes(&mut rng, &events.iter().collect::<Vec<_>>()) {
+                let planned = plan_pending(pending.clone(), &intake, &w);
+                merge(&mut pending, planned);
+            }
+            let mut daemon = claimed(&pending, &events);
+            daemon.sort_by(|a, b| a.first_time().cmp(&b.first_time()).then_with(|| a.id.cmp(&b.id)));
+            let mut files = driftback_events::group(events.clone(), &GroupConfig { quiet_window_secs: w.quiet_secs });
+            files.sort_by(|a, b| a.first_time().cmp(&b.first_time()).then_with(|| a.id.cmp(&b.id)));
+            assert_eq!(daemon, files, "round {round}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! When a pending change set is due: pure arithmetic over event times.
 
 use chrono::{DateTime, Duration, Utc};
+use driftback_events::JoinWindow;
 use serde::{Deserialize, Serialize};
 
 /// The quiet window, by event time, and the longest a change set may wait.
@@ -27,11 +28,16 @@ impl QuietWindow {
     pub fn max_age(&self) -> Duration {
         secs(self.max_age_secs)
     }
+    /// The joining window of the shared grouper ([`driftback_events::Grouper`]): the quiet period
+    /// and the maximum age, so nothing joins a change set once it is due.
+    pub fn join_window(&self) -> JoinWindow {
+        JoinWindow { quiet: self.quiet(), max_age: Some(self.max_age()) }
+    }
     /// Whether an event at `time` joins a pending change set spanning `first..=last` (events may
-    /// arrive out of order, so it may also come before `first`).
+    /// arrive out of order, so it may also come before `first`): within the quiet period of it, and
+    /// no later than it is due ([`due_at`]).
     pub fn joins(&self, first: DateTime<Utc>, last: DateTime<Utc>, time: DateTime<Utc>) -> bool {
-        let open_until = due_at(first, last, self);
-        time >= first - self.quiet() && time <= last + self.quiet() && time <= open_until
+        self.join_window().joins(first, last, time)
     }
 }
 

@@ -169,3 +169,93 @@ async fn a_change_set_missing_events_waits_for_them_within_the_bound_then_fails_
         store.close().await;
     }
 }
+
+fn call(id: &str, time: &str, user: &str, name: &str, request: Value) -> Value {
+    json!({
+        "eventVersion": "1.09", "eventID": id, "eventTime": time, "eventSource": "ec2.amazonaws.com",
+        "eventName": name, "eventType": "AwsApiCall", "managementEvent": true, "readOnly": false,
+        "awsRegion": "eu-west-1", "recipientAccountId": "123456789012",
+        "userIdentity": {"type": "IAMUser", "arn": format!("arn:aws:iam::123456789012:user/{user}"), "userName": user,
+                         "accountId": "123456789012"},
+        "userAgent": "console.amazonaws.com",
+        "requestParameters": request
+    })
+}
+
+fn by_first_event(mut sets: Vec<driftback_events::ChangeSet>) -> Vec<driftback_events::ChangeSet> {
+    sets.sort_by(|a, b| a.first_time().cmp(&b.first_time()).then_with(|| a.id.cmp(&b.id)));
+    sets
+}
+
+/// The daemon (intakes recorded one after another, each grouped against the change sets already
+/// pending) and the file path (`driftback_events::group`, all events at once) form the same change
+/// sets with the same ids: one grouper, one id function.
+#[tokio::test]
+async fn the_daemon_forms_the_change_sets_the_file_path_forms_with_the_same_ids() {
+    let modify = |id: &str, time: &str, user: &str, instance: &str| {
+        call(
+            id,
+            time,
+            user,
+            "ModifyInstanceAttribute",
+            json!({"instanceId": instance, "disableApiStop": {"value": true}}),
+        )
+    };
+    let tags = json!({"resourcesSet": {"items": [{"resourceId": "i-1"}, {"resourceId": "i-2"}]},
+                      "tagSet": {"items": [{"key": "team", "value": "web"}]}});
+    let deliveries = [
+        vec![
+            modify("a1", "2024-05-01T12:01:00Z", "alice", "i-1"),
+            modify("a0", "2024-05-01T12:00:00Z", "alice", "i-1"),
+            modify("b0", "2024-05-01T12:00:30Z", "bob", "i-1"),
+        ],
+        vec![
+            // Joins alice's change set on i-1 (across intakes) and starts one on i-2.
+            call("a3", "2024-05-01T12:03:00Z", "alice", "CreateTags", tags),
+            modify("a2", "2024-05-01T12:02:30Z", "alice", "i-1"),
+            // Names no resource: a change set of its own.
+            call("a4", "2024-05-01T12:03:10Z", "alice", "Mystery", json!({})),
+        ],
+        vec![
+            modify("a5", "2024-05-01T12:04:00Z", "alice", "i-2"),
+            record("r1", "2024-05-01T12:04:30Z", "i-1", true),
+            // Past the quiet window: a new change set.
+            modify("a6", "2024-05-01T12:10:00Z", "alice", "i-1"),
+        ],
+    ];
+    let all: Vec<Value> = deliveries.iter().flatten().cloned().collect();
+    let file = driftback_events::decode(json!({"Records": all}).to_string().as_bytes(), "a file").unwrap();
+    let kept: Vec<_> = file
+        .events
+        .into_iter()
+        .map(|(e, _)| e)
+        .filter(|e| driftback_events::classify(e, &FilterConfig::default()) == driftback_events::Disposition::Keep)
+        .collect();
+    let files = by_first_event(driftback_events::group(
+        kept,
+        &driftback_events::GroupConfig { quiet_window_secs: WINDOW.quiet_secs },
+    ));
+    let shape: Vec<(Option<&str>, Vec<&str>)> =
+        files.iter().map(|s| (s.resource_id.as_deref(), s.events.iter().map(|e| e.id.as_str()).collect())).collect();
+    assert_eq!(
+        shape,
+        [
+            (Some("i-1"), vec!["a0", "a1", "a2", "a3"]),
+            (Some("i-1"), vec!["b0"]),
+            (Some("i-2"), vec!["a3", "a5"]),
+            (None, vec!["a4"]),
+            (Some("i-1"), vec!["a6"]),
+        ]
+    );
+
+    for (store, _guard) in stores("same_change_sets").await {
+        let ledger = StoreLedger::new(store.clone(), WINDOW);
+        for delivery in &deliveries {
+            ledger.record_intake(&intake(delivery)).await.unwrap();
+        }
+        let claimed = ledger.claim_due(Utc::now(), "w1", LEASE, 100).await.unwrap();
+        let daemon = by_first_event(claimed.into_iter().map(|c| c.change_set).collect());
+        assert_eq!(daemon, files, "{}", store.backend_name());
+        store.close().await;
+    }
+}
