@@ -28,12 +28,12 @@ mod settings;
 mod tools;
 mod validate;
 
+pub use driftback_attribute::{Intent, Motivation};
 pub use kb::{
     InMemoryKnowledgeBase, KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, count_use, signature,
 };
 pub use learn::{Learned, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml};
 pub use llm::LlmError;
-pub use driftback_attribute::{Intent, Motivation};
 pub use session::{AgentOutcome, AgentResult, Finish, TokenUsage, reconcile};
 pub use settings::Settings;
 pub use tools::tool_definitions;

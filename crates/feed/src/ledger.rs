@@ -71,6 +71,9 @@ pub trait Ledger: Send + Sync + 'static {
     /// Give a claimed change set back unprocessed (shutdown, a transient failure).
     fn release(&self, id: &str, owner: &str) -> impl Future<Output = Result<(), LedgerError>> + Send;
 
+    /// End a claimed change set as failed for good, with the reason: it is not claimed again.
+    fn fail(&self, id: &str, owner: &str, reason: &str) -> impl Future<Output = Result<(), LedgerError>> + Send;
+
     /// The named checkpoint: every event before it is durably recorded.
     fn checkpoint(&self, name: &str) -> impl Future<Output = Result<Option<DateTime<Utc>>, LedgerError>> + Send;
 

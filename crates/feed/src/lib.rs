@@ -28,7 +28,7 @@ pub use error::FeedError;
 pub use intake::{BadInput, Intake, IntakeEvent, Triage};
 pub use ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
 pub use ops::{Probe, ops_router, serve_ops};
-pub use reconciler::{Reconcile, Reconciled, ReconcilerConfig, reconcile_due, run_reconciler};
+pub use reconciler::{Reconcile, ReconcileError, Reconciled, ReconcilerConfig, reconcile_due, run_reconciler};
 pub use shutdown::Shutdown;
 pub use sqs::{SqsConfig, SqsConsumer, UnparseablePolicy};
 pub use store_ledger::StoreLedger;

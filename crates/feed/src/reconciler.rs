@@ -15,9 +15,30 @@ use crate::{FeedError, Shutdown};
 /// Reconciles one change set (plan, decide, patch, commit) and says what became of it. Runs on a
 /// blocking thread: git and HCL work is synchronous.
 pub trait Reconcile: Send + Sync + 'static {
-    /// `Err` means "try again later" (the repository could not be fetched, a transient failure);
-    /// the change set is released, not recorded.
-    fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, String>;
+    /// A transient `Err` means "try again later" (the repository could not be fetched, the store
+    /// is down): the change set is released, not recorded. A permanent one (the store refuses what
+    /// the change set would write, the reconciliation panicked) fails the change set for good, with
+    /// the reason, so it cannot block the change sets behind it.
+    fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, ReconcileError>;
+}
+
+/// Why a change set was not reconciled, and whether trying again can help.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ReconcileError {
+    /// `true`: released and retried later; `false`: failed for good.
+    pub transient: bool,
+    pub message: String,
+}
+
+impl ReconcileError {
+    pub fn transient(message: impl Into<String>) -> ReconcileError {
+        ReconcileError { transient: true, message: message.into() }
+    }
+
+    pub fn permanent(message: impl Into<String>) -> ReconcileError {
+        ReconcileError { transient: false, message: message.into() }
+    }
 }
 
 /// The outcome to record, and the LLM tokens it cost.
@@ -77,7 +98,11 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
         }
         for claim in claimed {
             match one(&ledger, &reconcile, &config.replica, lease, claim).await {
-                Ok(_) => delay = Duration::from_millis(config.poll_ms.max(10)),
+                Ok(Done::Failed { id, reason }) => {
+                    tracing::error!(change_set = id, reason, "change set failed for good; it is not retried");
+                    delay = Duration::from_millis(config.poll_ms.max(10));
+                }
+                Ok(Done::Recorded(_)) => delay = Duration::from_millis(config.poll_ms.max(10)),
                 Err(e) if matches!(&e, FeedError::Ledger(le) if !le.transient) => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64,
@@ -98,7 +123,8 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
 }
 
 /// Reconcile every change set that is due now, one at a time, and return what became of each:
-/// (change set id, status, branch). For one-shot runs such as `driftback backfill`.
+/// (change set id, status, branch), status `failed` for one that failed for good. For one-shot
+/// runs such as `driftback backfill`.
 pub async fn reconcile_due<L: Ledger + Clone, R: Reconcile>(
     ledger: &L,
     reconcile: &Arc<R>,
@@ -112,10 +138,18 @@ pub async fn reconcile_due<L: Ledger + Clone, R: Reconcile>(
             return Ok(done);
         }
         for claim in claimed {
-            let record = one(ledger, reconcile, &config.replica, lease, claim).await?;
-            done.push((record.id, record.status, record.branch));
+            match one(ledger, reconcile, &config.replica, lease, claim).await? {
+                Done::Recorded(record) => done.push((record.id, record.status, record.branch)),
+                Done::Failed { id, .. } => done.push((id, "failed".into(), None)),
+            }
         }
     }
+}
+
+/// What became of a claimed change set that was not released.
+enum Done {
+    Recorded(ChangeSetRecord),
+    Failed { id: String, reason: String },
 }
 
 async fn one<L: Ledger + Clone, R: Reconcile>(
@@ -124,7 +158,7 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
     owner: &str,
     lease: Duration,
     claim: ClaimedChangeSet,
-) -> Result<ChangeSetRecord, FeedError> {
+) -> Result<Done, FeedError> {
     let id = claim.change_set.id.clone();
     let started = Instant::now();
     let renewer = tokio::spawn({
@@ -151,18 +185,24 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
     renewer.abort();
     let result = match work {
         Ok(result) => result,
-        Err(e) => Err(format!("reconciliation panicked: {e}")),
+        // The same change set would panic again: retrying it would block every one behind it.
+        Err(e) => Err(ReconcileError::permanent(format!("reconciliation panicked: {e}"))),
     };
     match result {
         Ok(done) => {
             ledger.complete(owner, &done.record).await?;
             let lag = (Utc::now() - claim.change_set.last_time()).to_std().ok();
             crate::metrics::change_set_done(&id, &done.record.status, started.elapsed(), lag, done.tokens);
-            Ok(done.record)
+            Ok(Done::Recorded(done.record))
         }
-        Err(reason) => {
+        Err(e) if e.transient => {
             ledger.release(&id, owner).await?;
-            Err(FeedError::Config(format!("change set {id}: {reason}")))
+            Err(FeedError::Config(format!("change set {id}: {}", e.message)))
+        }
+        Err(e) => {
+            ledger.fail(&id, owner, &e.message).await?;
+            crate::metrics::change_set_done(&id, "failed", started.elapsed(), None, 0);
+            Ok(Done::Failed { id, reason: e.message })
         }
     }
 }

@@ -41,6 +41,9 @@ impl PendingPlanner for IntakePlanner<'_> {
     }
 }
 
+/// The longest failure reason kept with a change set that failed for good.
+const MAX_FAILURE_CHARS: usize = 2000;
+
 /// The knowledge base as the feed's ledger.
 #[derive(Debug, Clone)]
 pub struct StoreLedger {
@@ -265,6 +268,13 @@ impl Ledger for StoreLedger {
 
     async fn release(&self, id: &str, owner: &str) -> Result<(), LedgerError> {
         self.store.finish_claim(id, owner, &ClaimOutcome::Release).await.map_err(err).map(|_| ())
+    }
+
+    async fn fail(&self, id: &str, owner: &str, reason: &str) -> Result<(), LedgerError> {
+        // The reason may quote hostile event data: keep what a person reads, not all of it.
+        let reason: String = reason.chars().take(MAX_FAILURE_CHARS).collect();
+        let outcome = ClaimOutcome::Failed(reason);
+        self.store.finish_claim(id, owner, &outcome).await.map_err(err).map(|_| ())
     }
 
     async fn checkpoint(&self, name: &str) -> Result<Option<DateTime<Utc>>, LedgerError> {

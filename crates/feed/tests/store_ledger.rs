@@ -259,3 +259,94 @@ async fn the_daemon_forms_the_change_sets_the_file_path_forms_with_the_same_ids(
         store.close().await;
     }
 }
+
+/// Fails the change sets on `poison` for good, those on `flaky` once for a while, reconciles the rest.
+struct Scripted {
+    poison: &'static str,
+    flaky: &'static str,
+    flaky_failures: AtomicUsize,
+}
+
+impl driftback_feed::Reconcile for Scripted {
+    fn reconcile(
+        &self,
+        change_set: &driftback_events::ChangeSet,
+    ) -> Result<driftback_feed::Reconciled, driftback_feed::ReconcileError> {
+        let on = change_set.resource_id.as_deref().unwrap_or_default();
+        if on == self.poison {
+            return Err(driftback_feed::ReconcileError::permanent(format!("the store refuses {}", "x".repeat(5000))));
+        }
+        if on == self.flaky && self.flaky_failures.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(driftback_feed::ReconcileError::transient("the remote did not answer"));
+        }
+        let record = driftback_store::ChangeSetRecord {
+            id: change_set.id.clone(),
+            resource_id: change_set.resource_id.clone(),
+            address: None,
+            actor: change_set.actor.display_name.clone(),
+            via: change_set.actor.via.as_str().into(),
+            first_event_time: change_set.first_time(),
+            last_event_time: change_set.last_time(),
+            event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
+            status: "no-change".into(),
+            decision: None,
+            rule: None,
+            rationale: None,
+            branch: None,
+            commit_id: None,
+            diff: None,
+            notes: vec![],
+        };
+        Ok(driftback_feed::Reconciled { record, tokens: 0 })
+    }
+}
+
+#[tokio::test]
+async fn a_permanent_failure_fails_its_change_set_for_good_and_a_transient_one_is_retried() {
+    for (store, _guard) in stores("failures").await {
+        let ledger = StoreLedger::new(store.clone(), WINDOW);
+        ledger
+            .record_intake(&intake(&[
+                record("p1", "2024-05-01T12:00:00Z", "i-poison", false),
+                record("f1", "2024-05-01T12:00:10Z", "i-flaky", false),
+                record("ok", "2024-05-01T12:00:20Z", "i-fine", false),
+            ]))
+            .await
+            .unwrap();
+        let reconcile =
+            std::sync::Arc::new(Scripted { poison: "i-poison", flaky: "i-flaky", flaky_failures: AtomicUsize::new(0) });
+        let config = driftback_feed::ReconcilerConfig { replica: "w1".into(), lease_secs: 60, poll_ms: 10 };
+        // The transient failure is released and stops this one-shot run, as a failed fetch would.
+        let first = driftback_feed::reconcile_due(&ledger, &reconcile, &config).await;
+        assert!(first.is_err(), "{first:?}");
+        let done = driftback_feed::reconcile_due(&ledger, &reconcile, &config).await.unwrap();
+        let mut all: Vec<(String, String)> = done.into_iter().map(|(id, status, _)| (id, status)).collect();
+        all.sort();
+        let status_of = |resource: &str| {
+            let id = driftback_events::change_set_id(
+                Some(resource),
+                match resource {
+                    "i-poison" => "p1",
+                    "i-flaky" => "f1",
+                    _ => "ok",
+                },
+            );
+            all.iter().find(|(i, _)| *i == id).map(|(_, s)| s.clone())
+        };
+        // The poison failed for good in the first run and was not claimed again; the rest were
+        // reconciled, the flaky one on its second attempt.
+        assert_eq!(status_of("i-poison"), None, "{all:?}");
+        assert_eq!(status_of("i-flaky").as_deref(), Some("no-change"), "{all:?}");
+        assert_eq!(status_of("i-fine").as_deref(), Some("no-change"), "{all:?}");
+        assert!(store.unfinished_change_sets().await.unwrap().is_empty());
+        let poison = driftback_events::change_set_id(Some("i-poison"), "p1");
+        let failed = store.queued_change_set(&poison).await.unwrap().unwrap();
+        assert_eq!((failed.status, failed.attempts), (QueueStatus::Failed, 1));
+        let reason = failed.failure.unwrap();
+        assert!(reason.starts_with("the store refuses"), "{reason}");
+        assert!(reason.chars().count() <= 2000, "the reason is bounded: {}", reason.len());
+        // Nothing is due any more: the failed one is not claimed again.
+        assert!(ledger.claim_due(Utc::now(), "w2", LEASE, 10).await.unwrap().is_empty());
+        store.close().await;
+    }
+}

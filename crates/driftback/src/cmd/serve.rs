@@ -14,10 +14,11 @@ use clap::Args as ClapArgs;
 
 use driftback_events::ChangeSet;
 use driftback_feed::{
-    Backfill, Ledger, QuietWindow, Reconcile, Reconciled, ReconcilerConfig, Shutdown, SqsConsumer, StoreLedger,
+    Backfill, Ledger, QuietWindow, Reconcile, ReconcileError, Reconciled, ReconcilerConfig, Shutdown, SqsConsumer,
+    StoreLedger,
 };
-use driftback_publish::{Author, WorkingClone};
-use driftback_store::Store;
+use driftback_publish::{Author, PublishError, WorkingClone};
+use driftback_store::{Store, StoreError};
 
 use crate::config::{Config, ServeConfig};
 use crate::driver::{Deliverer, Delivery, Driver, Publisher, Workspace, load_catalog, open_store, webhook_router};
@@ -322,15 +323,48 @@ impl GitReconciler {
 }
 
 impl Reconcile for GitReconciler {
-    fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, String> {
-        self.runtime.block_on(self.drive(change_set)).map_err(|e| format!("{e:#}"))
+    fn reconcile(&self, change_set: &ChangeSet) -> Result<Reconciled, ReconcileError> {
+        self.runtime.block_on(self.drive(change_set)).map_err(|e| classify(&e))
     }
+}
+
+/// Whether trying a change set again can help, by the type of what failed: the knowledge base or
+/// git said so themselves (a store refusing a value it will always refuse, a corrupt object); any
+/// other failure (the repository's state or policy unreadable, a network call) is retried, so a
+/// person's fix is picked up.
+fn classify(error: &anyhow::Error) -> ReconcileError {
+    let transient = error
+        .chain()
+        .find_map(|cause| {
+            (cause.downcast_ref::<StoreError>().map(StoreError::is_transient))
+                .or_else(|| cause.downcast_ref::<PublishError>().map(PublishError::is_transient))
+        })
+        .unwrap_or(true);
+    ReconcileError { transient, message: format!("{error:#}") }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn failures_are_retried_unless_the_store_or_git_says_retrying_cannot_help() {
+        let refused = anyhow::Error::from(StoreError::Data("a value the store will always refuse".into()))
+            .context("recording the decision and field changes in the knowledge base");
+        let verdict = classify(&refused);
+        assert!(!verdict.transient, "{verdict:?}");
+        assert!(verdict.message.contains("always refuse"), "the cause is kept: {verdict:?}");
+        let unreachable = anyhow::Error::from(StoreError::Unavailable {
+            target: "postgres://db".into(),
+            attempts: 3,
+            waited: Duration::from_secs(1),
+            source: sqlx::Error::PoolTimedOut,
+        });
+        assert!(classify(&unreachable).transient);
+        // Anything else (a state file being fixed, a policy being edited) is tried again.
+        assert!(classify(&anyhow::anyhow!("cannot read the Terraform state")).transient);
+    }
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
