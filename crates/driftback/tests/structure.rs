@@ -3,7 +3,7 @@
 //! (the driver's planner), which the driver calls once per change set.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn sources() -> BTreeMap<String, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -15,7 +15,7 @@ fn sources() -> BTreeMap<String, String> {
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let name = module_of(&path.strip_prefix(&root).unwrap().to_path_buf());
+                let name = module_of(path.strip_prefix(&root).unwrap());
                 out.insert(name, std::fs::read_to_string(&path).unwrap());
             }
         }
@@ -24,7 +24,7 @@ fn sources() -> BTreeMap<String, String> {
 }
 
 /// `cmd/serve.rs` -> `cmd::serve`, `driver/mod.rs` -> `driver`, `main.rs` -> `crate`.
-fn module_of(relative: &PathBuf) -> String {
+fn module_of(relative: &Path) -> String {
     let text = relative.with_extension("").display().to_string().replace('/', "::");
     match text.as_str() {
         "main" => "crate".into(),

@@ -148,7 +148,7 @@ pub async fn reconcile_due<L: Ledger + Clone, R: Reconcile>(
 
 /// What became of a claimed change set that was not released.
 enum Done {
-    Recorded(ChangeSetRecord),
+    Recorded(Box<ChangeSetRecord>),
     Failed { id: String, reason: String },
 }
 
@@ -193,7 +193,7 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
             ledger.complete(owner, &done.record).await?;
             let lag = (Utc::now() - claim.change_set.last_time()).to_std().ok();
             crate::metrics::change_set_done(&id, &done.record.status, started.elapsed(), lag, done.tokens);
-            Ok(Done::Recorded(done.record))
+            Ok(Done::Recorded(Box::new(done.record)))
         }
         Err(e) if e.transient => {
             ledger.release(&id, owner).await?;
