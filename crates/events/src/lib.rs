@@ -21,6 +21,6 @@ pub use group::{
     ChangeSet, Group, GroupConfig, Grouper, JoinWindow, Placement, ResourceKey, change_set_id, group, time_order,
 };
 pub use normalize::{NormalizeError, normalize, normalize_api_name};
-pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file};
+pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file, read_text, text_of};
 pub use resource::{is_identifier_key, resource_ids};
 pub use scan::{Entry, Record, read_record, scan};

@@ -48,29 +48,41 @@ pub struct RecordBatch {
 
 /// Read and decode a file (gzip recognised by its magic bytes, whatever the name).
 pub fn read_file(path: &Path) -> Result<RecordBatch, ReadError> {
+    decode_text(&read_text(path)?, &path.display().to_string())
+}
+
+/// A file's text: gzip recognised by its magic bytes, whatever the name; UTF-8 required.
+pub fn read_text(path: &Path) -> Result<String, ReadError> {
     let origin = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| ReadError::Io { path: origin.clone(), source })?;
-    decode(&bytes, &origin)
+    text_of(bytes, &origin)
+}
+
+/// The text of bytes holding CloudTrail records (gunzipped when they are gzip); `origin` names
+/// them in messages.
+pub fn text_of(bytes: Vec<u8>, origin: &str) -> Result<String, ReadError> {
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(|source| ReadError::Gzip { origin: origin.to_string(), source })?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let (line, column) = line_col(e.as_bytes(), e.utf8_error().valid_up_to());
+        ReadError::Syntax { origin: origin.to_string(), line, column, message: "not valid UTF-8".into() }
+    })
 }
 
 /// Decode bytes holding CloudTrail records; `origin` names them in messages. Every record is
 /// normalised (see [`crate::scan`] for the reader that normalises only what it keeps).
 pub fn decode(bytes: &[u8], origin: &str) -> Result<RecordBatch, ReadError> {
-    let unzipped;
-    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .map_err(|source| ReadError::Gzip { origin: origin.to_string(), source })?;
-        unzipped = out;
-        &unzipped[..]
-    } else {
-        bytes
-    };
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let (line, column) = line_col(bytes, e.valid_up_to());
-        ReadError::Syntax { origin: origin.to_string(), line, column, message: "not valid UTF-8".into() }
-    })?;
+    decode_text(&text_of(bytes.to_vec(), origin)?, origin)
+}
+
+fn decode_text(text: &str, origin: &str) -> Result<RecordBatch, ReadError> {
     let mut batch = RecordBatch::default();
     scan(text, origin, |entry| match entry {
         Entry::Record(record) => {

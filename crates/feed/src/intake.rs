@@ -2,8 +2,13 @@
 
 use std::collections::HashSet;
 
+use std::path::Path;
+
 use chrono::{DateTime, Utc};
-use driftback_events::{ApiEvent, Disposition, DropReason, Entry, FilterConfig, Record, read_record, scan};
+use driftback_events::{
+    ApiEvent, Disposition, DropReason, Entry, FilterConfig, ReadError, Record, read_record, read_text, scan,
+};
+use driftback_store::EventRecord;
 
 /// One delivery (an SQS message, a LookupEvents page) decoded: events and bad input.
 #[derive(Debug, Default, Clone)]
@@ -71,6 +76,25 @@ impl IntakeEvent {
         }
     }
 
+    /// What the knowledge base keeps of the event: its identity, call, actor, disposition and the
+    /// record as received. `Err` when the record text is not JSON (the scanner read it, so it is).
+    pub fn record(&self) -> Result<EventRecord, String> {
+        Ok(EventRecord {
+            event_id: self.id.clone(),
+            event_time: self.time,
+            source: self.source.clone(),
+            name: self.name.clone(),
+            actor: self.actor.clone(),
+            disposition: if self.dropped().is_some() {
+                driftback_store::Disposition::Dropped
+            } else {
+                driftback_store::Disposition::Kept
+            },
+            drop_reason: self.dropped().map(|r| r.as_str().to_string()),
+            raw: serde_json::from_str(&self.raw).map_err(|e| format!("event {}: record is not JSON: {e}", self.id))?,
+        })
+    }
+
     /// Why the event is not a drift candidate, when it is not.
     pub fn dropped(&self) -> Option<DropReason> {
         match self.triage {
@@ -99,26 +123,44 @@ impl Intake {
         intake
     }
 
+    /// A file of CloudTrail records (a log file, plain or gzip; an array; JSON lines), triaged as
+    /// the daemon triages a message. Unlike a message, a file whose container cannot be read is an
+    /// error naming where it stops being readable; a bad record among good ones is bad input.
+    pub fn read_file(path: &Path, filter: &FilterConfig) -> Result<Intake, ReadError> {
+        let text = read_text(path)?;
+        let location = path.display().to_string();
+        let mut intake = Intake::default();
+        intake.scan(&text, &location, filter)?;
+        Ok(intake)
+    }
+
     /// Add the records of one more text (see [`Intake::from_text`]). All of the text or none of it:
     /// when the text turns out not to be readable as a whole, nothing read from it is kept but the
     /// text itself, as bad input.
     pub fn add_text(&mut self, text: &str, location: &str, filter: &FilterConfig) {
         let mut part = Intake::default();
-        let bad = |location: String, reason: String| BadInput { location, reason, raw: text.to_string() };
-        let scanned = scan(text, location, |entry| match entry {
-            Entry::Record(record) => match IntakeEvent::from_record(&record, filter) {
-                Ok(event) => part.events.push(event),
-                Err(reason) => part.bad.push(bad(format!("{location}: event {}", record.id()), reason)),
-            },
-            Entry::Bad(b) => part.bad.push(bad(b.location, b.reason)),
-        });
-        match scanned {
+        match part.scan(text, location, filter) {
             Ok(()) => {
                 self.events.append(&mut part.events);
                 self.bad.append(&mut part.bad);
             }
-            Err(e) => self.bad.push(bad(location.to_string(), e.to_string())),
+            Err(e) => {
+                self.bad.push(BadInput { location: location.to_string(), reason: e.to_string(), raw: text.into() })
+            }
         }
+    }
+
+    /// Scan `text` into this intake; `Err` when its container cannot be read (what was read before
+    /// is then in the intake: the caller decides whether to keep it).
+    fn scan(&mut self, text: &str, location: &str, filter: &FilterConfig) -> Result<(), ReadError> {
+        let bad = |location: String, reason: String| BadInput { location, reason, raw: text.to_string() };
+        scan(text, location, |entry| match entry {
+            Entry::Record(record) => match IntakeEvent::from_record(&record, filter) {
+                Ok(event) => self.events.push(event),
+                Err(reason) => self.bad.push(bad(format!("{location}: event {}", record.id()), reason)),
+            },
+            Entry::Bad(b) => self.bad.push(bad(b.location, b.reason)),
+        })
     }
 
     /// Add one CloudTrail record given as JSON text (LookupEvents' `CloudTrailEvent`).

@@ -15,8 +15,8 @@ use driftback_events::{
     ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, normalize, time_order,
 };
 use driftback_store::{
-    BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, Disposition, EventRecord, PendingChangeSet, PendingPlanner,
-    QueuedChangeSet, Store, StoreError,
+    BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, EventRecord, PendingChangeSet, PendingPlanner, QueuedChangeSet,
+    Store, StoreError,
 };
 
 use crate::intake::Intake;
@@ -168,20 +168,7 @@ impl StoreLedger {
 }
 
 fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
-    Ok(EventRecord {
-        event_id: e.id.clone(),
-        event_time: e.time,
-        source: e.source.clone(),
-        name: e.name.clone(),
-        actor: e.actor.clone(),
-        disposition: if e.dropped().is_some() { Disposition::Dropped } else { Disposition::Kept },
-        drop_reason: e.dropped().map(|r| r.as_str().to_string()),
-        // The scanner read this text as JSON already: it parses.
-        raw: serde_json::from_str(&e.raw).map_err(|err| LedgerError {
-            message: format!("event {}: record is not JSON: {err}", e.id),
-            transient: false,
-        })?,
-    })
+    e.record().map_err(|message| LedgerError { message, transient: false })
 }
 
 impl Ledger for StoreLedger {
