@@ -12,7 +12,7 @@ use sqlx::Row;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
-use crate::model::{
+use crate::records::{
     ChangeSetRecord, DecisionRecord, EventRecord, FieldChange, FieldOwner, KnowledgeEntry, LoggedDecision,
     PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
 };
@@ -271,7 +271,7 @@ mod tests {
     use sqlx::{Connection, SqliteConnection};
 
     use super::*;
-    use crate::model::QueueStatus;
+    use crate::records::QueueStatus;
 
     /// The row a real SQLite returns for `QUEUED` followed by `rest` (literal columns).
     async fn queued_row(rest: &str) -> SqliteRow {

@@ -12,14 +12,14 @@ use sqlx::{Connection, PgConnection, PgPool, Row};
 
 use crate::decode::{self, count};
 use crate::error::is_transient_sqlx;
-use crate::model::{
+use crate::records::{
     ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
     FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
     PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord,
     SimilarEntry, Stats, StoredReconciliation,
 };
 use crate::sqlite::NO_REASON;
-use crate::{OpenOptions, StoreError, migrate, model, redact_url};
+use crate::{OpenOptions, StoreError, check, migrate, pending, redact_url};
 
 /// How many ids go into one `= ANY($1)` array.
 const ANY_CHUNK: usize = 10_000;
@@ -145,7 +145,7 @@ impl PgStore {
         let mut new = 0;
         for chunk in events.chunks(INSERT_CHUNK) {
             let chunk: Vec<&EventRecord> = chunk.iter().collect();
-            let raws = chunk.iter().map(|e| model::raw_text(e)).collect::<Result<Vec<_>, _>>()?;
+            let raws = chunk.iter().map(|e| check::raw_text(e)).collect::<Result<Vec<_>, _>>()?;
             new += insert_events(&mut tx, &chunk, &raws, false).await?.len();
         }
         tx.commit().await?;
@@ -300,7 +300,7 @@ impl PgStore {
         events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
         let mut raws = Vec::with_capacity(events.len());
         for e in &events {
-            raws.push(model::raw_text(e)?);
+            raws.push(check::raw_text(e)?);
         }
         let keys: HashSet<&str> = delivery.resource_keys.iter().map(String::as_str).collect();
         let mut locks: Vec<i32> = keys.iter().map(|k| key_lock(k)).collect();
@@ -355,8 +355,8 @@ impl PgStore {
             .fetch_all(&mut *tx)
             .await?;
             let open = rows.iter().map(|row| decode::queued(row).map(|q| q.change_set)).collect::<Result<_, _>>()?;
-            for addition in &model::plan_additions(planner, &new_kept, open, &keys)? {
-                let mut placement = model::Placement::new(planner, addition);
+            for addition in &pending::plan_additions(planner, &new_kept, open, &keys)? {
+                let mut placement = pending::Placement::new(planner, addition);
                 while !save_pending_in(&mut tx, placement.candidate()).await? {
                     placement.retry()?;
                 }
@@ -724,7 +724,7 @@ impl PgStore {
         // can be added meanwhile.
         sqlx::query("LOCK TABLE knowledge_embedder, knowledge IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
         let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM knowledge ORDER BY id").fetch_all(&mut *tx).await?;
-        model::check_covers(&ids, vectors)?;
+        check::check_covers(&ids, vectors)?;
         sqlx::query("DROP INDEX IF EXISTS knowledge_embedding_hnsw").execute(&mut *tx).await?;
         sqlx::query("UPDATE knowledge SET embedding = NULL").execute(&mut *tx).await?;
         set_vector_dimension(&mut tx, embedder).await?;
@@ -759,7 +759,7 @@ impl PgStore {
              branch = EXCLUDED.branch, url = EXCLUDED.url, state = EXCLUDED.state, \
              head_commit = EXCLUDED.head_commit, updated_at = now()",
         )
-        .bind(model::to_i64("pull request number", pr.number)?)
+        .bind(check::to_i64("pull request number", pr.number)?)
         .bind(&pr.address)
         .bind(&pr.branch)
         .bind(&pr.url)
@@ -787,7 +787,7 @@ impl PgStore {
         state: PullRequestState,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query("UPDATE pull_requests SET state = $2, updated_at = now() WHERE number = $1")
-            .bind(model::to_i64("pull request number", number)?)
+            .bind(check::to_i64("pull request number", number)?)
             .bind(state.as_str())
             .execute(&self.pool)
             .await?;
@@ -817,10 +817,10 @@ impl PgStore {
         .bind(&r.branch)
         .bind(&r.commit_id)
         .bind(&r.pull_request)
-        .bind(model::to_i64("prompt_tokens", r.prompt_tokens)?)
-        .bind(model::to_i64("completion_tokens", r.completion_tokens)?)
+        .bind(check::to_i64("prompt_tokens", r.prompt_tokens)?)
+        .bind(check::to_i64("completion_tokens", r.completion_tokens)?)
         .bind(&r.model)
-        .bind(model::to_i64("duration_ms", r.duration_ms)?)
+        .bind(check::to_i64("duration_ms", r.duration_ms)?)
         .bind(&r.outcome)
         .execute(&self.pool)
         .await?;
@@ -985,7 +985,7 @@ async fn save_pending_in(conn: &mut PgConnection, cs: &PendingChangeSet) -> Resu
     if stored.status != QueueStatus::Pending {
         return Ok(false);
     }
-    let merged = model::merge_pending(&stored.change_set, cs);
+    let merged = pending::merge_pending(&stored.change_set, cs);
     if merged != stored.change_set {
         sqlx::query(
             "UPDATE change_set_queue SET resource_key = $2, actor_session = $3, first_event_time = $4, \

@@ -12,13 +12,13 @@ use sqlx::sqlite::{
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
 use crate::decode::{self, count};
-use crate::model::{
+use crate::records::{
     ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
     FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
     PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord,
     SimilarEntry, Stats, StoredReconciliation,
 };
-use crate::{StoreError, migrate, model, time};
+use crate::{StoreError, check, migrate, pending, time};
 
 /// How many ids go into one `IN (...)` list (SQLite limits bound parameters per statement).
 const IN_CHUNK: usize = 500;
@@ -125,7 +125,7 @@ impl SqliteStore {
         }
         let mut rows = Vec::with_capacity(events.len());
         for e in events {
-            rows.push((e, model::raw_text(e)?));
+            rows.push((e, check::raw_text(e)?));
         }
         let recorded_at = time::now_text();
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -290,7 +290,7 @@ impl SqliteStore {
     ) -> Result<DeliveryReceipt, StoreError> {
         let mut rows = Vec::with_capacity(delivery.events.len());
         for e in &delivery.events {
-            rows.push((e, model::raw_text(e)?));
+            rows.push((e, check::raw_text(e)?));
         }
         let recorded_at = time::now_text();
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -325,8 +325,8 @@ impl SqliteStore {
                     open.push(decode::queued(&row)?.change_set);
                 }
             }
-            for addition in &model::plan_additions(planner, &new_kept, open, &keys)? {
-                let mut placement = model::Placement::new(planner, addition);
+            for addition in &pending::plan_additions(planner, &new_kept, open, &keys)? {
+                let mut placement = pending::Placement::new(planner, addition);
                 while !save_pending_in(&mut tx, placement.candidate()).await? {
                     placement.retry()?;
                 }
@@ -681,7 +681,7 @@ impl SqliteStore {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM knowledge ORDER BY id").fetch_all(&mut *tx).await?;
-        model::check_covers(&ids, vectors)?;
+        check::check_covers(&ids, vectors)?;
         let now = time::now_text();
         for (id, v) in vectors {
             sqlx::query("UPDATE knowledge SET embedding = ?, updated_at = ? WHERE id = ?")
@@ -767,10 +767,10 @@ impl SqliteStore {
         .bind(r.branch.clone())
         .bind(r.commit_id.clone())
         .bind(r.pull_request.clone())
-        .bind(model::to_i64("prompt_tokens", r.prompt_tokens)?)
-        .bind(model::to_i64("completion_tokens", r.completion_tokens)?)
+        .bind(check::to_i64("prompt_tokens", r.prompt_tokens)?)
+        .bind(check::to_i64("completion_tokens", r.completion_tokens)?)
         .bind(r.model.clone())
-        .bind(model::to_i64("duration_ms", r.duration_ms)?)
+        .bind(check::to_i64("duration_ms", r.duration_ms)?)
         .bind(r.outcome.clone())
         .bind(time::now_text())
         .execute(&self.pool)
@@ -862,7 +862,7 @@ fn json_text<T: serde::Serialize + ?Sized>(what: &str, value: &T) -> Result<Stri
 }
 
 fn pr_number(n: u64) -> Result<i64, StoreError> {
-    model::to_i64("pull request number", n)
+    check::to_i64("pull request number", n)
 }
 
 fn vector_blob(v: &[f32]) -> Vec<u8> {
@@ -945,7 +945,7 @@ async fn save_pending_in(conn: &mut SqliteConnection, cs: &PendingChangeSet) -> 
             if stored.status != QueueStatus::Pending {
                 return Ok(false);
             }
-            let merged = model::merge_pending(&stored.change_set, cs);
+            let merged = pending::merge_pending(&stored.change_set, cs);
             if merged == stored.change_set {
                 return Ok(true);
             }
