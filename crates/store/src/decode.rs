@@ -13,8 +13,8 @@ use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
 use crate::records::{
-    ChangeSetRecord, DecisionRecord, EventRecord, FieldChange, FieldOwner, KnowledgeEntry, LoggedDecision,
-    PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
+    ChangeSetRecord, DecisionRecord, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry,
+    LoggedDecision, PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
 };
 use crate::{StoreError, time};
 
@@ -227,6 +227,14 @@ pub(crate) fn knowledge(row: &impl Columns) -> Result<KnowledgeEntry, StoreError
         demoted: row.optional_text("demoted")?,
         created_at: row.time("created_at")?,
         updated_at: row.time("updated_at")?,
+    })
+}
+
+/// `name, dimension` of `knowledge_embedder`.
+pub(crate) fn embedder(row: &impl Columns) -> Result<EmbedderSpec, StoreError> {
+    Ok(EmbedderSpec {
+        name: row.text("name")?,
+        dimension: usize::try_from(row.small_integer("dimension")?).unwrap_or(0),
     })
 }
 

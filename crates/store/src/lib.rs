@@ -21,9 +21,11 @@ mod check;
 mod decode;
 mod error;
 pub mod migrate;
+mod ops;
 mod pending;
 mod postgres;
 mod records;
+mod sql;
 mod sqlite;
 mod time;
 mod url;
@@ -82,12 +84,12 @@ enum Backend {
     Postgres(PgStore),
 }
 
-/// Calls the same method on whichever backend the store has.
+/// Runs the operation (`ops.rs`, written once) on whichever backend the store has.
 macro_rules! dispatch {
-    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+    ($self:ident . $op:ident ( $($arg:expr),* )) => {
         match &$self.backend {
-            Backend::Sqlite(s) => s.$method($($arg),*).await,
-            Backend::Postgres(p) => p.$method($($arg),*).await,
+            Backend::Sqlite(s) => ops::$op(s $(, $arg)*).await,
+            Backend::Postgres(p) => ops::$op(p $(, $arg)*).await,
         }
     };
 }
