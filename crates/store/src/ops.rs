@@ -69,10 +69,9 @@ pub(crate) async fn record_events<D: Dialect>(db: &D, events: &[EventRecord]) ->
     if events.is_empty() {
         return Ok(0);
     }
-    let events: Vec<&EventRecord> = events.iter().collect();
-    let raws = events.iter().map(|e| check::raw_text(e)).collect::<Result<Vec<_>, _>>()?;
+    let rows = events.iter().map(|e| Ok((e, check::raw_text(e)?))).collect::<Result<Vec<_>, StoreError>>()?;
     let mut tx = db.begin().await?;
-    let new = D::insert_events(&mut tx, &events, &raws, false).await?.len();
+    let new = D::insert_events(&mut tx, &rows, false).await?.len();
     D::commit(tx).await?;
     Ok(new)
 }
@@ -99,14 +98,14 @@ pub(crate) async fn record_delivery<D: Dialect>(
     planner: &dyn PendingPlanner,
 ) -> Result<DeliveryReceipt, StoreError> {
     // Sorted by id, so two deliveries sharing events insert them in one order (no deadlock).
-    let mut events: Vec<&EventRecord> = delivery.events.iter().collect();
-    events.sort_by(|a, b| a.event_id.cmp(&b.event_id));
-    let raws = events.iter().map(|e| check::raw_text(e)).collect::<Result<Vec<_>, _>>()?;
+    let mut rows =
+        delivery.events.iter().map(|e| Ok((e, check::raw_text(e)?))).collect::<Result<Vec<_>, StoreError>>()?;
+    rows.sort_by(|(a, _), (b, _)| a.event_id.cmp(&b.event_id));
     let keys: HashSet<&str> = delivery.resource_keys.iter().map(String::as_str).collect();
 
     let mut tx = db.begin().await?;
     D::lock(&mut tx, Lock::ResourceKeys(&keys)).await?;
-    let mut inserted: HashSet<String> = D::insert_events(&mut tx, &events, &raws, true).await?.into_iter().collect();
+    let mut inserted: HashSet<String> = D::insert_events(&mut tx, &rows, true).await?.into_iter().collect();
     let mut receipt = DeliveryReceipt::default();
     let mut new_kept = HashSet::new();
     for e in &delivery.events {
@@ -500,7 +499,17 @@ pub(crate) async fn similar_knowledge<D: Dialect>(
     query: &[f32],
     k: usize,
 ) -> Result<Vec<SimilarEntry>, StoreError> {
-    db.similar_knowledge(embedder, query, k).await
+    db.nearest(embedder, query, k).await
+}
+
+/// Whether `stored` (the embedder the stored vectors come from) is `given`: `false` when none is
+/// stored yet, an error when another one is.
+pub(crate) fn is_embedder(stored: Option<EmbedderSpec>, given: &EmbedderSpec) -> Result<bool, StoreError> {
+    match stored {
+        None => Ok(false),
+        Some(stored) if &stored != given => Err(StoreError::EmbedderMismatch { stored, given: given.clone() }),
+        Some(_) => Ok(true),
+    }
 }
 
 const EMBEDDER: &str = "SELECT name, dimension FROM knowledge_embedder WHERE id = 1";

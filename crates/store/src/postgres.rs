@@ -1,7 +1,6 @@
 //! The Postgres store: production's knowledge base, with pgvector for similarity search and SQL
 //! views for people.
 
-use std::future::Future;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
@@ -13,7 +12,7 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Row, Transaction};
 use crate::decode;
 use crate::error::is_transient_sqlx;
 use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChange, SimilarEntry};
-use crate::sql::{Arg, Dialect, Done, Exec, Lock, Stmt};
+use crate::sql::{self, Dialect, Done, Exec, Lock, Stmt, Typed};
 use crate::{OpenOptions, StoreError, migrate, ops, redact_url};
 
 /// Rows per `INSERT ... SELECT FROM UNNEST(...)` statement.
@@ -89,58 +88,35 @@ impl PgStore {
         let mut conn = pool.acquire().await?;
         let migrated = migrate::apply_postgres(&mut conn).await;
         drop(conn);
-        if let Err(e) = migrated {
-            pool.close().await;
-            return Err(e);
-        }
-        Ok(PgStore { pool })
+        Ok(PgStore { pool: sql::migrated(pool, migrated).await? })
     }
 }
 
-/// The arguments of `s` as Postgres types.
-fn bound<'q>(s: &Stmt<'_>) -> Query<'q, Postgres, PgArguments> {
-    let mut query = sqlx::query(s.sql);
-    for arg in &s.args {
-        query = match *arg {
-            Arg::Text(v) => query.bind(v),
-            Arg::OptionalText(v) => query.bind(v),
-            Arg::Integer(v) => query.bind(v),
-            Arg::Bool(v) => query.bind(v),
-            Arg::Time(v) => query.bind(v),
-            Arg::TextList(v) => query.bind(v),
-            Arg::Json(v) => query.bind(sqlx::types::Json(v)),
-            Arg::Vector(v) => query.bind(Vector::from(v.to_vec())),
-        };
-    }
-    query
-}
-
-async fn run<'c>(
-    on: impl sqlx::Executor<'c, Database = Postgres>,
-    s: Stmt<'_>,
-    rows: bool,
-) -> Result<Done<PgRow>, StoreError> {
-    let query = bound(&s);
-    Ok(if rows {
-        Done::Rows(query.fetch_all(on).await?)
-    } else {
-        Done::Changed(query.execute(on).await?.rows_affected())
+/// `s` with its arguments as Postgres types.
+fn bound(s: &Stmt<'_>) -> Result<Query<'static, Postgres, PgArguments>, StoreError> {
+    sql::bind(sqlx::query(s.sql), &s.args, |query, arg| {
+        Ok(match arg {
+            Typed::Time(v) => query.bind(v),
+            Typed::TextList(v) => query.bind(v),
+            Typed::Json(v) => query.bind(sqlx::types::Json(v)),
+            Typed::Vector(v) => query.bind(Vector::from(v.to_vec())),
+        })
     })
 }
 
 impl Exec for PgPool {
     type Row = PgRow;
 
-    fn run(&mut self, s: Stmt<'_>, rows: bool) -> impl Future<Output = Result<Done<PgRow>, StoreError>> + Send {
-        run(&*self, s, rows)
+    async fn run(&mut self, s: Stmt<'_>, rows: bool) -> Result<Done<PgRow>, StoreError> {
+        sql::run(&*self, bound(&s)?, rows).await
     }
 }
 
 impl Exec for Transaction<'_, Postgres> {
     type Row = PgRow;
 
-    fn run(&mut self, s: Stmt<'_>, rows: bool) -> impl Future<Output = Result<Done<PgRow>, StoreError>> + Send {
-        run(&mut **self, s, rows)
+    async fn run(&mut self, s: Stmt<'_>, rows: bool) -> Result<Done<PgRow>, StoreError> {
+        sql::run(&mut **self, bound(&s)?, rows).await
     }
 }
 
@@ -199,13 +175,12 @@ impl Dialect for PgStore {
 
     async fn insert_events(
         tx: &mut Self::Tx,
-        events: &[&EventRecord],
-        raws: &[String],
+        rows: &[(&EventRecord, String)],
         ids: bool,
     ) -> Result<Vec<String>, StoreError> {
         let mut inserted = Vec::new();
-        for (chunk, raws) in events.chunks(INSERT_CHUNK).zip(raws.chunks(INSERT_CHUNK)) {
-            inserted.extend(insert_events(tx, chunk, raws, ids).await?);
+        for chunk in rows.chunks(INSERT_CHUNK) {
+            inserted.extend(insert_events(tx, chunk, ids).await?);
         }
         Ok(inserted)
     }
@@ -253,12 +228,12 @@ impl Dialect for PgStore {
 
     async fn write_vectors(
         tx: &mut Self::Tx,
-        embedder: &EmbedderSpec,
+        spec: &EmbedderSpec,
         vectors: &[(i64, Vec<f32>)],
     ) -> Result<(), StoreError> {
         sqlx::query("DROP INDEX IF EXISTS knowledge_embedding_hnsw").execute(&mut **tx).await?;
         sqlx::query("UPDATE knowledge SET embedding = NULL").execute(&mut **tx).await?;
-        set_vector_dimension(tx, embedder).await?;
+        set_vector_dimension(tx, spec).await?;
         for chunk in vectors.chunks(1_000) {
             sqlx::query(
                 "UPDATE knowledge SET embedding = u.v::vector, updated_at = now() \
@@ -269,25 +244,16 @@ impl Dialect for PgStore {
             .execute(&mut **tx)
             .await?;
         }
-        create_vector_index(tx, embedder).await
+        create_vector_index(tx, spec).await
     }
 
-    async fn similar_knowledge(
-        &self,
-        embedder: &EmbedderSpec,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<SimilarEntry>, StoreError> {
+    async fn nearest(&self, spec: &EmbedderSpec, query: &[f32], k: usize) -> Result<Vec<SimilarEntry>, StoreError> {
         if k == 0 {
             return Ok(Vec::new());
         }
         let mut tx = self.pool.begin().await?;
-        match ops::stored_embedder(&mut tx).await? {
-            None => return Ok(Vec::new()),
-            Some(stored) if &stored != embedder => {
-                return Err(StoreError::EmbedderMismatch { stored, given: embedder.clone() });
-            }
-            Some(_) => {}
+        if !ops::is_embedder(ops::stored_embedder(&mut tx).await?, spec)? {
+            return Ok(Vec::new());
         }
         if k > HNSW_DEFAULT_EF_SEARCH {
             sqlx::query("SELECT set_config('hnsw.ef_search', $1, true)")
@@ -357,10 +323,10 @@ fn vector_text(v: &[f32]) -> String {
 /// as many empty strings (only their number is wanted, and nothing is sent back).
 async fn insert_events(
     conn: &mut PgConnection,
-    events: &[&EventRecord],
-    raws: &[String],
+    rows: &[(&EventRecord, String)],
     ids: bool,
 ) -> Result<Vec<String>, StoreError> {
+    let events: Vec<&EventRecord> = rows.iter().map(|(e, _)| *e).collect();
     let sql = if ids { concat!(insert_events_sql!(), " RETURNING event_id") } else { insert_events_sql!() };
     let query = sqlx::query(sql)
         .bind(events.iter().map(|e| e.event_id.clone()).collect::<Vec<_>>())
@@ -370,7 +336,7 @@ async fn insert_events(
         .bind(events.iter().map(|e| e.actor.clone()).collect::<Vec<_>>())
         .bind(events.iter().map(|e| e.disposition.as_str().to_owned()).collect::<Vec<_>>())
         .bind(events.iter().map(|e| e.drop_reason.clone()).collect::<Vec<_>>())
-        .bind(raws.to_vec());
+        .bind(rows.iter().map(|(_, raw)| raw.clone()).collect::<Vec<_>>());
     if ids {
         let rows = query.fetch_all(&mut *conn).await?;
         rows.iter().map(|row| row.try_get::<String, _>("event_id").map_err(StoreError::from)).collect()

@@ -19,18 +19,28 @@ use std::future::Future;
 use std::sync::{LazyLock, Mutex};
 
 use chrono::{DateTime, Utc};
+use sqlx::query::Query;
+use sqlx::{Database, Encode, Executor, IntoArguments, Pool, Type};
 
 use crate::StoreError;
 use crate::decode::Columns;
 use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChange, SimilarEntry};
 
-/// One argument of a statement, as the caller has it; each backend encodes it its own way.
+/// One argument of a statement, as the caller has it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Arg<'a> {
     Text(&'a str),
     OptionalText(Option<&'a str>),
     Integer(i64),
     Bool(bool),
+    /// What each backend keeps its own way.
+    Typed(Typed<'a>),
+}
+
+/// An argument whose column type differs between the backends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Typed<'a> {
+    /// `timestamptz` on Postgres, RFC 3339 text on SQLite.
     Time(DateTime<Utc>),
     /// `text[]` on Postgres, a JSON array on SQLite.
     TextList(&'a [String]),
@@ -75,19 +85,19 @@ impl<'a> Stmt<'a> {
     }
 
     pub(crate) fn time(self, v: DateTime<Utc>) -> Self {
-        self.arg(Arg::Time(v))
+        self.arg(Arg::Typed(Typed::Time(v)))
     }
 
     pub(crate) fn text_list(self, v: &'a [String]) -> Self {
-        self.arg(Arg::TextList(v))
+        self.arg(Arg::Typed(Typed::TextList(v)))
     }
 
     pub(crate) fn json(self, v: &'a serde_json::Value) -> Self {
-        self.arg(Arg::Json(v))
+        self.arg(Arg::Typed(Typed::Json(v)))
     }
 
     pub(crate) fn vector(self, v: &'a [f32]) -> Self {
-        self.arg(Arg::Vector(v))
+        self.arg(Arg::Typed(Typed::Vector(v)))
     }
 }
 
@@ -97,6 +107,65 @@ pub(crate) enum Done<R> {
     Changed(u64),
     /// The rows it returned.
     Rows(Vec<R>),
+}
+
+/// `query` with `args` bound in order: text, integers and booleans as every backend binds them, the
+/// others as `typed` says.
+pub(crate) fn bind<'q, DB: Database>(
+    mut query: Query<'q, DB, DB::Arguments>,
+    args: &[Arg<'_>],
+    typed: impl Fn(Query<'q, DB, DB::Arguments>, Typed<'_>) -> Result<Query<'q, DB, DB::Arguments>, StoreError>,
+) -> Result<Query<'q, DB, DB::Arguments>, StoreError>
+where
+    for<'a> &'a str: Encode<'a, DB> + Type<DB>,
+    for<'a> Option<&'a str>: Encode<'a, DB> + Type<DB>,
+    for<'a> i64: Encode<'a, DB> + Type<DB>,
+    for<'a> bool: Encode<'a, DB> + Type<DB>,
+{
+    for arg in args {
+        query = match *arg {
+            Arg::Text(v) => query.bind(v),
+            Arg::OptionalText(v) => query.bind(v),
+            Arg::Integer(v) => query.bind(v),
+            Arg::Bool(v) => query.bind(v),
+            Arg::Typed(v) => typed(query, v)?,
+        };
+    }
+    Ok(query)
+}
+
+/// A backend's result of a statement that returns no rows.
+pub(crate) trait RowsAffected {
+    fn rows_affected(&self) -> u64;
+}
+
+macro_rules! rows_affected {
+    ($($result:ty),*) => {
+        $(impl RowsAffected for $result {
+            fn rows_affected(&self) -> u64 {
+                self.rows_affected()
+            }
+        })*
+    };
+}
+
+rows_affected!(sqlx::postgres::PgQueryResult, sqlx::sqlite::SqliteQueryResult);
+
+/// Runs `query` on `on`: with `rows`, the rows it returns; without, how many rows it changed.
+pub(crate) async fn run<'c, DB: Database>(
+    on: impl Executor<'c, Database = DB>,
+    query: Query<'_, DB, DB::Arguments>,
+    rows: bool,
+) -> Result<Done<DB::Row>, StoreError>
+where
+    DB::Arguments: IntoArguments<DB>,
+    DB::QueryResult: RowsAffected,
+{
+    Ok(if rows {
+        Done::Rows(query.fetch_all(on).await?)
+    } else {
+        Done::Changed(query.execute(on).await?.rows_affected())
+    })
 }
 
 /// Where statements run: a backend's pool (each statement on its own) or one of its transactions.
@@ -133,6 +202,20 @@ pub(crate) async fn fetch_one<E: Exec>(on: &mut E, stmt: Stmt<'_>) -> Result<E::
     fetch_optional(on, stmt).await?.ok_or_else(|| sqlx::Error::RowNotFound.into())
 }
 
+/// `pool`, once `migrated` (its migrations applied) succeeded; closed when it failed.
+pub(crate) async fn migrated<DB: Database>(
+    pool: Pool<DB>,
+    migrated: Result<(), StoreError>,
+) -> Result<Pool<DB>, StoreError> {
+    match migrated {
+        Ok(()) => Ok(pool),
+        Err(e) => {
+            pool.close().await;
+            Err(e)
+        }
+    }
+}
+
 /// What a transaction locks on Postgres before the shared statements run. SQLite's write
 /// transaction (`BEGIN IMMEDIATE`) already holds the whole database, so there it locks nothing.
 pub(crate) enum Lock<'a> {
@@ -165,12 +248,11 @@ pub(crate) trait Dialect: Send + Sync {
     /// Takes `lock` until the end of `tx`.
     fn lock(tx: &mut Self::Tx, lock: Lock<'_>) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Inserts the events whose id is not recorded yet (`raws`: their raw records as JSON text).
+    /// Inserts the events whose id is not recorded yet, each with its raw record as JSON text.
     /// With `ids`, returns the ids inserted; without, as many empty strings.
     fn insert_events(
         tx: &mut Self::Tx,
-        events: &[&EventRecord],
-        raws: &[String],
+        rows: &[(&EventRecord, String)],
         ids: bool,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
 
@@ -185,17 +267,17 @@ pub(crate) trait Dialect: Send + Sync {
         embedder: &EmbedderSpec,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Replaces every entry's vector with one of `embedder`'s (`vectors` covers every entry).
+    /// Replaces every entry's vector with one of `spec`'s (`vectors` covers every entry).
     fn write_vectors(
         tx: &mut Self::Tx,
-        embedder: &EmbedderSpec,
+        spec: &EmbedderSpec,
         vectors: &[(i64, Vec<f32>)],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The `k` entries most similar to `query`, most similar first (see `Store::similar_knowledge`).
-    fn similar_knowledge(
+    fn nearest(
         &self,
-        embedder: &EmbedderSpec,
+        spec: &EmbedderSpec,
         query: &[f32],
         k: usize,
     ) -> impl Future<Output = Result<Vec<SimilarEntry>, StoreError>> + Send;

@@ -1,6 +1,5 @@
 //! The SQLite store: the embedded default knowledge base, one file a user can open with `sqlite3`.
 
-use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChange, SimilarEntry};
-use crate::sql::{Arg, Dialect, Done, Exec, Lock, Stmt, execute, sqlite_dialect, stmt};
+use crate::sql::{self, Dialect, Done, Exec, Lock, Stmt, Typed, execute, sqlite_dialect, stmt};
 use crate::{StoreError, migrate, ops, time};
 
 /// How long a statement waits for another writer before failing with a transient error.
@@ -41,13 +40,9 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT);
         let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(open_err)?;
         let mut conn = pool.acquire().await.map_err(open_err)?;
-        let applied = migrate::apply(&mut conn).await;
+        let migrated = migrate::apply(&mut conn).await;
         drop(conn);
-        if let Err(e) = applied {
-            pool.close().await;
-            return Err(e);
-        }
-        Ok(SqliteStore { pool })
+        Ok(SqliteStore { pool: sql::migrated(pool, migrated).await? })
     }
 }
 
@@ -61,42 +56,20 @@ pub(crate) struct SqliteTx {
 /// `s` rewritten for SQLite (see [`sqlite_dialect`]) with its arguments as SQLite keeps them
 /// (times as RFC 3339 text, lists and documents as JSON text, vectors as blobs), and `now` as the
 /// current time where the statement asks for it.
-fn bound<'q>(s: &Stmt<'_>, now: &str) -> Result<Query<'q, Sqlite, SqliteArguments>, StoreError> {
+fn bound(s: &Stmt<'_>, now: &str) -> Result<Query<'static, Sqlite, SqliteArguments>, StoreError> {
     let sql = sqlite_dialect(s.sql);
     if sql.now.is_some_and(|param| param != s.args.len() + 1) {
         return Err(StoreError::Data(format!("{} arguments given to {:?}", s.args.len(), s.sql)));
     }
-    let mut query = sqlx::query(sql.sql);
-    for arg in &s.args {
-        query = match *arg {
-            Arg::Text(v) => query.bind(v),
-            Arg::OptionalText(v) => query.bind(v),
-            Arg::Integer(v) => query.bind(v),
-            Arg::Bool(v) => query.bind(v),
-            Arg::Time(v) => query.bind(time::to_text(&v)),
-            Arg::TextList(v) => query.bind(json_text("a list", v)?),
-            Arg::Json(v) => query.bind(json_text("a JSON document", v)?),
-            Arg::Vector(v) => query.bind(vector_blob(v)),
-        };
-    }
-    if sql.now.is_some() {
-        query = query.bind(now.to_owned());
-    }
-    Ok(query)
-}
-
-async fn run<'c>(
-    on: impl sqlx::Executor<'c, Database = Sqlite>,
-    s: Stmt<'_>,
-    rows: bool,
-    now: &str,
-) -> Result<Done<SqliteRow>, StoreError> {
-    let query = bound(&s, now)?;
-    Ok(if rows {
-        Done::Rows(query.fetch_all(on).await?)
-    } else {
-        Done::Changed(query.execute(on).await?.rows_affected())
-    })
+    let query = sql::bind(sqlx::query(sql.sql), &s.args, |query, arg| {
+        Ok(match arg {
+            Typed::Time(v) => query.bind(time::to_text(&v)),
+            Typed::TextList(v) => query.bind(json_text("a list", v)?),
+            Typed::Json(v) => query.bind(json_text("a JSON document", v)?),
+            Typed::Vector(v) => query.bind(vector_blob(v)),
+        })
+    })?;
+    Ok(if sql.now.is_some() { query.bind(now.to_owned()) } else { query })
 }
 
 impl Exec for SqlitePool {
@@ -104,15 +77,16 @@ impl Exec for SqlitePool {
 
     /// `now()` is the time the statement is bound.
     async fn run(&mut self, s: Stmt<'_>, rows: bool) -> Result<Done<SqliteRow>, StoreError> {
-        run(&*self, s, rows, &time::now_text()).await
+        sql::run(&*self, bound(&s, &time::now_text())?, rows).await
     }
 }
 
 impl Exec for SqliteTx {
     type Row = SqliteRow;
 
-    fn run(&mut self, s: Stmt<'_>, rows: bool) -> impl Future<Output = Result<Done<SqliteRow>, StoreError>> + Send {
-        run(&mut *self.tx, s, rows, &self.now)
+    async fn run(&mut self, s: Stmt<'_>, rows: bool) -> Result<Done<SqliteRow>, StoreError> {
+        let query = bound(&s, &self.now)?;
+        sql::run(&mut *self.tx, query, rows).await
     }
 }
 
@@ -147,12 +121,11 @@ impl Dialect for SqliteStore {
 
     async fn insert_events(
         tx: &mut SqliteTx,
-        events: &[&EventRecord],
-        raws: &[String],
-        _ids: bool,
+        rows: &[(&EventRecord, String)],
+        _: bool,
     ) -> Result<Vec<String>, StoreError> {
         let mut inserted = Vec::new();
-        for (e, raw) in events.iter().zip(raws) {
+        for (e, raw) in rows {
             let insert = stmt(
                 "INSERT INTO events \
                  (event_id, event_time, source, name, actor, disposition, drop_reason, raw, recorded_at) \
@@ -202,11 +175,7 @@ impl Dialect for SqliteStore {
         Ok(())
     }
 
-    async fn write_vectors(
-        tx: &mut SqliteTx,
-        _embedder: &EmbedderSpec,
-        vectors: &[(i64, Vec<f32>)],
-    ) -> Result<(), StoreError> {
+    async fn write_vectors(tx: &mut SqliteTx, _: &EmbedderSpec, vectors: &[(i64, Vec<f32>)]) -> Result<(), StoreError> {
         for (id, v) in vectors {
             let update = stmt("UPDATE knowledge SET embedding = $2, updated_at = now() WHERE id = $1");
             execute(tx, update.integer(*id).vector(v)).await?;
@@ -215,18 +184,9 @@ impl Dialect for SqliteStore {
     }
 
     /// Exact search: the embedded store is small enough to scan; Postgres uses an HNSW index.
-    async fn similar_knowledge(
-        &self,
-        embedder: &EmbedderSpec,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<SimilarEntry>, StoreError> {
-        match ops::embedder(self).await? {
-            None => return Ok(Vec::new()),
-            Some(stored) if &stored != embedder => {
-                return Err(StoreError::EmbedderMismatch { stored, given: embedder.clone() });
-            }
-            Some(_) => {}
+    async fn nearest(&self, spec: &EmbedderSpec, query: &[f32], k: usize) -> Result<Vec<SimilarEntry>, StoreError> {
+        if !ops::is_embedder(ops::embedder(self).await?, spec)? {
+            return Ok(Vec::new());
         }
         if k == 0 {
             return Ok(Vec::new());
