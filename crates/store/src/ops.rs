@@ -28,7 +28,7 @@ const NO_REASON: &str = "(none)";
 pub(crate) const INSERT_BAD_RECORD: &str =
     "INSERT INTO bad_records (location, reason, raw, recorded_at) VALUES ($1, $2, $3, now())";
 
-/// The time limit of a `LIMIT`: at most `i64::MAX`.
+/// `n` rows as a `LIMIT` (at most `i64::MAX`).
 fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }

@@ -249,7 +249,8 @@ pub(crate) trait Dialect: Send + Sync {
     fn lock(tx: &mut Self::Tx, lock: Lock<'_>) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Inserts the events whose id is not recorded yet, each with its raw record as JSON text.
-    /// With `ids`, returns the ids inserted; without, as many empty strings.
+    /// Returns one string per event inserted: its id (without `ids`, Postgres sends nothing back
+    /// and gives empty strings).
     fn insert_events(
         tx: &mut Self::Tx,
         rows: &[(&EventRecord, String)],
@@ -287,7 +288,10 @@ pub(crate) trait Dialect: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SqliteSql {
     pub(crate) sql: &'static str,
-    /// The parameter that takes the current time (for `now()` and `clock_timestamp()`), if used.
+    /// How many arguments the statement takes (its highest `$N`).
+    pub(crate) params: usize,
+    /// The parameter that takes the current time (for `now()` and `clock_timestamp()`), if used:
+    /// the one after them.
     pub(crate) now: Option<usize>,
 }
 
@@ -302,7 +306,7 @@ pub(crate) fn sqlite_dialect(sql: &'static str) -> SqliteSql {
     let mut done = DONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     *done.entry(sql).or_insert_with(|| {
         let (text, now) = rewrite_for_sqlite(sql);
-        SqliteSql { sql: Box::leak(text.into_boxed_str()), now }
+        SqliteSql { sql: Box::leak(text.into_boxed_str()), params: max_param(sql), now }
     })
 }
 

@@ -58,7 +58,8 @@ pub(crate) struct SqliteTx {
 /// current time where the statement asks for it.
 fn bound(s: &Stmt<'_>, now: &str) -> Result<Query<'static, Sqlite, SqliteArguments>, StoreError> {
     let sql = sqlite_dialect(s.sql);
-    if sql.now.is_some_and(|param| param != s.args.len() + 1) {
+    if s.args.len() != sql.params {
+        // SQLite would read the missing ones as NULL.
         return Err(StoreError::Data(format!("{} arguments given to {:?}", s.args.len(), s.sql)));
     }
     let query = sql::bind(sqlx::query(sql.sql), &s.args, |query, arg| {
@@ -242,6 +243,32 @@ fn cosine_with_blob(id: i64, query: &[f32], query_norm: f32, blob: &[u8]) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::Columns;
+
+    #[tokio::test]
+    async fn sqlite_binds_the_shared_statements_parameters_by_number() {
+        let mut pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
+        let list = vec!["b".to_owned(), "c".to_owned()];
+        let rows = sql::fetch_all(
+            &mut pool,
+            stmt(
+                "SELECT $2 AS two, $1 AS one, $2 AS again, now() AS at, value AS v \
+                 FROM json_each('[\"a\",\"b\",\"c\"]') WHERE value = ANY($3) ORDER BY value",
+            )
+            .text("first")
+            .integer(2)
+            .text_list(&list),
+        )
+        .await
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].text("v").unwrap(), rows[1].text("v").unwrap()), ("b".into(), "c".into()));
+        assert_eq!(rows[0].text("one").unwrap(), "first");
+        assert_eq!((rows[0].integer("two").unwrap(), rows[0].integer("again").unwrap()), (2, 2));
+        rows[0].time("at").unwrap();
+        let err = sql::fetch_all(&mut pool, stmt("SELECT $1 AS a, $2 AS b").text("only one")).await.unwrap_err();
+        assert!(err.to_string().contains("1 arguments given"), "{err}");
+    }
 
     #[test]
     fn cosine_straight_from_the_stored_bytes() {
