@@ -11,6 +11,13 @@
 //! knowledge signature, (address, attribute path, event id)), so a caller that lost its connection
 //! mid-write simply writes again.
 //!
+//! Each operation is written once (`ops.rs`): its SQL, in Postgres's dialect with `$N` parameters,
+//! and what is done with the rows. `sql.rs` is the seam with the two databases: arguments each
+//! backend binds its own way, SQLite's reading of the few Postgres constructs used (`now()`,
+//! `= ANY($N)`, row locks), write transactions (`BEGIN IMMEDIATE` on SQLite; Postgres's row and
+//! advisory locks), and what only a backend does (bulk inserts, the vector column and similarity
+//! search), in `postgres.rs` and `sqlite.rs`. Rows are decoded into records in `decode.rs`.
+//!
 //! On SQLite, times are stored as UTC RFC 3339 text with exactly six fractional digits
 //! (`2024-05-01T12:00:00.000000Z`), so they sort as text and SQLite's date functions read them;
 //! on Postgres they are `timestamptz`. Precision below a microsecond is dropped on both.

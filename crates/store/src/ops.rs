@@ -512,11 +512,13 @@ pub(crate) fn is_embedder(stored: Option<EmbedderSpec>, given: &EmbedderSpec) ->
     }
 }
 
-const EMBEDDER: &str = "SELECT name, dimension FROM knowledge_embedder WHERE id = 1";
-
 /// The embedder the stored vectors come from, as `knowledge_embedder` records it.
 pub(crate) async fn stored_embedder<E: Exec>(on: &mut E) -> Result<Option<EmbedderSpec>, StoreError> {
-    fetch_optional(on, stmt(EMBEDDER)).await?.as_ref().map(decode::embedder).transpose()
+    fetch_optional(on, stmt("SELECT name, dimension FROM knowledge_embedder WHERE id = 1"))
+        .await?
+        .as_ref()
+        .map(decode::embedder)
+        .transpose()
 }
 
 pub(crate) async fn embedder<D: Dialect>(db: &D) -> Result<Option<EmbedderSpec>, StoreError> {
@@ -536,17 +538,13 @@ async fn bind_embedder<D: Dialect>(tx: &mut D::Tx, embedder: &EmbedderSpec) -> R
         D::lock(tx, Lock::Embedder).await?;
         stored = stored_embedder(tx).await?;
     }
-    match stored {
-        Some(stored) if &stored == embedder => Ok(()),
-        Some(stored) => Err(StoreError::EmbedderMismatch { stored, given: embedder.clone() }),
-        None => {
-            D::prepare_vectors(tx, embedder).await?;
-            let record =
-                stmt("INSERT INTO knowledge_embedder (id, name, dimension, recorded_at) VALUES (1, $1, $2, now())");
-            execute(tx, record.text(&embedder.name).integer(dimension(embedder))).await?;
-            Ok(())
-        }
+    if is_embedder(stored, embedder)? {
+        return Ok(());
     }
+    D::prepare_vectors(tx, embedder).await?;
+    let record = stmt("INSERT INTO knowledge_embedder (id, name, dimension, recorded_at) VALUES (1, $1, $2, now())");
+    execute(tx, record.text(&embedder.name).integer(dimension(embedder))).await?;
+    Ok(())
 }
 
 fn dimension(embedder: &EmbedderSpec) -> i64 {
