@@ -28,6 +28,24 @@ const NO_REASON: &str = "(none)";
 pub(crate) const INSERT_BAD_RECORD: &str =
     "INSERT INTO bad_records (location, reason, raw, recorded_at) VALUES ($1, $2, $3, now())";
 
+/// The first row `s` gives, decoded; `None` when it gives none.
+async fn find<D: Dialect, T>(
+    db: &D,
+    s: Stmt<'_>,
+    decode: impl Fn(&<D::Pool as Exec>::Row) -> Result<T, StoreError>,
+) -> Result<Option<T>, StoreError> {
+    fetch_optional(&mut db.pool(), s).await?.as_ref().map(decode).transpose()
+}
+
+/// Every row `s` gives, decoded.
+async fn list<D: Dialect, T>(
+    db: &D,
+    s: Stmt<'_>,
+    decode: impl Fn(&<D::Pool as Exec>::Row) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    fetch_all(&mut db.pool(), s).await?.iter().map(decode).collect()
+}
+
 /// `n` rows as a `LIMIT` (at most `i64::MAX`).
 fn limit(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -200,16 +218,16 @@ pub(crate) async fn record_change_set<D: Dialect>(db: &D, cs: &ChangeSetRecord) 
 }
 
 pub(crate) async fn change_set<D: Dialect>(db: &D, id: &str) -> Result<Option<ChangeSetRecord>, StoreError> {
-    let row = fetch_optional(
-        &mut db.pool(),
+    find(
+        db,
         stmt(
             "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
              decision, rule, rationale, branch, commit_id, diff, notes FROM change_sets WHERE id = $1",
         )
         .text(id),
+        decode::change_set,
     )
-    .await?;
-    row.as_ref().map(decode::change_set).transpose()
+    .await
 }
 
 pub(crate) async fn record_decision<D: Dialect>(db: &D, d: &DecisionRecord) -> Result<i64, StoreError> {
@@ -254,16 +272,16 @@ pub(crate) async fn record_decision<D: Dialect>(db: &D, d: &DecisionRecord) -> R
 }
 
 pub(crate) async fn decisions<D: Dialect>(db: &D, change_set_id: &str) -> Result<Vec<LoggedDecision>, StoreError> {
-    let rows = fetch_all(
-        &mut db.pool(),
+    list(
+        db,
         stmt(
             "SELECT id, change_set_id, decision, rule, rationale, evidence, recorded_at FROM audit_log \
              WHERE change_set_id = $1 ORDER BY id",
         )
         .text(change_set_id),
+        decode::logged_decision,
     )
-    .await?;
-    rows.iter().map(decode::logged_decision).collect()
+    .await
 }
 
 pub(crate) async fn save_pending<D: Dialect>(db: &D, cs: &PendingChangeSet) -> Result<bool, StoreError> {
@@ -315,25 +333,25 @@ fn pending_values<'a>(s: Stmt<'a>, cs: &'a PendingChangeSet) -> Stmt<'a> {
 }
 
 pub(crate) async fn unfinished_change_sets<D: Dialect>(db: &D) -> Result<Vec<QueuedChangeSet>, StoreError> {
-    let rows = fetch_all(
-        &mut db.pool(),
+    list(
+        db,
         stmt(concat!(
             "SELECT ",
             queue_columns!(),
             " FROM change_set_queue WHERE status IN ('pending', 'claimed') ORDER BY last_event_time, id"
         )),
+        decode::queued,
     )
-    .await?;
-    rows.iter().map(decode::queued).collect()
+    .await
 }
 
 pub(crate) async fn queued_change_set<D: Dialect>(db: &D, id: &str) -> Result<Option<QueuedChangeSet>, StoreError> {
-    let row = fetch_optional(
-        &mut db.pool(),
+    find(
+        db,
         stmt(concat!("SELECT ", queue_columns!(), " FROM change_set_queue WHERE id = $1")).text(id),
+        decode::queued,
     )
-    .await?;
-    row.as_ref().map(decode::queued).transpose()
+    .await
 }
 
 /// One statement, so one transaction on either backend. Postgres: `SKIP LOCKED`, rows another
@@ -347,8 +365,8 @@ pub(crate) async fn claim_due_change_sets<D: Dialect>(
     lease_until: DateTime<Utc>,
     limit_to: usize,
 ) -> Result<Vec<QueuedChangeSet>, StoreError> {
-    let rows = fetch_all(
-        &mut db.pool(),
+    let mut claimed = list(
+        db,
         stmt(concat!(
             "UPDATE change_set_queue SET status = 'claimed', claimed_by = $1, lease_until = $2, \
              attempts = attempts + 1, updated_at = now() \
@@ -364,9 +382,9 @@ pub(crate) async fn claim_due_change_sets<D: Dialect>(
         .time(quiet_before)
         .time(now)
         .integer(limit(limit_to)),
+        decode::queued,
     )
     .await?;
-    let mut claimed = rows.iter().map(decode::queued).collect::<Result<Vec<_>, _>>()?;
     claimed.sort_by(|a, b| {
         (a.change_set.last_event_time, &a.change_set.id).cmp(&(b.change_set.last_event_time, &b.change_set.id))
     });
@@ -403,8 +421,7 @@ pub(crate) async fn finish_claim<D: Dialect>(
 }
 
 pub(crate) async fn checkpoint<D: Dialect>(db: &D, key: &str) -> Result<Option<String>, StoreError> {
-    let row = fetch_optional(&mut db.pool(), stmt("SELECT value FROM checkpoints WHERE key = $1").text(key)).await?;
-    row.map(|row| row.text("value")).transpose()
+    find(db, stmt("SELECT value FROM checkpoints WHERE key = $1").text(key), |row| row.text("value")).await
 }
 
 pub(crate) async fn set_checkpoint<D: Dialect>(db: &D, key: &str, value: &str) -> Result<(), StoreError> {
@@ -433,8 +450,8 @@ pub(crate) async fn field_history<D: Dialect>(
     since: DateTime<Utc>,
     limit_to: usize,
 ) -> Result<Vec<FieldChange>, StoreError> {
-    let mut rows = fetch_all(
-        &mut db.pool(),
+    let mut changes = list(
+        db,
         stmt(
             "SELECT address, attribute_path, actor, event_id, event_time, change_set_id FROM field_changes \
              WHERE address = $1 AND attribute_path = $2 AND event_time >= $3 \
@@ -444,10 +461,11 @@ pub(crate) async fn field_history<D: Dialect>(
         .text(attribute_path)
         .time(since)
         .integer(limit(limit_to)),
+        decode::field_change,
     )
     .await?;
-    rows.reverse();
-    rows.iter().map(decode::field_change).collect()
+    changes.reverse();
+    Ok(changes)
 }
 
 pub(crate) async fn set_field_owner<D: Dialect>(
@@ -472,17 +490,17 @@ pub(crate) async fn field_owner<D: Dialect>(
     address: &str,
     attribute_path: &str,
 ) -> Result<Option<FieldOwner>, StoreError> {
-    let row = fetch_optional(
-        &mut db.pool(),
+    find(
+        db,
         stmt(
             "SELECT address, attribute_path, owner, rule, updated_at FROM field_owners \
              WHERE address = $1 AND attribute_path = $2",
         )
         .text(address)
         .text(attribute_path),
+        decode::field_owner,
     )
-    .await?;
-    row.as_ref().map(decode::field_owner).transpose()
+    .await
 }
 
 pub(crate) async fn close<D: Dialect>(db: &D) {
@@ -587,25 +605,25 @@ pub(crate) async fn upsert_knowledge<D: Dialect>(
 }
 
 pub(crate) async fn knowledge_entry<D: Dialect>(db: &D, id: i64) -> Result<Option<KnowledgeEntry>, StoreError> {
-    let row = fetch_optional(
-        &mut db.pool(),
+    find(
+        db,
         stmt(concat!("SELECT ", knowledge_columns!(), " FROM knowledge WHERE id = $1")).integer(id),
+        decode::knowledge,
     )
-    .await?;
-    row.as_ref().map(decode::knowledge).transpose()
+    .await
 }
 
 pub(crate) async fn learned_recipes<D: Dialect>(db: &D) -> Result<Vec<KnowledgeEntry>, StoreError> {
-    let rows = fetch_all(
-        &mut db.pool(),
+    list(
+        db,
         stmt(concat!(
             "SELECT ",
             knowledge_columns!(),
             " FROM knowledge WHERE recipe_toml IS NOT NULL AND demoted IS NULL ORDER BY successes DESC, uses DESC, id"
         )),
+        decode::knowledge,
     )
-    .await?;
-    rows.iter().map(decode::knowledge).collect()
+    .await
 }
 
 pub(crate) async fn bump_knowledge_use<D: Dialect>(db: &D, id: i64) -> Result<bool, StoreError> {
@@ -624,8 +642,10 @@ pub(crate) async fn demote_knowledge<D: Dialect>(db: &D, id: i64, reason: &str) 
 }
 
 pub(crate) async fn knowledge_texts<D: Dialect>(db: &D) -> Result<Vec<KnowledgeText>, StoreError> {
-    let rows = fetch_all(&mut db.pool(), stmt("SELECT id, signature FROM knowledge ORDER BY id")).await?;
-    rows.iter().map(|row| Ok(KnowledgeText { id: row.integer("id")?, signature: row.text("signature")? })).collect()
+    list(db, stmt("SELECT id, signature FROM knowledge ORDER BY id"), |row| {
+        Ok(KnowledgeText { id: row.integer("id")?, signature: row.text("signature")? })
+    })
+    .await
 }
 
 pub(crate) async fn replace_embeddings<D: Dialect>(
@@ -674,16 +694,16 @@ pub(crate) async fn open_pull_request<D: Dialect>(
     db: &D,
     address: &str,
 ) -> Result<Option<PullRequestRecord>, StoreError> {
-    let row = fetch_optional(
-        &mut db.pool(),
+    find(
+        db,
         stmt(
             "SELECT number, address, branch, url, state, head_commit FROM pull_requests \
              WHERE address = $1 AND state = 'open' ORDER BY number DESC LIMIT 1",
         )
         .text(address),
+        decode::pull_request,
     )
-    .await?;
-    row.as_ref().map(decode::pull_request).transpose()
+    .await
 }
 
 pub(crate) async fn set_pull_request_state<D: Dialect>(
@@ -732,83 +752,73 @@ pub(crate) async fn reconciliation<D: Dialect>(
     db: &D,
     change_set_id: &str,
 ) -> Result<Option<StoredReconciliation>, StoreError> {
-    let row = fetch_optional(
-        &mut db.pool(),
+    find(
+        db,
         stmt(concat!("SELECT ", reconciliation_columns!(), " FROM reconciliations WHERE change_set_id = $1"))
             .text(change_set_id),
+        decode::reconciliation,
     )
-    .await?;
-    row.as_ref().map(decode::reconciliation).transpose()
+    .await
 }
 
 pub(crate) async fn recent_reconciliations<D: Dialect>(
     db: &D,
     limit_to: usize,
 ) -> Result<Vec<StoredReconciliation>, StoreError> {
-    let rows = fetch_all(
-        &mut db.pool(),
+    list(
+        db,
         stmt(concat!(
             "SELECT ",
             reconciliation_columns!(),
             " FROM reconciliations ORDER BY recorded_at DESC, change_set_id LIMIT $1"
         ))
         .integer(limit(limit_to)),
+        decode::reconciliation,
     )
-    .await?;
-    rows.iter().map(decode::reconciliation).collect()
+    .await
 }
 
-/// The count `n` of the one row `s` returns.
-async fn count_of<E: Exec>(on: &mut E, s: Stmt<'_>) -> Result<u64, StoreError> {
-    Ok(count(fetch_one(on, s).await?.integer("n")?))
+/// The count `n` of the one row `sql` returns.
+async fn count_of<D: Dialect>(db: &D, sql: &'static str) -> Result<u64, StoreError> {
+    Ok(count(fetch_one(&mut db.pool(), stmt(sql)).await?.integer("n")?))
 }
 
 /// The rows of `s` as (key `k`, count `n`) pairs.
-async fn counts_of<E: Exec>(on: &mut E, s: Stmt<'_>) -> Result<Vec<(String, u64)>, StoreError> {
-    fetch_all(on, s).await?.iter().map(|row| Ok((row.text("k")?, count(row.integer("n")?)))).collect()
+async fn counts_of<D: Dialect>(db: &D, s: Stmt<'_>) -> Result<Vec<(String, u64)>, StoreError> {
+    list(db, s, |row| Ok((row.text("k")?, count(row.integer("n")?)))).await
 }
 
 pub(crate) async fn stats<D: Dialect>(db: &D) -> Result<Stats, StoreError> {
-    let pool = &mut db.pool();
+    let dropped = "SELECT COALESCE(drop_reason, $1) AS k, count(*) AS n FROM events \
+                   WHERE disposition = 'dropped' GROUP BY k ORDER BY n DESC, k";
     Ok(Stats {
-        events: count_of(pool, stmt("SELECT count(*) AS n FROM events")).await?,
-        events_dropped_by_reason: counts_of(
-            pool,
-            stmt(
-                "SELECT COALESCE(drop_reason, $1) AS k, count(*) AS n FROM events \
-                 WHERE disposition = 'dropped' GROUP BY k ORDER BY n DESC, k",
-            )
-            .text(NO_REASON),
-        )
-        .await?,
-        bad_records: count_of(pool, stmt("SELECT count(*) AS n FROM bad_records")).await?,
+        events: count_of(db, "SELECT count(*) AS n FROM events").await?,
+        events_dropped_by_reason: counts_of(db, stmt(dropped).text(NO_REASON)).await?,
+        bad_records: count_of(db, "SELECT count(*) AS n FROM bad_records").await?,
         change_sets_by_status: counts_of(
-            pool,
+            db,
             stmt("SELECT status AS k, count(*) AS n FROM change_sets GROUP BY status ORDER BY n DESC, status"),
         )
         .await?,
         queue_by_status: counts_of(
-            pool,
+            db,
             stmt("SELECT status AS k, count(*) AS n FROM change_set_queue GROUP BY status ORDER BY n DESC, status"),
         )
         .await?,
-        knowledge_entries: count_of(pool, stmt("SELECT count(*) AS n FROM knowledge")).await?,
+        knowledge_entries: count_of(db, "SELECT count(*) AS n FROM knowledge").await?,
         learned_recipes: count_of(
-            pool,
-            stmt("SELECT count(*) AS n FROM knowledge WHERE recipe_toml IS NOT NULL AND demoted IS NULL"),
+            db,
+            "SELECT count(*) AS n FROM knowledge WHERE recipe_toml IS NOT NULL AND demoted IS NULL",
         )
         .await?,
-        reconciliations: count_of(pool, stmt("SELECT count(*) AS n FROM reconciliations")).await?,
-        prompt_tokens: count_of(
-            pool,
-            stmt("SELECT CAST(COALESCE(sum(prompt_tokens), 0) AS bigint) AS n FROM reconciliations"),
-        )
-        .await?,
+        reconciliations: count_of(db, "SELECT count(*) AS n FROM reconciliations").await?,
+        prompt_tokens: count_of(db, "SELECT CAST(COALESCE(sum(prompt_tokens), 0) AS bigint) AS n FROM reconciliations")
+            .await?,
         completion_tokens: count_of(
-            pool,
-            stmt("SELECT CAST(COALESCE(sum(completion_tokens), 0) AS bigint) AS n FROM reconciliations"),
+            db,
+            "SELECT CAST(COALESCE(sum(completion_tokens), 0) AS bigint) AS n FROM reconciliations",
         )
         .await?,
-        embedder: stored_embedder(pool).await?,
+        embedder: embedder(db).await?,
     })
 }
