@@ -1,13 +1,14 @@
 //! The seam between the store's SQL, written once (`ops.rs`), and the two databases.
 //!
 //! A statement is written once, in Postgres's dialect with `$1`, `$2`, ... parameters, and its
-//! arguments are given as backend-neutral [`Arg`]s. Each backend then says, in its own file:
+//! arguments are given as backend-neutral [`Arg`]s. Text, integers and booleans both backends bind
+//! alike ([`bind`]); each backend then says, in its own file:
 //!
-//! - how it binds an argument ([`Exec`]): a time is a `timestamptz` on Postgres and RFC 3339 text
-//!   on SQLite, a list of strings a `text[]` or JSON text, a JSON document `jsonb` or text, a
-//!   vector pgvector's `vector` or a blob of little-endian `f32`s;
-//! - how it reads the few Postgres constructs the shared statements use (SQLite: see
-//!   [`sqlite_dialect`]);
+//! - how it keeps the arguments whose type differs ([`Typed`]): a time is a `timestamptz` on
+//!   Postgres and RFC 3339 text on SQLite, a list of strings a `text[]` or JSON text, a JSON
+//!   document `jsonb` or text, a vector pgvector's `vector` or a blob of little-endian `f32`s;
+//! - for SQLite, that it reads the few Postgres constructs the shared statements use rewritten
+//!   ([`sqlite_dialect`], here: `now()`, `= ANY($N)`, row locks) and `$N` parameters by number;
 //! - how a write transaction begins ([`Dialect::begin`]: `BEGIN` on Postgres, `BEGIN IMMEDIATE` on
 //!   SQLite, whose one writer at a time makes the row and advisory locks Postgres takes with
 //!   [`Dialect::lock`] unnecessary);
