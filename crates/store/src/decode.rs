@@ -12,9 +12,9 @@ use sqlx::Row;
 use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
-use crate::model::{
-    ChangeSetRecord, DecisionRecord, EventRecord, FieldChange, FieldOwner, KnowledgeEntry, LoggedDecision,
-    PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
+use crate::records::{
+    ChangeSetRecord, DecisionRecord, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry,
+    LoggedDecision, PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
 };
 use crate::{StoreError, time};
 
@@ -230,6 +230,14 @@ pub(crate) fn knowledge(row: &impl Columns) -> Result<KnowledgeEntry, StoreError
     })
 }
 
+/// `name, dimension` of `knowledge_embedder`.
+pub(crate) fn embedder(row: &impl Columns) -> Result<EmbedderSpec, StoreError> {
+    Ok(EmbedderSpec {
+        name: row.text("name")?,
+        dimension: usize::try_from(row.small_integer("dimension")?).unwrap_or(0),
+    })
+}
+
 /// `number, address, branch, url, state, head_commit` of `pull_requests`.
 pub(crate) fn pull_request(row: &impl Columns) -> Result<PullRequestRecord, StoreError> {
     Ok(PullRequestRecord {
@@ -271,7 +279,7 @@ mod tests {
     use sqlx::{Connection, SqliteConnection};
 
     use super::*;
-    use crate::model::QueueStatus;
+    use crate::records::QueueStatus;
 
     /// The row a real SQLite returns for `QUEUED` followed by `rest` (literal columns).
     async fn queued_row(rest: &str) -> SqliteRow {

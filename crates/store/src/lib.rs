@@ -11,18 +11,28 @@
 //! knowledge signature, (address, attribute path, event id)), so a caller that lost its connection
 //! mid-write simply writes again.
 //!
+//! Each operation is written once (`ops.rs`): its SQL, in Postgres's dialect with `$N` parameters,
+//! and what is done with the rows. `sql.rs` is the seam with the two databases: arguments each
+//! backend binds its own way, SQLite's reading of the few Postgres constructs used (`now()`,
+//! `= ANY($N)`, row locks), write transactions (`BEGIN IMMEDIATE` on SQLite; Postgres's row and
+//! advisory locks), and what only a backend does (bulk inserts, the vector column and similarity
+//! search), in `postgres.rs` and `sqlite.rs`. Rows are decoded into records in `decode.rs`.
+//!
 //! On SQLite, times are stored as UTC RFC 3339 text with exactly six fractional digits
 //! (`2024-05-01T12:00:00.000000Z`), so they sort as text and SQLite's date functions read them;
 //! on Postgres they are `timestamptz`. Precision below a microsecond is dropped on both.
 
 #[macro_use]
 mod columns;
+mod check;
 mod decode;
 mod error;
 pub mod migrate;
-mod model;
+mod ops;
+mod pending;
 mod postgres;
-
+mod records;
+mod sql;
 mod sqlite;
 mod time;
 mod url;
@@ -34,7 +44,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
-pub use model::{
+pub use records::{
     BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt,
     Disposition, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision,
     NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet,
@@ -81,12 +91,12 @@ enum Backend {
     Postgres(PgStore),
 }
 
-/// Calls the same method on whichever backend the store has.
+/// Runs the operation (`ops.rs`, written once) on whichever backend the store has.
 macro_rules! dispatch {
-    ($self:ident . $method:ident ( $($arg:expr),* )) => {
+    ($self:ident . $op:ident ( $($arg:expr),* )) => {
         match &$self.backend {
-            Backend::Sqlite(s) => s.$method($($arg),*).await,
-            Backend::Postgres(p) => p.$method($($arg),*).await,
+            Backend::Sqlite(s) => ops::$op(s $(, $arg)*).await,
+            Backend::Postgres(p) => ops::$op(p $(, $arg)*).await,
         }
     };
 }
@@ -136,8 +146,8 @@ impl Store {
     /// Records events in one transaction; an event whose id is already recorded is left as it was.
     /// Returns how many were new. A batch with an empty event id is refused whole.
     pub async fn record_events(&self, events: &[EventRecord]) -> Result<usize, StoreError> {
-        model::check_events(events)?;
-        let events = &*model::storable_events(events);
+        check::check_events(events)?;
+        let events = &*check::storable_events(events);
         dispatch!(self.record_events(events))
     }
 
@@ -157,12 +167,12 @@ impl Store {
         delivery: &Delivery,
         planner: &dyn PendingPlanner,
     ) -> Result<DeliveryReceipt, StoreError> {
-        model::check_events(&delivery.events)?;
+        check::check_events(&delivery.events)?;
         if let Some(key) = delivery.resource_keys.iter().find(|k| k.trim().is_empty()) {
             return Err(StoreError::Data(format!("delivery resource key {key:?} is empty")));
         }
         let storable =
-            match (model::storable_events(&delivery.events), model::storable_bad_records(&delivery.bad_records)) {
+            match (check::storable_events(&delivery.events), check::storable_bad_records(&delivery.bad_records)) {
                 (std::borrow::Cow::Borrowed(_), std::borrow::Cow::Borrowed(_)) => None,
                 (events, bad) => Some(Delivery {
                     events: events.into_owned(),
@@ -178,7 +188,7 @@ impl Store {
     /// NUL characters are kept as U+FFFD (Postgres cannot hold them), in events' text too.
     pub async fn record_bad_record(&self, location: &str, reason: &str, raw: &str) -> Result<(), StoreError> {
         let (location, reason, raw) =
-            (&*model::without_nul(location), &*model::without_nul(reason), &*model::without_nul(raw));
+            (&*check::without_nul(location), &*check::without_nul(reason), &*check::without_nul(raw));
         dispatch!(self.record_bad_record(location, reason, raw))
     }
 
@@ -187,7 +197,7 @@ impl Store {
     /// Inserts or updates the change set `cs.id` (recording the same record again changes nothing),
     /// and, when `cs.decision` is set, appends one row to the audit log per call, in one transaction.
     pub async fn record_change_set(&self, cs: &ChangeSetRecord) -> Result<(), StoreError> {
-        model::check_change_set(cs)?;
+        check::check_change_set(cs)?;
         dispatch!(self.record_change_set(cs))
     }
 
@@ -200,8 +210,8 @@ impl Store {
     /// decision for the same change set twice in a row (a retry) stores it once and returns the
     /// first row's id.
     pub async fn record_decision(&self, decision: &DecisionRecord) -> Result<i64, StoreError> {
-        model::check_nonempty("decision change_set_id", &decision.change_set_id)?;
-        model::check_nonempty("decision kind", &decision.kind)?;
+        check::check_nonempty("decision change_set_id", &decision.change_set_id)?;
+        check::check_nonempty("decision kind", &decision.kind)?;
         dispatch!(self.record_decision(decision))
     }
 
@@ -220,7 +230,7 @@ impl Store {
     /// It does not record the events: the daemon uses [`Store::record_delivery`], which records
     /// both at once. This is for tools and tests (e.g. the data an older driftback left behind).
     pub async fn save_pending(&self, cs: &PendingChangeSet) -> Result<bool, StoreError> {
-        model::check_pending(cs)?;
+        check::check_pending(cs)?;
         dispatch!(self.save_pending(cs))
     }
 
@@ -247,7 +257,7 @@ impl Store {
         lease: Duration,
         limit: usize,
     ) -> Result<Vec<QueuedChangeSet>, StoreError> {
-        model::check_nonempty("claim owner", owner)?;
+        check::check_nonempty("claim owner", owner)?;
         let lease_until = now + chrono::Duration::from_std(lease).map_err(|e| StoreError::Data(e.to_string()))?;
         dispatch!(self.claim_due_change_sets(owner, quiet_before, now, lease_until, limit))
     }
@@ -273,7 +283,7 @@ impl Store {
 
     /// Stores `value` under `key`, replacing the previous one.
     pub async fn set_checkpoint(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        model::check_nonempty("checkpoint key", key)?;
+        check::check_nonempty("checkpoint key", key)?;
         dispatch!(self.set_checkpoint(key, value))
     }
 
@@ -283,7 +293,7 @@ impl Store {
     /// is left as it was. Returns how many were new.
     pub async fn record_field_changes(&self, changes: &[FieldChange]) -> Result<usize, StoreError> {
         for c in changes {
-            model::check_field_change(c)?;
+            check::check_field_change(c)?;
         }
         dispatch!(self.record_field_changes(changes))
     }
@@ -308,9 +318,9 @@ impl Store {
         owner: &str,
         rule: Option<&str>,
     ) -> Result<(), StoreError> {
-        model::check_nonempty("field owner address", address)?;
-        model::check_nonempty("field owner attribute_path", attribute_path)?;
-        model::check_nonempty("field owner", owner)?;
+        check::check_nonempty("field owner address", address)?;
+        check::check_nonempty("field owner attribute_path", attribute_path)?;
+        check::check_nonempty("field owner", owner)?;
         dispatch!(self.set_field_owner(address, attribute_path, owner, rule))
     }
 
@@ -331,8 +341,8 @@ impl Store {
     /// The first vector stored fixes the embedder; a vector from another one is refused with
     /// [`StoreError::EmbedderMismatch`]. Returns the entry's id.
     pub async fn upsert_knowledge(&self, embedder: &EmbedderSpec, entry: &NewKnowledge) -> Result<i64, StoreError> {
-        model::check_nonempty("knowledge signature", &entry.signature)?;
-        model::check_vector(embedder, &entry.embedding)?;
+        check::check_nonempty("knowledge signature", &entry.signature)?;
+        check::check_vector(embedder, &entry.embedding)?;
         dispatch!(self.upsert_knowledge(embedder, entry))
     }
 
@@ -349,7 +359,7 @@ impl Store {
         query: &[f32],
         k: usize,
     ) -> Result<Vec<SimilarEntry>, StoreError> {
-        model::check_vector(embedder, query)?;
+        check::check_vector(embedder, query)?;
         dispatch!(self.similar_knowledge(embedder, query, k))
     }
 
@@ -371,7 +381,7 @@ impl Store {
     /// Demotes entry `id`'s recipe (it is no longer listed by [`Store::learned_recipes`]), saying
     /// why. Returns `false` when there is no such entry.
     pub async fn demote_knowledge(&self, id: i64, reason: &str) -> Result<bool, StoreError> {
-        model::check_nonempty("demotion reason", reason)?;
+        check::check_nonempty("demotion reason", reason)?;
         dispatch!(self.demote_knowledge(id, reason))
     }
 
@@ -388,7 +398,7 @@ impl Store {
         vectors: &[(i64, Vec<f32>)],
     ) -> Result<(), StoreError> {
         for (_, v) in vectors {
-            model::check_vector(embedder, v)?;
+            check::check_vector(embedder, v)?;
         }
         dispatch!(self.replace_embeddings(embedder, vectors))
     }
@@ -397,8 +407,8 @@ impl Store {
 
     /// Inserts or updates the pull request `pr.number`.
     pub async fn record_pull_request(&self, pr: &PullRequestRecord) -> Result<(), StoreError> {
-        model::check_nonempty("pull request address", &pr.address)?;
-        model::check_nonempty("pull request branch", &pr.branch)?;
+        check::check_nonempty("pull request address", &pr.address)?;
+        check::check_nonempty("pull request branch", &pr.branch)?;
         dispatch!(self.record_pull_request(pr))
     }
 
@@ -417,7 +427,7 @@ impl Store {
     /// Records the reconciliation of `r.change_set_id`, replacing an earlier one of the same change
     /// set.
     pub async fn record_reconciliation(&self, r: &ReconciliationRecord) -> Result<(), StoreError> {
-        model::check_nonempty("reconciliation change_set_id", &r.change_set_id)?;
+        check::check_nonempty("reconciliation change_set_id", &r.change_set_id)?;
         dispatch!(self.record_reconciliation(r))
     }
 
