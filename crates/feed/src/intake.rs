@@ -77,9 +77,9 @@ impl IntakeEvent {
     }
 
     /// What the knowledge base keeps of the event: its identity, call, actor, disposition and the
-    /// record as received. `Err` when the record text is not JSON (the scanner read it, so it is).
-    pub fn record(&self) -> Result<EventRecord, String> {
-        Ok(EventRecord {
+    /// record's text as received (the scanner read it as JSON, so it is).
+    pub fn record(&self) -> EventRecord {
+        EventRecord {
             event_id: self.id.clone(),
             event_time: self.time,
             source: self.source.clone(),
@@ -91,8 +91,8 @@ impl IntakeEvent {
                 driftback_store::Disposition::Kept
             },
             drop_reason: self.dropped().map(|r| r.as_str().to_string()),
-            raw: serde_json::from_str(&self.raw).map_err(|e| format!("event {}: record is not JSON: {e}", self.id))?,
-        })
+            raw: self.raw.clone(),
+        }
     }
 
     /// Why the event is not a drift candidate, when it is not.
@@ -102,6 +102,15 @@ impl IntakeEvent {
             Triage::Dropped(reason) => Some(reason),
         }
     }
+}
+
+/// What a bad input keeps verbatim.
+#[derive(Debug, Clone, Copy)]
+enum Verbatim {
+    /// The whole text it came in (a message body: small, and what a person replays).
+    Text,
+    /// The record's own text when there is one, else nothing (a file: kept once, where it is).
+    Record,
 }
 
 /// Input that could not be read as an event.
@@ -130,7 +139,7 @@ impl Intake {
         let text = read_text(path)?;
         let location = path.display().to_string();
         let mut intake = Intake::default();
-        intake.scan(&text, &location, filter)?;
+        intake.scan(&text, &location, filter, Verbatim::Record)?;
         Ok(intake)
     }
 
@@ -139,7 +148,7 @@ impl Intake {
     /// text itself, as bad input.
     pub fn add_text(&mut self, text: &str, location: &str, filter: &FilterConfig) {
         let mut part = Intake::default();
-        match part.scan(text, location, filter) {
+        match part.scan(text, location, filter, Verbatim::Text) {
             Ok(()) => {
                 self.events.append(&mut part.events);
                 self.bad.append(&mut part.bad);
@@ -152,14 +161,22 @@ impl Intake {
 
     /// Scan `text` into this intake; `Err` when its container cannot be read (what was read before
     /// is then in the intake: the caller decides whether to keep it).
-    fn scan(&mut self, text: &str, location: &str, filter: &FilterConfig) -> Result<(), ReadError> {
-        let bad = |location: String, reason: String| BadInput { location, reason, raw: text.to_string() };
+    fn scan(&mut self, text: &str, location: &str, filter: &FilterConfig, verbatim: Verbatim) -> Result<(), ReadError> {
+        let bad = |location: String, reason: String, record: Option<&str>| {
+            let raw = match verbatim {
+                Verbatim::Text => text.to_string(),
+                Verbatim::Record => record.unwrap_or_default().to_string(),
+            };
+            BadInput { location, reason, raw }
+        };
         scan(text, location, |entry| match entry {
             Entry::Record(record) => match IntakeEvent::from_record(&record, filter) {
                 Ok(event) => self.events.push(event),
-                Err(reason) => self.bad.push(bad(format!("{location}: event {}", record.id()), reason)),
+                Err(reason) => {
+                    self.bad.push(bad(format!("{location}: event {}", record.id()), reason, Some(record.text())))
+                }
             },
-            Entry::Bad(b) => self.bad.push(bad(b.location, b.reason)),
+            Entry::Bad(b) => self.bad.push(bad(b.location, b.reason, None)),
         })
     }
 

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use driftback_events::{
-    ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, normalize, time_order,
+    ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, read_record, time_order,
 };
 use driftback_store::{
-    BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, EventRecord, PendingChangeSet, PendingPlanner, QueuedChangeSet,
-    Store, StoreError,
+    BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, PendingChangeSet, PendingPlanner, QueuedChangeSet, Store,
+    StoreError,
 };
 
-use crate::intake::Intake;
+use crate::intake::{Intake, IntakeEvent};
 use crate::ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
 use crate::window::QuietWindow;
 
@@ -167,10 +167,6 @@ impl StoreLedger {
     }
 }
 
-fn event_record(e: &crate::IntakeEvent) -> Result<EventRecord, LedgerError> {
-    e.record().map_err(|message| LedgerError { message, transient: false })
-}
-
 impl Ledger for StoreLedger {
     async fn record_intake(&self, intake: &Intake) -> Result<IntakeReceipt, LedgerError> {
         let kept: Vec<&ApiEvent> = intake.events.iter().filter_map(|e| e.kept()).collect();
@@ -178,7 +174,7 @@ impl Ledger for StoreLedger {
         keys.sort_unstable();
         keys.dedup();
         let delivery = Delivery {
-            events: intake.events.iter().map(event_record).collect::<Result<_, _>>()?,
+            events: intake.events.iter().map(IntakeEvent::record).collect(),
             bad_records: intake
                 .bad
                 .iter()
@@ -212,7 +208,8 @@ impl Ledger for StoreLedger {
             let records = self.store.events_by_id(&pending.event_ids).await.map_err(err)?;
             let mut by_id: HashMap<String, ApiEvent> = HashMap::new();
             for r in records {
-                if let Ok(event) = normalize(&r.raw) {
+                // Read as intake read it: the same scanner, on the same record text.
+                if let Ok(event) = read_record(&r.raw).and_then(|record| record.to_event()) {
                     by_id.insert(r.event_id, event);
                 }
             }
@@ -293,7 +290,7 @@ mod tests {
     use serde_json::json;
 
     fn ev(id: &str, time: &str, user: &str, instance: &str) -> ApiEvent {
-        normalize(&json!({
+        driftback_events::normalize(&json!({
             "eventID": id, "eventTime": time, "eventSource": "ec2.amazonaws.com",
             "eventName": "ModifyInstanceAttribute",
             "userIdentity": {"type": "IAMUser", "arn": format!("arn:aws:iam::1:user/{user}"), "userName": user},
@@ -452,7 +449,7 @@ mod tests {
                     ),
                     r => ("ModifyInstanceAttribute", json!({"instanceId": format!("i-{}", r % 3)})),
                 };
-                normalize(&json!({
+                driftback_events::normalize(&json!({
                     "eventID": format!("e{i:03}"), "eventTime": (base + chrono::Duration::seconds(t)).to_rfc3339(),
                     "eventSource": "ec2.amazonaws.com", "eventName": name,
                     "userIdentity": {"type": "IAMUser", "arn": format!("arn:aws:iam::1:user/{user}"), "userName": user},

@@ -114,7 +114,7 @@ async fn left_by_an_older_version(store: &Store, id: &str, recorded: &str, missi
         actor: "alice".into(),
         disposition: Disposition::Kept,
         drop_reason: None,
-        raw,
+        raw: raw.to_string(),
     };
     assert_eq!(store.record_events(&[event]).await.unwrap(), 1);
     let pending = PendingChangeSet {

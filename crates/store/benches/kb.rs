@@ -44,7 +44,8 @@ fn event(i: usize) -> EventRecord {
             "requestParameters": {"instanceId": format!("i-{:017x}", i), "instanceType": {"value": "t3.large"}},
             "responseElements": {"_return": true}, "requestID": format!("req-{i}"), "readOnly": false,
             "eventType": "AwsApiCall", "managementEvent": true, "recipientAccountId": "123456789012"
-        }),
+        })
+        .to_string(),
     }
 }
 

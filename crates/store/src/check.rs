@@ -11,10 +11,27 @@ pub(crate) fn to_i64(what: &str, n: u64) -> Result<i64, StoreError> {
     i64::try_from(n).map_err(|_| StoreError::Data(format!("{what} {n} is too large to store")))
 }
 
-/// The raw record of `e` as JSON text (SQLite keeps it so; Postgres casts it to jsonb).
+/// The raw record of `e` as JSON text (SQLite keeps it so; Postgres casts it to jsonb), refused
+/// when it is not one JSON value.
 pub(crate) fn raw_text(e: &EventRecord) -> Result<String, StoreError> {
-    serde_json::to_string(&e.raw)
-        .map_err(|err| StoreError::Data(format!("event {}: raw record is not serialisable: {err}", e.event_id)))
+    serde_json::from_str::<serde::de::IgnoredAny>(&e.raw)
+        .map_err(|err| StoreError::Data(format!("event {}: the raw record is not JSON: {err}", e.event_id)))?;
+    Ok(e.raw.clone())
+}
+
+/// Whether a record's JSON text may hold a NUL character (an escaped `\u0000`; JSON text holds no
+/// raw control characters). A false alarm (an escaped backslash before `u0000`) only costs a parse.
+fn raw_has_nul(raw: &str) -> bool {
+    raw.contains("\\u0000")
+}
+
+/// `raw` with its NUL characters replaced (see [`json_without_nul`]); as it is when it is not JSON
+/// (then [`raw_text`] refuses it).
+fn raw_without_nul(raw: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(value) => json_without_nul(&value).to_string(),
+        Err(_) => raw.to_string(),
+    }
 }
 
 /// Refuses an empty (or blank) required text field, naming it.
@@ -51,15 +68,6 @@ pub(crate) fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains('\0') { text.replace('\0', "\u{fffd}").into() } else { text.into() }
 }
 
-fn json_has_nul(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::String(s) => s.contains('\0'),
-        serde_json::Value::Array(items) => items.iter().any(json_has_nul),
-        serde_json::Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || json_has_nul(v)),
-        _ => false,
-    }
-}
-
 fn json_without_nul(value: &serde_json::Value) -> serde_json::Value {
     match value {
         serde_json::Value::String(s) => serde_json::Value::String(without_nul(s).into_owned()),
@@ -77,7 +85,7 @@ pub(crate) fn storable_events(events: &[EventRecord]) -> std::borrow::Cow<'_, [E
         [&e.source, &e.name, &e.actor].iter().any(|t| t.contains('\0'))
             || e.drop_reason.as_deref().is_some_and(|r| r.contains('\0'))
     };
-    if !events.iter().any(|e| text_has_nul(e) || json_has_nul(&e.raw)) {
+    if !events.iter().any(|e| text_has_nul(e) || raw_has_nul(&e.raw)) {
         return events.into();
     }
     let clean = |t: &str| without_nul(t).into_owned();
@@ -88,7 +96,7 @@ pub(crate) fn storable_events(events: &[EventRecord]) -> std::borrow::Cow<'_, [E
             name: clean(&e.name),
             actor: clean(&e.actor),
             drop_reason: e.drop_reason.as_deref().map(clean),
-            raw: json_without_nul(&e.raw),
+            raw: if raw_has_nul(&e.raw) { raw_without_nul(&e.raw) } else { e.raw.clone() },
             ..e.clone()
         })
         .collect::<Vec<_>>()

@@ -123,7 +123,7 @@ pub(crate) fn event(row: &impl Columns) -> Result<EventRecord, StoreError> {
         actor: row.text("actor")?,
         disposition: row.text("disposition")?.parse()?,
         drop_reason: row.optional_text("drop_reason")?,
-        raw: row.json("raw", format_args!("event {event_id}"))?,
+        raw: row.text("raw")?,
         event_id,
     })
 }

@@ -70,7 +70,8 @@ pub(crate) async fn events_by_id<D: Dialect>(db: &D, ids: &[String]) -> Result<V
         let rows = fetch_all(
             &mut db.pool(),
             stmt(
-                "SELECT event_id, event_time, source, name, actor, disposition, drop_reason, raw FROM events \
+                "SELECT event_id, event_time, source, name, actor, disposition, drop_reason, CAST(raw AS TEXT) AS raw \
+                 FROM events \
                  WHERE event_id = ANY($1)",
             )
             .text_list(chunk),

@@ -29,8 +29,9 @@ pub struct EventRecord {
     pub disposition: Disposition,
     /// Why it was dropped; counted by [`Stats::events_dropped_by_reason`].
     pub drop_reason: Option<String>,
-    /// The CloudTrail record as received.
-    pub raw: serde_json::Value,
+    /// The CloudTrail record as received: its JSON text, as the scanner read it (Postgres keeps it
+    /// as `jsonb` and gives back its own rendering of the same value).
+    pub raw: String,
 }
 
 /// What the pipeline did with an event: stored as the text `kept`, `dropped` or `bad`.

@@ -9,7 +9,8 @@ use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use driftback_events::{Disposition, classify, group, read_file};
+use driftback_events::group;
+use driftback_feed::Intake;
 use driftback_terraform::eval::{effective_config, effective_config_resolved, value_at_path};
 use driftback_terraform::patch::values_equal;
 use driftback_terraform::{Address, AttrPath, Repo, State};
@@ -207,9 +208,7 @@ async fn run_scenario(
     // The project folder is the infrastructure repository: its state locates, its policy decides.
     let mut workspace = Workspace::load(config, &project, None)?;
     let before = workspace.repo.clone();
-    let batch = read_file(&dir.join("events.json"))?;
-    let kept: Vec<_> =
-        batch.events.into_iter().map(|(e, _)| e).filter(|e| classify(e, &config.filter) == Disposition::Keep).collect();
+    let kept: Vec<_> = Intake::read_file(&dir.join("events.json"), &config.filter)?.kept().cloned().collect();
     let mut edits = 0;
     let mut decisions = Vec::new();
     let mut escalations = Vec::new();

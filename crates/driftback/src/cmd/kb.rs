@@ -7,7 +7,8 @@ use anyhow::{Context, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
-use driftback_events::{Disposition, classify, group, read_file};
+use driftback_events::group;
+use driftback_feed::Intake;
 use driftback_store::{SimilarEntry, Store};
 use driftback_terraform::State;
 
@@ -182,16 +183,11 @@ fn search_state(given: Option<&Path>, repo: &Path) -> anyhow::Result<State> {
 /// The signature text of each change set in a CloudTrail file, grouped as `reconcile` groups it
 /// and signed as the agent signs what it stores ([`driftback_agent::signature`]).
 fn event_signatures(config: &Config, path: &Path, state: &State) -> anyhow::Result<Vec<String>> {
-    let batch = read_file(path)?;
-    for bad in &batch.bad {
+    let intake = Intake::read_file(path, &config.filter)?;
+    for bad in &intake.bad {
         eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
     }
-    let kept: Vec<_> = batch
-        .events
-        .into_iter()
-        .map(|(event, _)| event)
-        .filter(|event| matches!(classify(event, &config.filter), Disposition::Keep))
-        .collect();
+    let kept: Vec<_> = intake.kept().cloned().collect();
     if kept.is_empty() {
         bail!(
             "{} holds no change to search for (every event is read-only, failed, a data event or the IaC tool's own)",

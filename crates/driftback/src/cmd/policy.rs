@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::{Args as ClapArgs, Subcommand};
 use serde::Serialize;
 
-use driftback_events::{ChangeSet, Disposition, classify, group, read_file};
+use driftback_events::{ChangeSet, group};
+use driftback_feed::Intake;
 use driftback_policy::{Decision, Policy};
 
 use crate::config::Config;
@@ -161,12 +162,11 @@ async fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode
         Some(dir) => load_catalog(config, dir)?,
         None => driftback_recipes::Catalog::builtin(),
     };
-    let batch = read_file(&args.event)?;
-    for bad in &batch.bad {
+    let intake = Intake::read_file(&args.event, &config.filter)?;
+    for bad in &intake.bad {
         eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
     }
-    let kept: Vec<_> =
-        batch.events.into_iter().map(|(e, _)| e).filter(|e| classify(e, &config.filter) == Disposition::Keep).collect();
+    let kept: Vec<_> = intake.kept().cloned().collect();
     // The same road as `reconcile`, with nothing delivered and nothing recorded.
     let mut driver = Driver::new(config, catalog, None, Delivery::Off)?;
     let mut explained = Vec::new();

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use driftback_events::{Disposition, classify, group, read_file};
+use driftback_events::group;
+use driftback_feed::Intake;
 use driftback_publish::{Author, GitRepo};
-use driftback_store::EventRecord;
 
 use crate::config::Config;
 use crate::driver::{
@@ -63,22 +63,23 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let git = if args.dry_run { None } else { Some(GitRepo::open_clean(&args.repo)?) };
     let mut workspace = Workspace::load(config, &args.repo, args.state.as_deref())?;
     workspace.require_parsed(&args.repo)?;
-    let batch = read_file(&args.events)?;
+    // Triaged as the daemon triages a message: only drift candidates are normalised.
+    let intake = Intake::read_file(&args.events, &config.filter)?;
     let catalog = load_catalog(config, &args.repo)?;
     let store = if args.dry_run { None } else { Some(open_store(&config.store, &args.repo).await?) };
 
     let mut summary = Summary {
-        events_read: batch.events.len() + batch.bad.len(),
-        bad_records: batch.bad.len(),
+        events_read: intake.events.len() + intake.bad.len(),
+        bad_records: intake.bad.len(),
         ..Summary::default()
     };
-    for bad in &batch.bad {
+    for bad in &intake.bad {
         eprintln!("warning: skipped {}: {}", bad.location, bad.reason);
         if let Some(store) = &store {
-            store.record_bad_record(&bad.location, &bad.reason, "").await?;
+            store.record_bad_record(&bad.location, &bad.reason, &bad.raw).await?;
         }
     }
-    let ids: Vec<String> = batch.events.iter().map(|(e, _)| e.id.clone()).collect();
+    let ids: Vec<String> = intake.events.iter().map(|e| e.id.clone()).collect();
     let seen = match &store {
         Some(store) => store.seen_event_ids(&ids).await?,
         None => Default::default(),
@@ -86,31 +87,17 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let mut kept = Vec::new();
     let mut records = Vec::new();
     let mut unique = std::collections::HashSet::new();
-    for (event, raw) in &batch.events {
+    for event in &intake.events {
         if seen.contains(&event.id) || !unique.insert(event.id.clone()) {
             summary.already_seen += 1;
             continue;
         }
-        let (disposition, reason) = match classify(event, &config.filter) {
-            Disposition::Keep => {
-                kept.push(event.clone());
-                (driftback_store::Disposition::Kept, None)
-            }
-            Disposition::Drop(reason) => {
-                *summary.dropped.entry(reason.as_str()).or_default() += 1;
-                (driftback_store::Disposition::Dropped, Some(reason.as_str().to_string()))
-            }
-        };
-        records.push(EventRecord {
-            event_id: event.id.clone(),
-            event_time: event.time,
-            source: event.source.clone(),
-            name: event.raw_name.clone(),
-            actor: event.actor.display_name.clone(),
-            disposition,
-            drop_reason: reason,
-            raw: raw.clone(),
-        });
+        match (event.kept(), event.dropped()) {
+            (Some(kept_event), _) => kept.push(kept_event.clone()),
+            (None, Some(reason)) => *summary.dropped.entry(reason.as_str()).or_default() += 1,
+            (None, None) => {}
+        }
+        records.push(event.record());
     }
     let change_sets = group(kept, &config.group);
     summary.change_sets = change_sets.len();
