@@ -120,14 +120,14 @@ fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::story::{ActorInfo, DecisionInfo, FieldChange, TimelineEntry};
+    use crate::story::{ActorInfo, DecisionInfo, ShownChange, TimelineEntry};
 
     fn story() -> Story {
         Story {
             address: "aws_instance.web".into(),
             resource_id: None,
             change_set_id: "cs-1".into(),
-            changes: vec![FieldChange {
+            changes: vec![ShownChange {
                 path: "instance_type".into(),
                 before: Some("t3.medium".into()),
                 after: Some("t3.large".into()),

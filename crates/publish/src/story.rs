@@ -25,7 +25,7 @@ pub struct Story {
     pub resource_id: Option<String>,
     pub change_set_id: String,
     /// The fields the patch changes, before and after, as displayed values.
-    pub changes: Vec<FieldChange>,
+    pub changes: Vec<ShownChange>,
     /// The change set's events, oldest first.
     pub timeline: Vec<TimelineEntry>,
     pub actor: ActorInfo,
@@ -40,9 +40,10 @@ pub struct Story {
     pub base_branch: String,
 }
 
-/// One field the patch changes. `None` before: newly set; `None` after: removed.
+/// One field the patch changes, as a reader is shown it (secrets hidden, long values cut).
+/// `None` before: newly set; `None` after: removed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FieldChange {
+pub struct ShownChange {
     pub path: String,
     pub before: Option<String>,
     pub after: Option<String>,
@@ -276,7 +277,7 @@ impl Story {
     }
 }
 
-impl FieldChange {
+impl ShownChange {
     fn describe(&self) -> String {
         match (&self.before, &self.after) {
             (Some(before), Some(after)) => format!("{} {before} -> {after}", self.path),
@@ -336,7 +337,7 @@ mod tests {
             address: "aws_instance.web".into(),
             resource_id: Some("i-0abc".into()),
             change_set_id: "cs-1".into(),
-            changes: vec![FieldChange {
+            changes: vec![ShownChange {
                 path: "instance_type".into(),
                 before: Some("t3.medium".into()),
                 after: Some("t3.large".into()),
@@ -368,7 +369,7 @@ mod tests {
     fn titles_say_what_changed_and_who() {
         let mut s = story();
         assert_eq!(s.title(), "drift: aws_instance.web instance_type t3.medium -> t3.large (console, alice)");
-        s.changes.push(FieldChange { path: "tags.Team".into(), before: None, after: Some("web".into()) });
+        s.changes.push(ShownChange { path: "tags.Team".into(), before: None, after: Some("web".into()) });
         assert_eq!(
             s.title(),
             "drift: aws_instance.web instance_type t3.medium -> t3.large and 1 more (console, alice)"

@@ -3,7 +3,7 @@
 
 use crate::StoreError;
 use crate::records::{
-    BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, EmbedderSpec, EventRecord, FieldChange, PendingChangeSet,
+    BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, EmbedderSpec, EventRecord, FieldChangeRecord, PendingChangeSet,
 };
 
 /// `n` as the signed 64-bit integer both databases store; `what` names it when it does not fit.
@@ -142,7 +142,7 @@ pub(crate) fn check_pending(cs: &PendingChangeSet) -> Result<(), StoreError> {
     Ok(())
 }
 
-pub(crate) fn check_field_change(c: &FieldChange) -> Result<(), StoreError> {
+pub(crate) fn check_field_change(c: &FieldChangeRecord) -> Result<(), StoreError> {
     check_nonempty("field change address", &c.address)?;
     check_nonempty("field change attribute_path", &c.attribute_path)?;
     check_nonempty("field change event_id", &c.event_id)

@@ -13,7 +13,7 @@ use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
 use crate::records::{
-    ChangeSetRecord, DecisionRecord, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry,
+    ChangeSetRecord, DecisionRecord, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry,
     LoggedDecision, PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
 };
 use crate::{StoreError, time};
@@ -191,8 +191,8 @@ pub(crate) fn queued(row: &impl Columns) -> Result<QueuedChangeSet, StoreError> 
 }
 
 /// `address, attribute_path, actor, event_id, event_time, change_set_id` of `field_changes`.
-pub(crate) fn field_change(row: &impl Columns) -> Result<FieldChange, StoreError> {
-    Ok(FieldChange {
+pub(crate) fn field_change(row: &impl Columns) -> Result<FieldChangeRecord, StoreError> {
+    Ok(FieldChangeRecord {
         address: row.text("address")?,
         attribute_path: row.text("attribute_path")?,
         actor: row.text("actor")?,

@@ -46,9 +46,9 @@ use chrono::{DateTime, Utc};
 pub use error::StoreError;
 pub use records::{
     BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt,
-    Disposition, EmbedderSpec, EventRecord, FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision,
-    NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet,
-    ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
+    Disposition, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry, KnowledgeText,
+    LoggedDecision, NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus,
+    QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
 };
 pub use url::redact_url;
 
@@ -291,7 +291,7 @@ impl Store {
 
     /// Records who set which fields. A change already recorded (same address, path and event id)
     /// is left as it was. Returns how many were new.
-    pub async fn record_field_changes(&self, changes: &[FieldChange]) -> Result<usize, StoreError> {
+    pub async fn record_field_changes(&self, changes: &[FieldChangeRecord]) -> Result<usize, StoreError> {
         for c in changes {
             check::check_field_change(c)?;
         }
@@ -306,7 +306,7 @@ impl Store {
         attribute_path: &str,
         since: DateTime<Utc>,
         limit: usize,
-    ) -> Result<Vec<FieldChange>, StoreError> {
+    ) -> Result<Vec<FieldChangeRecord>, StoreError> {
         dispatch!(self.field_history(address, attribute_path, since, limit))
     }
 

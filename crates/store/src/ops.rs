@@ -12,7 +12,7 @@ use crate::decode::{self, Columns, count};
 use crate::pending::{self, Placement};
 use crate::records::{
     ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
-    FieldChange, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
+    FieldChangeRecord, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
     PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord,
     SimilarEntry, Stats, StoredReconciliation,
 };
@@ -435,7 +435,7 @@ pub(crate) async fn set_checkpoint<D: Dialect>(db: &D, key: &str, value: &str) -
 }
 
 /// `$1` to `$6` of a field change: address, attribute path, actor, event id and time, change set.
-pub(crate) fn field_change_values<'a>(s: Stmt<'a>, c: &'a FieldChange) -> Stmt<'a> {
+pub(crate) fn field_change_values<'a>(s: Stmt<'a>, c: &'a FieldChangeRecord) -> Stmt<'a> {
     s.text(&c.address)
         .text(&c.attribute_path)
         .text(&c.actor)
@@ -450,7 +450,7 @@ pub(crate) async fn field_history<D: Dialect>(
     attribute_path: &str,
     since: DateTime<Utc>,
     limit_to: usize,
-) -> Result<Vec<FieldChange>, StoreError> {
+) -> Result<Vec<FieldChangeRecord>, StoreError> {
     let mut changes = list(
         db,
         stmt(
@@ -508,7 +508,10 @@ pub(crate) async fn close<D: Dialect>(db: &D) {
     db.close().await
 }
 
-pub(crate) async fn record_field_changes<D: Dialect>(db: &D, changes: &[FieldChange]) -> Result<usize, StoreError> {
+pub(crate) async fn record_field_changes<D: Dialect>(
+    db: &D,
+    changes: &[FieldChangeRecord],
+) -> Result<usize, StoreError> {
     db.record_field_changes(changes).await
 }
 

@@ -11,7 +11,7 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Row, Transaction};
 
 use crate::decode;
 use crate::error::is_transient_sqlx;
-use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChange, SimilarEntry};
+use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChangeRecord, SimilarEntry};
 use crate::sql::{self, Dialect, Done, Exec, Lock, Stmt, Typed};
 use crate::{OpenOptions, StoreError, migrate, ops, redact_url};
 
@@ -200,7 +200,7 @@ impl Dialect for PgStore {
         Ok(())
     }
 
-    async fn record_field_changes(&self, changes: &[FieldChange]) -> Result<usize, StoreError> {
+    async fn record_field_changes(&self, changes: &[FieldChangeRecord]) -> Result<usize, StoreError> {
         if changes.is_empty() {
             return Ok(0);
         }

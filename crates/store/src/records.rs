@@ -301,7 +301,7 @@ impl ClaimOutcome {
 
 /// Who set one field of one resource, from one event: a row of the field ownership ledger.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FieldChange {
+pub struct FieldChangeRecord {
     /// Terraform resource address, e.g. `aws_instance.web`.
     pub address: String,
     /// Attribute path, dotted, e.g. `tags.Owner` or `ingress[0].from_port`.

@@ -25,7 +25,7 @@ use sqlx::{Database, Encode, Executor, IntoArguments, Pool, Type};
 
 use crate::StoreError;
 use crate::decode::Columns;
-use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChange, SimilarEntry};
+use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChangeRecord, SimilarEntry};
 
 /// One argument of a statement, as the caller has it.
 #[derive(Debug, Clone, Copy)]
@@ -261,7 +261,10 @@ pub(crate) trait Dialect: Send + Sync {
     fn insert_bad_records(tx: &mut Self::Tx, bad: &[BadRecord]) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Inserts the field changes not recorded yet; returns how many were new.
-    fn record_field_changes(&self, changes: &[FieldChange]) -> impl Future<Output = Result<usize, StoreError>> + Send;
+    fn record_field_changes(
+        &self,
+        changes: &[FieldChangeRecord],
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
     /// Readies the vector column for `embedder`'s vectors, the first time one is recorded.
     fn prepare_vectors(

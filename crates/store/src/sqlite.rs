@@ -9,7 +9,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
-use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChange, SimilarEntry};
+use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChangeRecord, SimilarEntry};
 use crate::sql::{self, Dialect, Done, Exec, Lock, Stmt, Typed, execute, sqlite_dialect, stmt};
 use crate::{StoreError, migrate, ops, time};
 
@@ -154,7 +154,7 @@ impl Dialect for SqliteStore {
         Ok(())
     }
 
-    async fn record_field_changes(&self, changes: &[FieldChange]) -> Result<usize, StoreError> {
+    async fn record_field_changes(&self, changes: &[FieldChangeRecord]) -> Result<usize, StoreError> {
         if changes.is_empty() {
             return Ok(0);
         }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use driftback_events::ChangeSet;
-use driftback_store::{ChangeSetRecord, DecisionRecord, FieldChange, ReconciliationRecord, Store};
+use driftback_store::{ChangeSetRecord, DecisionRecord, FieldChangeRecord, ReconciliationRecord, Store};
 
 use super::outcome::{AgentReport, Outcome, Status};
 
@@ -49,10 +49,10 @@ pub async fn decision_and_ledger(store: &Store, change_set: &ChangeSet, outcome:
             rationale: Some(decision.rationale.clone()),
         })
         .await?;
-    let changes: Vec<FieldChange> = outcome
+    let changes: Vec<FieldChangeRecord> = outcome
         .ledger
         .iter()
-        .map(|e| FieldChange {
+        .map(|e| FieldChangeRecord {
             address: e.address.clone(),
             attribute_path: e.path.clone(),
             actor: e.actor.clone(),

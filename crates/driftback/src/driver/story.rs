@@ -3,7 +3,7 @@
 //! before and after (secrets and redacted values never shown).
 
 use driftback_events::ChangeSet;
-use driftback_publish::story::{ActorInfo, DecisionInfo, FieldChange, Reasoned, Story, TimelineEntry};
+use driftback_publish::story::{ActorInfo, DecisionInfo, Reasoned, ShownChange, Story, TimelineEntry};
 use driftback_terraform::AttrValue;
 
 use super::outcome::{Outcome, REDACTED};
@@ -45,7 +45,7 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
             .field_changes
             .iter()
             .filter(|c| c.address == address)
-            .map(|c| FieldChange {
+            .map(|c| ShownChange {
                 path: c.path.clone(),
                 before: c.before.as_ref().map(|v| shown_value(&c.path, v)),
                 after: c.after.as_ref().map(|v| match v {

@@ -175,7 +175,7 @@ async fn end_to_end_change_sets_become_one_pull_request_per_resource_and_the_mer
 
     let mut second = first.clone();
     second.change_set_id = "cs-second".into();
-    second.changes = vec![driftback_publish::story::FieldChange {
+    second.changes = vec![driftback_publish::story::ShownChange {
         path: "ami".into(),
         before: Some("ami-123".into()),
         after: Some("ami-456".into()),

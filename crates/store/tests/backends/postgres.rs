@@ -170,7 +170,7 @@ async fn migrations_views_index_and_reader_role() {
 #[tokio::test]
 async fn field_ownership_view_shows_last_actor_and_policy_owner() {
     let f = fixture("field_ownership_view").await;
-    let change = |actor: &str, id: &str, secs: i64, path: &str| driftback_store::FieldChange {
+    let change = |actor: &str, id: &str, secs: i64, path: &str| driftback_store::FieldChangeRecord {
         address: "aws_autoscaling_group.workers".into(),
         attribute_path: path.into(),
         actor: actor.into(),

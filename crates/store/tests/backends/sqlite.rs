@@ -237,7 +237,7 @@ async fn the_views_for_people_answer_on_sqlite_too() {
     let dir = tempfile::tempdir().unwrap();
     let path = db_path(&dir);
     let store = Store::open_sqlite(&path).await.unwrap();
-    let change = |actor: &str, id: &str, secs: i64, path: &str| driftback_store::FieldChange {
+    let change = |actor: &str, id: &str, secs: i64, path: &str| driftback_store::FieldChangeRecord {
         address: "aws_autoscaling_group.workers".into(),
         attribute_path: path.into(),
         actor: actor.into(),

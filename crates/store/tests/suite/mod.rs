@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 use driftback_store::{
     BadRecord, ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec,
-    EventRecord, FieldChange, NewKnowledge, OpenOptions, PendingChangeSet, PendingPlanner, PullRequestRecord,
+    EventRecord, FieldChangeRecord, NewKnowledge, OpenOptions, PendingChangeSet, PendingPlanner, PullRequestRecord,
     PullRequestState, QueueStatus, ReconciliationRecord, Stats, Store, StoreError,
 };
 use serde_json::json;
@@ -322,7 +322,7 @@ pub async fn checkpoints_are_replaced(f: Fixture) {
 
 pub async fn field_ownership_ledger(f: Fixture) {
     let store = &f.store;
-    let change = |actor: &str, event_id: &str, secs: i64| FieldChange {
+    let change = |actor: &str, event_id: &str, secs: i64| FieldChangeRecord {
         address: "aws_autoscaling_group.workers".into(),
         attribute_path: "desired_capacity".into(),
         actor: actor.into(),
@@ -333,7 +333,7 @@ pub async fn field_ownership_ledger(f: Fixture) {
     let history = vec![change("alice", "e1", 10), change("autoscaling", "e2", 20), change("alice", "e3", 30)];
     assert_eq!(store.record_field_changes(&history).await.unwrap(), 3);
     assert_eq!(store.record_field_changes(&history[1..]).await.unwrap(), 0, "recorded again: nothing new");
-    let other = FieldChange { attribute_path: "max_size".into(), ..change("bob", "e4", 40) };
+    let other = FieldChangeRecord { attribute_path: "max_size".into(), ..change("bob", "e4", 40) };
     assert_eq!(store.record_field_changes(&[other]).await.unwrap(), 1);
 
     let all = store.field_history("aws_autoscaling_group.workers", "desired_capacity", at(0), 10).await.unwrap();
@@ -353,7 +353,9 @@ pub async fn field_ownership_ledger(f: Fixture) {
         .unwrap();
     let owner = store.field_owner("aws_autoscaling_group.workers", "desired_capacity").await.unwrap().unwrap();
     assert_eq!((owner.owner.as_str(), owner.rule.as_deref()), ("autoscaling", Some("service-owned")));
-    assert!(store.record_field_changes(&[FieldChange { event_id: "".into(), ..change("x", "e9", 1) }]).await.is_err());
+    assert!(
+        store.record_field_changes(&[FieldChangeRecord { event_id: "".into(), ..change("x", "e9", 1) }]).await.is_err()
+    );
 }
 
 fn spec(name: &str, dimension: usize) -> EmbedderSpec {
