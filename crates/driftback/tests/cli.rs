@@ -48,6 +48,9 @@ fn reconcile_commits_each_change_set_on_its_own_branch_and_is_idempotent() {
     assert!(summary.contains("escalated: 1"), "{summary}");
     assert!(summary.contains("PurgeQueue changes no configuration"), "{summary}");
     assert!(summary.contains("opens ingress from 0.0.0.0/0"), "{summary}");
+    // What was not changed is listed under its own heading, not among the escalations.
+    let not_changed = summary.find("not changed: 1").expect("a not-changed heading");
+    assert!(summary.find("PurgeQueue").unwrap() > not_changed, "{summary}");
 
     let branches = git(repo.path(), &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
     let branches: Vec<&str> = branches.lines().collect();

@@ -175,8 +175,11 @@ fn print_summary(summary: &Summary, dry_run: bool) {
     for (label, reason) in &summary.escalated {
         println!("  {label}: {reason}");
     }
-    for (label, what) in &summary.other {
-        println!("  {label}: {what}");
+    if !summary.other.is_empty() {
+        println!("not changed: {}", summary.other.len());
+        for (label, what) in &summary.other {
+            println!("  {label}: {what}");
+        }
     }
     if !summary.oscillations.is_empty() {
         println!("oscillations: {}", summary.oscillations.len());
