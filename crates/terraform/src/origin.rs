@@ -361,11 +361,8 @@ impl<'a> Tracer<'a> {
             Change::Set(_) => "set",
             Change::Remove => "removed",
         };
-        self.push(
-            file.to_path_buf(),
-            new,
-            format!("{what} {} at {trail} ({})", AttrPath(tail.to_vec()), file.display()),
-        );
+        let place = place(trail, file, text, span.start);
+        self.push(file.to_path_buf(), new, format!("{what} {} in {place}", AttrPath(tail.to_vec())));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -388,7 +385,8 @@ impl<'a> Tracer<'a> {
         let range = edit::remove_span(text, span);
         let new = format!("{}{}", &text[..range.start], &text[range.end..]);
         let new = tidy_list_end(&new, range.start);
-        self.push(file.to_path_buf(), new, format!("removed item {i} of the list at {trail} ({})", file.display()));
+        let place = place(trail, file, text, range.start);
+        self.push(file.to_path_buf(), new, format!("removed item {i} of the list in {place}"));
     }
 
     fn replace(&mut self, file: &Path, span: Range<usize>, value: &AttrValue, trail: &str) {
@@ -396,7 +394,8 @@ impl<'a> Tracer<'a> {
         let indent = edit::indent_of(text, span.start);
         let Ok(rendered) = value.render(&indent) else { return };
         let new = format!("{}{}{}", &text[..span.start], rendered, &text[span.end..]);
-        self.push(file.to_path_buf(), new, format!("wrote the value at {trail} ({})", file.display()));
+        let place = place(trail, file, text, span.start);
+        self.push(file.to_path_buf(), new, format!("wrote the value in {place}"));
     }
 
     fn push(&mut self, file: PathBuf, text: String, note: String) {
@@ -545,4 +544,15 @@ pub(crate) fn attribute_at<'b>(
     };
     let (expr, tail, n) = attribute_at(&block.body, rest)?;
     Some((expr, tail, used + n))
+}
+/// Where an edit lands, for its note: `FILE:LINE`, and how the value gets from there to the
+/// resource (`the resource's own argument`, or the trail of variables, locals and inputs).
+fn place(trail: &str, file: &Path, text: &str, offset: usize) -> String {
+    let line = text.get(..offset).unwrap_or(text).matches('\n').count() + 1;
+    let through = trail.trim().trim_start_matches("->").trim();
+    if through.is_empty() {
+        format!("{}:{line}, the resource's own argument", file.display())
+    } else {
+        format!("{}:{line}, through {through}", file.display())
+    }
 }

@@ -175,6 +175,18 @@ fn a_shared_variable_is_overridden_on_the_one_resource() {
 }
 
 #[test]
+fn a_note_names_the_file_the_line_and_how_the_value_gets_there() {
+    let mut r = repo();
+    // A literal on the resource itself.
+    let applied = set(&mut r, "module.orders.aws_sqs_queue.this", "visibility_timeout_seconds", json!(120)).unwrap();
+    let text = r.text(Path::new("main.tf")).unwrap();
+    let line = text[..text.find("visibility = 120").unwrap()].matches('\n').count() + 1;
+    let note = applied.notes.join("; ");
+    assert!(note.contains(&format!("main.tf:{line}, through the input visibility")), "{note}");
+    assert!(!note.contains("  ") && !note.contains("at ("), "no gap where the origin goes: {note}");
+}
+
+#[test]
 fn tags_through_merge_change_in_the_instance_entry() {
     let mut r = repo();
     let before = others(&r, &[r#"aws_instance.app["api"]"#]);
