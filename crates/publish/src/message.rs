@@ -14,7 +14,7 @@ pub const ACTOR_TRAILER: &str = "Drift-Actor";
 /// The policy's decision (`reconcile`, ...).
 pub const DECISION_TRAILER: &str = "Drift-Decision";
 
-/// Longest summary line; longer ones are cut with `…`.
+/// Longest summary line: a longer one says less (see [`Story::summary_line`]), it never cuts a value.
 const MAX_SUMMARY_CHARS: usize = 100;
 
 /// The commit message for a change set:
@@ -33,14 +33,11 @@ const MAX_SUMMARY_CHARS: usize = 100;
 /// Drift-Decision: reconcile
 /// ```
 pub fn commit_message(story: &Story) -> String {
-    let summary = format!(
-        "drift({}): {} ({}, {})",
-        single(&story.address),
-        story.summary(),
-        single(&story.actor.via),
-        single(&story.actor.name)
+    let mut message = story.summary_line(
+        &format!("drift({}): ", single(&story.address)),
+        &format!(" ({}, {})", single(&story.actor.via), single(&story.actor.name)),
+        MAX_SUMMARY_CHARS,
     );
-    let mut message = cut(&summary, MAX_SUMMARY_CHARS);
     message.push_str("\n\n");
     let mut calls: Vec<&str> = Vec::new();
     for entry in &story.timeline {
@@ -108,15 +105,6 @@ pub(crate) fn single(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max - 1).collect();
-    out.push('…');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +158,33 @@ mod tests {
                 "Drift-Decision: reconcile",
             ]
         );
+    }
+
+    #[test]
+    fn a_long_subject_says_less_and_never_cuts_a_value() {
+        let subject = |story: &Story| commit_message(story).lines().next().unwrap().to_string();
+        let mut story = story();
+        story.changes[0] = ShownChange {
+            path: "alarm_description".into(),
+            before: Some("CPU above 90 percent, page on-call".into()),
+            after: Some("CPU above 80 percent, page on-call".into()),
+        };
+        // The old value goes first, the actor stays.
+        assert_eq!(
+            subject(&story),
+            "drift(aws_instance.web): alarm_description -> CPU above 80 percent, page on-call (console, alice)"
+        );
+        // Longer still: the path alone, then without the actor; never `…`.
+        story.changes[0].after = Some("x".repeat(90));
+        story.changes.push(story.changes[0].clone());
+        assert_eq!(subject(&story), "drift(aws_instance.web): alarm_description changed and 1 more (console, alice)");
+        story.actor.name = "a".repeat(80);
+        assert_eq!(subject(&story), "drift(aws_instance.web): alarm_description changed and 1 more");
+        // Only a line that cannot fit at all (a hostile address) is cut.
+        story.address = "x".repeat(300);
+        let hostile = subject(&story);
+        assert_eq!(hostile.chars().count(), MAX_SUMMARY_CHARS, "{hostile}");
+        assert!(hostile.ends_with('…'));
     }
 
     #[test]

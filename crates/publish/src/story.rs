@@ -120,9 +120,50 @@ impl Story {
         one_line(&format!("({}, {})", self.actor.via, self.actor.name))
     }
 
+    /// The summaries of this change, most detailed first: the first change in full, then without
+    /// its old value, then its path alone, then a count. Each whole: a value is never cut.
+    fn summaries(&self) -> Vec<String> {
+        let more = self.changes.len().saturating_sub(1);
+        let and_more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let mut out = vec![self.summary()];
+        match self.changes.first() {
+            Some(change) => {
+                if let (Some(_), Some(after)) = (&change.before, &change.after) {
+                    out.push(format!("{} -> {after}{and_more}", change.path));
+                }
+                let verb = if change.after.is_some() { "changed" } else { "removed" };
+                out.push(format!("{} {verb}{and_more}", change.path));
+                out.push(match self.changes.len() {
+                    1 => "1 field changed".to_string(),
+                    n => format!("{n} fields changed"),
+                });
+            }
+            None => {
+                let calls: std::collections::BTreeSet<&str> = self.timeline.iter().map(|e| e.name.as_str()).collect();
+                out.push(match calls.len() {
+                    1 => "1 call".to_string(),
+                    n => format!("{n} calls"),
+                });
+            }
+        }
+        out.into_iter().map(|s| one_line(&s)).collect()
+    }
+
+    /// `head`, the most detailed summary that fits, and `tail`, in at most `max` characters. When
+    /// no summary fits with the tail, the tail goes; only when even the shortest line is too long
+    /// (a hostile address) is the line cut.
+    pub fn summary_line(&self, head: &str, tail: &str, max: usize) -> String {
+        let summaries = self.summaries();
+        let fits =
+            |tail: &str| summaries.iter().map(|s| format!("{head}{s}{tail}")).find(|line| line.chars().count() <= max);
+        fits(tail)
+            .or_else(|| fits(""))
+            .unwrap_or_else(|| truncate(&format!("{head}{}", summaries.last().cloned().unwrap_or_default()), max))
+    }
+
     /// The pull request title: `drift: aws_instance.web instance_type t3.medium -> t3.large (console, alice)`.
     pub fn title(&self) -> String {
-        truncate(&format!("drift: {} {} {}", one_line(&self.address), self.summary(), self.by()), MAX_TITLE_CHARS)
+        self.summary_line(&format!("drift: {} ", one_line(&self.address)), &format!(" {}", self.by()), MAX_TITLE_CHARS)
     }
 
     /// The marker that identifies the resource's pull request among the open ones.
