@@ -19,7 +19,8 @@ pub struct PlannedFieldChange {
 }
 
 /// The field changes of `plan`, in plan order. Resource creations and removals are not field
-/// changes: a pull request for them is titled by its API calls.
+/// changes: a pull request for them is titled by its API calls. A field set to the value it has
+/// already is not a change.
 pub fn planned_changes(plan: &Plan, state: &State, repo: &Repo) -> Vec<PlannedFieldChange> {
     let mut out = Vec::new();
     for change in &plan.changes {
@@ -33,6 +34,9 @@ pub fn planned_changes(plan: &Plan, state: &State, repo: &Repo) -> Vec<PlannedFi
                 after,
             };
             match op {
+                // A value re-sent as it already is changes nothing: it is not listed.
+                Op::Set { path, value: AttrValue::Literal(v) }
+                    if current.at(path).is_some_and(|before| driftback_terraform::patch::values_equal(&before, v)) => {}
                 Op::Set { path, value } => out.push(planned(path.to_string(), current.at(path), Some(value.clone()))),
                 Op::Remove { path } => out.push(planned(path.to_string(), current.at(path), None)),
                 Op::AddBlock { block_type, spec } => {
@@ -146,6 +150,8 @@ resource "aws_instance" "web" {
                     set("tags.Owner", "alice".into()),
                     set("root_block_device.volume_size", 50.into()),
                     set("monitoring", true.into()),
+                    // Re-sent as it is: not a change.
+                    set("tags.Team", "web".into()),
                     Op::Remove { path: AttrPath::parse("tags.Team").unwrap() },
                     Op::CreateResource { spec: Default::default(), import_id: "x".into() },
                 ],
