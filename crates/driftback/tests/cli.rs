@@ -51,6 +51,8 @@ fn reconcile_commits_each_change_set_on_its_own_branch_and_is_idempotent() {
     // What was not changed is listed under its own heading, not among the escalations.
     let not_changed = summary.find("not changed: 1").expect("a not-changed heading");
     assert!(summary.find("PurgeQueue").unwrap() > not_changed, "{summary}");
+    // Named by the address the state knows the queue by, not by its URL.
+    assert!(summary.contains("  aws_sqs_queue.jobs: no change: PurgeQueue"), "{summary}");
 
     let branches = git(repo.path(), &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
     let branches: Vec<&str> = branches.lines().collect();

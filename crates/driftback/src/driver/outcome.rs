@@ -9,7 +9,7 @@ use serde_json::Value;
 use driftback_agent::{Finish, TokenUsage};
 use driftback_events::ChangeSet;
 use driftback_policy::{Decision, LedgerEntry};
-use driftback_terraform::Address;
+use driftback_terraform::{Address, State};
 
 use super::field_changes::PlannedFieldChange;
 
@@ -73,13 +73,17 @@ impl Status {
 
 impl Outcome {
     /// What the change set is called in branch names, summaries and pull requests: the first
-    /// resource address it touched, else the cloud identifier, else the change set id.
-    pub fn label(&self, change_set: &ChangeSet) -> String {
-        self.addresses
-            .first()
-            .cloned()
-            .or_else(|| change_set.resource_id.clone())
-            .unwrap_or_else(|| change_set.id.clone())
+    /// resource address it touched, else the address the state knows its resource by (when one
+    /// instance has that identifier), else the cloud identifier, else the change set id.
+    pub fn label(&self, change_set: &ChangeSet, state: &State) -> String {
+        if let Some(address) = self.addresses.first() {
+            return address.clone();
+        }
+        let Some(id) = &change_set.resource_id else { return change_set.id.clone() };
+        match state.find(id, &[], &[]).as_slice() {
+            [one] => one.address.to_string(),
+            _ => id.clone(),
+        }
     }
 
     /// The LLM tokens this change set cost.
