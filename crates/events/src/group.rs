@@ -177,31 +177,94 @@ struct Slot {
 /// are best placed in [`time_order`], as [`group`] does: a group that can no longer be
 /// joined is then set aside. An event earlier than one placed before is still placed by the same
 /// rules, looking at every group of its key and session.
+/// The grouper's maps: keyed by ids from events, hashed fast with a seed of each map's own.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The groups holding one event: almost always one, so that case allocates nothing more.
+#[derive(Debug)]
+enum Holding {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl Holding {
+    fn add(&mut self, g: usize) {
+        match self {
+            Holding::One(first) => *self = Holding::Many(vec![*first, g]),
+            Holding::Many(groups) => groups.push(g),
+        }
+    }
+
+    fn groups(&self) -> &[usize] {
+        match self {
+            Holding::One(g) => std::slice::from_ref(g),
+            Holding::Many(groups) => groups,
+        }
+    }
+}
+
+/// Record that group `g` holds event `id`.
+fn hold(holding: &mut FastMap<String, Holding>, id: &str, g: usize) {
+    match holding.get_mut(id) {
+        Some(held) => held.add(g),
+        None => {
+            holding.insert(id.to_string(), Holding::One(g));
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Grouper {
     window: JoinWindow,
     groups: Vec<Group>,
-    slots: HashMap<(ResourceKey, String), Slot>,
+    /// Groups by the hash of their (resource, session); a slot's groups are checked for both, so
+    /// a collision only costs a comparison.
+    slots: FastMap<u64, Slot>,
+    /// Hashes slot keys.
+    slot_hasher: foldhash::fast::RandomState,
     /// Event id -> the groups holding it.
-    holding: HashMap<String, Vec<usize>>,
+    holding: FastMap<String, Holding>,
     /// The latest event time placed.
     watermark: Option<DateTime<Utc>>,
+    /// Whether placed events' ids are kept, so a repeat is reported as held.
+    remember_placed: bool,
 }
 
 impl Grouper {
     pub fn new(window: JoinWindow) -> Grouper {
-        Grouper { window, groups: Vec::new(), slots: HashMap::new(), holding: HashMap::new(), watermark: None }
+        Grouper {
+            window,
+            groups: Vec::new(),
+            slots: FastMap::default(),
+            slot_hasher: Default::default(),
+            holding: FastMap::default(),
+            watermark: None,
+            remember_placed: true,
+        }
+    }
+
+    /// A grouper for events whose ids are unique (the caller dropped repeats): it does not keep
+    /// the id of every event it places, only those of seeded groups. A repeated id would be placed
+    /// again.
+    pub fn for_unique_events(window: JoinWindow) -> Grouper {
+        Grouper { remember_placed: false, ..Grouper::new(window) }
     }
 
     /// Adds an open group, which events may join (or already hold); returns its index.
     pub fn seed(&mut self, group: Group) -> usize {
+        self.start(group, true)
+    }
+
+    fn start(&mut self, group: Group, remember: bool) -> usize {
         let g = self.groups.len();
-        for id in &group.event_ids {
-            self.holding.entry(id.clone()).or_default().push(g);
+        if remember {
+            for id in &group.event_ids {
+                hold(&mut self.holding, id, g);
+            }
         }
         if matches!(group.key, ResourceKey::Resource(_)) {
             let open = !self.watermark.is_some_and(|w| self.window.closed(group.first_time, group.last_time, w));
-            let slot = self.slots.entry((group.key.clone(), group.actor_session.clone())).or_default();
+            let slot = self.slots.entry(self.slot_of(&group.key, &group.actor_session)).or_default();
             slot.all.push(g);
             if open {
                 slot.live.push(g);
@@ -221,15 +284,14 @@ impl Grouper {
         }
         let mut placements = Vec::new();
         for key in ResourceKey::of(event) {
-            let held = self.holding.get(&event.id).and_then(|groups| {
-                groups
+            let held = self.holding.get(&event.id).and_then(|held| {
+                held.groups()
                     .iter()
                     .copied()
                     .filter(|&g| self.groups[g].key == key && self.groups[g].actor_session == session)
                     .min()
             });
-            let slot_key = (key, session.clone());
-            let joins = match self.slots.get_mut(&slot_key) {
+            let joins = match self.slots.get_mut(&self.slot_of(&key, &session)) {
                 Some(slot) => {
                     let (window, groups) = (&self.window, &self.groups);
                     if in_order {
@@ -239,25 +301,29 @@ impl Grouper {
                     candidates
                         .iter()
                         .copied()
+                        .filter(|&g| groups[g].key == key && groups[g].actor_session == session)
                         .filter(|&g| window.joins(groups[g].first_time, groups[g].last_time, time))
                         .min()
                 }
                 None => None,
             };
             let placement = match (held, joins) {
-                (Some(h), Some(j)) if j < h => self.join(j, event, &slot_key),
+                (Some(h), Some(j)) if j < h => self.join(j, event, &key, &session),
                 (Some(h), _) => Placement::Held(h),
-                (None, Some(j)) => self.join(j, event, &slot_key),
+                (None, Some(j)) => self.join(j, event, &key, &session),
                 (None, None) => {
-                    let (key, session) = slot_key;
-                    Placement::Started(self.seed(Group {
-                        id: change_set_id(key.resource_id(), &event.id),
-                        key,
-                        actor_session: session,
-                        first_time: time,
-                        last_time: time,
-                        event_ids: vec![event.id.clone()],
-                    }))
+                    let remember = self.remember_placed;
+                    Placement::Started(self.start(
+                        Group {
+                            id: change_set_id(key.resource_id(), &event.id),
+                            key,
+                            actor_session: session.clone(),
+                            first_time: time,
+                            last_time: time,
+                            event_ids: vec![event.id.clone()],
+                        },
+                        remember,
+                    ))
                 }
             };
             placements.push(placement);
@@ -265,20 +331,28 @@ impl Grouper {
         placements
     }
 
-    fn join(&mut self, g: usize, event: &ApiEvent, slot_key: &(ResourceKey, String)) -> Placement {
+    fn join(&mut self, g: usize, event: &ApiEvent, key: &ResourceKey, session: &str) -> Placement {
         let group = &mut self.groups[g];
         group.event_ids.push(event.id.clone());
         group.first_time = group.first_time.min(event.time);
         group.last_time = group.last_time.max(event.time);
-        self.holding.entry(event.id.clone()).or_default().push(g);
+        if self.remember_placed {
+            hold(&mut self.holding, &event.id, g);
+        }
         // An event earlier than the watermark may reopen a group set aside.
         let open = !self.watermark.is_some_and(|w| self.window.closed(group.first_time, group.last_time, w));
-        if let Some(slot) = self.slots.get_mut(slot_key) {
+        if let Some(slot) = self.slots.get_mut(&self.slot_of(key, session)) {
             if open && !slot.live.contains(&g) {
                 slot.live.push(g);
             }
         }
         Placement::Joined(g)
+    }
+
+    /// The slot of a (resource, session) pair.
+    fn slot_of(&self, key: &ResourceKey, session: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.slot_hasher.hash_one((key, session))
     }
 
     /// Every group, seeded then started, in that order (indices of [`Placement`]).
@@ -324,9 +398,13 @@ pub fn group(events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> {
     // Sort positions, not events: an event is hundreds of bytes, and a sort moves each one many times.
     let mut order: Vec<usize> = (0..events.len()).collect();
     order.sort_by(|&a, &b| time_order(&events[a], &events[b]));
+    // A repeated event is placed once: its first occurrence in time order.
+    let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> = Default::default();
+    order.retain(|&i| seen.insert(events[i].id.as_str()));
+    drop(seen);
     let mut slots: Vec<Option<ApiEvent>> = events.into_iter().map(Some).collect();
     let events = order.into_iter().map(|i| slots[i].take().expect("each position once"));
-    let mut grouper = Grouper::new(config.window());
+    let mut grouper = Grouper::for_unique_events(config.window());
     // Indexed like the grouper's groups: none is seeded.
     let mut sets: Vec<ChangeSet> = Vec::new();
     for event in events {
