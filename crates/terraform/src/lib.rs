@@ -21,5 +21,5 @@ pub use patch::{Applied, Op, PatchError};
 pub use path::{AttrPath, Seg};
 pub use render::{AttrValue, BlockSpec};
 pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError};
-pub use schema::{Schema, SchemaError, Step};
+pub use schema::{Found, Schema, SchemaError, Step};
 pub use state::{State, StateError, StateInstance};

@@ -168,6 +168,22 @@ impl Step<'_> {
     }
 }
 
+/// What a path leads to.
+#[derive(Debug, Clone, Copy)]
+pub enum Found<'s> {
+    /// The empty path: the resource's own body.
+    Body(&'s BlockSchema),
+    /// An argument (or, for a path into an object-typed argument, the member).
+    Argument(&'s Attribute),
+    /// A nested block.
+    Block(&'s NestedBlock),
+    /// A meta-argument or meta-block, or anything inside a meta-block: Terraform's, not the
+    /// provider's.
+    Meta,
+    /// A key inside this map- or `any`-typed argument: free, not checked.
+    Free(&'s Attribute),
+}
+
 /// How well the selected schema fits the repository's provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fit {
@@ -268,26 +284,47 @@ impl Schema {
     /// as the steps say, and can be set. The first step may be a meta-argument (`count`,
     /// `for_each`, `provider`, `depends_on`) or meta-block (`lifecycle`, `provisioner`,
     /// `connection`, whose contents are not checked). Steps inside a map or `any` value are not
-    /// checked (their keys are free).
+    /// checked (their keys are free). A `dynamic "x"` block is the step `Step::Block("x")`.
     pub fn check_body(&self, resource_type: &str, path: &[Step<'_>]) -> Result<(), SchemaError> {
+        self.lookup(resource_type, path).map(|_| ())
+    }
+
+    /// [`Schema::check_body`], answering with what is at the path, for checks of the value
+    /// ([`ValueType::admits`]) or of the number of blocks ([`NestedBlock::max_items`]).
+    pub fn lookup<'s>(&'s self, resource_type: &str, path: &[Step<'_>]) -> Result<Found<'s>, SchemaError> {
         let resource = self.resource(resource_type).ok_or_else(|| SchemaError::UnknownResourceType {
             resource_type: resource_type.to_string(),
             version: self.provider_version.clone(),
         })?;
-        if let Some(first) = path.first() {
-            match first {
-                Step::Attribute(n) if META_ARGUMENTS.contains(n) && path.len() == 1 => return Ok(()),
-                Step::Block(n) if META_BLOCKS.contains(n) => return Ok(()),
-                Step::Attribute(n) if META_BLOCKS.contains(n) => {
-                    return Err(SchemaError::BlockAsAttribute {
-                        resource_type: resource_type.to_string(),
-                        path: (*n).to_string(),
-                    });
-                }
-                _ => {}
+        self.walk(resource_type, resource, path, true)
+    }
+
+    /// [`Schema::lookup`] in a `data "TYPE"` block.
+    pub fn lookup_data<'s>(&'s self, data_type: &str, path: &[Step<'_>]) -> Result<Found<'s>, SchemaError> {
+        let data = self.data_source(data_type).ok_or_else(|| SchemaError::UnknownResourceType {
+            resource_type: format!("data.{data_type}"),
+            version: self.provider_version.clone(),
+        })?;
+        self.walk(&format!("data.{data_type}"), data, path, false)
+    }
+
+    fn walk<'s>(
+        &'s self,
+        owner: &str,
+        top: &'s BlockSchema,
+        path: &[Step<'_>],
+        is_resource: bool,
+    ) -> Result<Found<'s>, SchemaError> {
+        match path.first() {
+            Some(Step::Attribute(n)) if META_ARGUMENTS.contains(n) && path.len() == 1 => return Ok(Found::Meta),
+            Some(Step::Block(n)) if META_BLOCKS.contains(n) => return Ok(Found::Meta),
+            Some(Step::Attribute(n)) if META_BLOCKS.contains(n) => {
+                return Err(SchemaError::BlockAsAttribute { resource_type: owner.to_string(), path: (*n).to_string() });
             }
+            _ => {}
         }
-        let mut body = resource;
+        let mut body = top;
+        let mut found = Found::Body(top);
         let mut walked: Vec<&str> = Vec::with_capacity(path.len());
         for (i, step) in path.iter().enumerate() {
             let last = i + 1 == path.len();
@@ -296,60 +333,52 @@ impl Schema {
             let here = || walked.join(".");
             if let Some(block) = body.blocks.get(name) {
                 if let Step::Attribute(_) = step {
-                    return Err(SchemaError::BlockAsAttribute {
-                        resource_type: resource_type.to_string(),
-                        path: here(),
-                    });
+                    return Err(SchemaError::BlockAsAttribute { resource_type: owner.to_string(), path: here() });
                 }
                 body = &block.body;
+                found = Found::Block(block);
                 continue;
             }
             if let Some(attr) = body.attributes.get(name) {
-                if last {
-                    return match step {
-                        Step::Block(_) if !attr.takes_block_syntax() => Err(SchemaError::AttributeAsBlock {
-                            resource_type: resource_type.to_string(),
-                            path: here(),
-                            value_type: attr.value_type.to_string(),
-                        }),
-                        _ => Ok(()),
-                    };
-                }
                 if let Step::Block(_) = step {
                     if !attr.takes_block_syntax() {
                         return Err(SchemaError::AttributeAsBlock {
-                            resource_type: resource_type.to_string(),
+                            resource_type: owner.to_string(),
                             path: here(),
                             value_type: attr.value_type.to_string(),
                         });
                     }
                 }
+                if last {
+                    return Ok(Found::Argument(attr));
+                }
                 if attr.value_type.has_free_keys() {
-                    return Ok(());
+                    return Ok(Found::Free(attr));
                 }
                 match attr.fields.as_deref() {
                     Some(fields) => {
                         body = fields;
+                        found = Found::Argument(attr);
                         continue;
                     }
                     None => {
                         return Err(SchemaError::NoMembers {
-                            resource_type: resource_type.to_string(),
+                            resource_type: owner.to_string(),
                             path: here(),
                             value_type: attr.value_type.to_string(),
-                            member: path[i + 1].name().to_string(),
+                            member: path.get(i + 1).map(|s| s.name().to_string()).unwrap_or_default(),
                         });
                     }
                 }
             }
             if body.computed.iter().any(|c| c == name) {
-                return Err(SchemaError::ComputedOnly { resource_type: resource_type.to_string(), path: here() });
+                return Err(SchemaError::ComputedOnly { resource_type: owner.to_string(), path: here() });
             }
-            if i == 0 {
-                let owners = self.owners_of(resource_type, name);
+            if i == 0 && is_resource {
+                let owners = self.owners_of(owner, name);
                 if !owners.is_empty() {
                     return Err(SchemaError::OtherResourceType {
-                        resource_type: resource_type.to_string(),
+                        resource_type: owner.to_string(),
                         path: here(),
                         owners,
                         version: self.provider_version.clone(),
@@ -357,12 +386,12 @@ impl Schema {
                 }
             }
             return Err(SchemaError::UnknownArgument {
-                resource_type: resource_type.to_string(),
+                resource_type: owner.to_string(),
                 path: here(),
                 version: self.provider_version.clone(),
             });
         }
-        Ok(())
+        Ok(found)
     }
 
     /// [`Schema::check_body`] for an [`AttrPath`] (`versioning.enabled`, `ingress[0].from_port`,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use driftback_terraform::schema::{Fit, Mode, Nesting, Schema, SchemaError, Step, ValueType};
+use driftback_terraform::schema::{Fit, Found, Mode, Nesting, Schema, SchemaError, Step, ValueType};
 use driftback_terraform::{AttrPath, Repo};
 use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
@@ -151,6 +151,54 @@ fn sqs_queue_encryption_arguments() {
         assert!(ValueType::Bool.admits(&serde_json::json!("true")));
         assert!(!ValueType::Bool.admits(&serde_json::json!([true])));
     }
+}
+
+#[test]
+fn lookup_answers_with_what_is_there() {
+    let s = v6();
+    match s.lookup("aws_s3_bucket_versioning", &[Step::Block("versioning_configuration")]).unwrap() {
+        Found::Block(b) => assert_eq!(b.max_items(), Some(1)),
+        other => panic!("{other:?}"),
+    }
+    match s.lookup("aws_sqs_queue", &[Step::Attribute("sqs_managed_sse_enabled")]).unwrap() {
+        Found::Argument(a) => {
+            assert!(a.value_type().admits(&serde_json::json!(false)));
+            assert!(!a.value_type().admits(&serde_json::json!({"on": true})));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(s.lookup("aws_instance", &[Step::Attribute("count")]), Ok(Found::Meta)));
+    assert!(matches!(
+        s.lookup("aws_instance", &[Step::Block("lifecycle"), Step::Attribute("ignore_changes")]),
+        Ok(Found::Meta)
+    ));
+    assert!(matches!(
+        s.lookup("aws_instance", &[Step::Attribute("lifecycle")]),
+        Err(SchemaError::BlockAsAttribute { .. })
+    ));
+    assert!(matches!(
+        s.lookup("aws_instance", &[Step::Attribute("tags"), Step::Attribute("Name")]),
+        Ok(Found::Free(_))
+    ));
+    assert!(matches!(s.lookup("aws_instance", &[]), Ok(Found::Body(_))));
+    assert!(matches!(
+        s.lookup_data("aws_iam_policy_document", &[Step::Block("statement"), Step::Attribute("actions")]),
+        Ok(Found::Argument(_))
+    ));
+    assert!(matches!(
+        s.lookup_data("aws_iam_policy_document", &[Step::Block("statement"), Step::Attribute("action")]),
+        Err(SchemaError::UnknownArgument { .. })
+    ));
+
+    let path = |t: &str| AttrPath::parse(t).unwrap();
+    s.check_path("aws_s3_bucket_versioning", &path("versioning_configuration.status")).unwrap();
+    s.check_path("aws_security_group", &path("ingress[0].from_port")).unwrap();
+    s.check_path("aws_lb_listener", &path("default_action[0].forward.target_group[1].arn")).unwrap();
+    assert!(matches!(
+        s.check_path("aws_s3_bucket", &path("versioning_configuration.status")),
+        Err(SchemaError::OtherResourceType { .. })
+    ));
+    assert!(matches!(s.check_path("aws_instance", &path("arn")), Err(SchemaError::ComputedOnly { .. })));
 }
 
 #[test]
