@@ -23,7 +23,7 @@ use crate::path::{AttrPath, Seg};
 
 /// The provider versions whose schema is bundled, oldest first, with their data.
 const BUNDLED: [(&str, &[u8]); 2] = [
-    ("5.99.1", include_bytes!("../data/aws-5.99.1.json.gz")),
+    ("5.100.0", include_bytes!("../data/aws-5.100.0.json.gz")),
     ("6.25.0", include_bytes!("../data/aws-6.25.0.json.gz")),
 ];
 
@@ -752,16 +752,18 @@ mod tests {
 
     #[test]
     fn constraints_follow_terraform() {
-        assert!(allows("~> 5.0", "5.99.1"));
+        assert!(allows("~> 5.0", "5.100.0"));
         assert!(!allows("~> 5.0", "6.0.0"));
         assert!(allows("~> 5.31.0", "5.31.9"));
         assert!(!allows("~> 5.31.0", "5.32.0"));
-        assert!(allows("~> 5", "5.99.1"));
+        assert!(allows("~> 5", "5.100.0"));
         assert!(!allows("~> 5", "6.25.0"));
-        assert!(allows(">= 4.0, < 6.0", "5.99.1"));
+        assert!(allows(">= 4.0, < 6.0", "5.100.0"));
         assert!(!allows(">= 4.0, < 6.0", "6.25.0"));
-        assert!(allows("5.99.1", "5.99.1"));
-        assert!(allows("!= 5.99.0", "5.99.1"));
+        assert!(allows("5.100.0", "5.100.0"));
+        assert!(allows("!= 5.99.0", "5.100.0"));
+        assert!(allows("~> 5.99", "5.100.0"));
+        assert!(!allows("< 5.99.1", "5.100.0"));
         assert!(parse_constraint("~> five").is_err());
         assert!(parse_constraint("").is_err());
     }

@@ -10,7 +10,7 @@ use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
 
 fn v5() -> &'static Schema {
-    Schema::version("5.99.1").expect("bundled 5.99.1")
+    Schema::version("5.100.0").expect("bundled 5.100.0")
 }
 
 fn v6() -> &'static Schema {
@@ -23,8 +23,8 @@ fn both() -> [&'static Schema; 2] {
 
 #[test]
 fn bundled_versions_record_their_source() {
-    assert_eq!(Schema::bundled_versions().collect::<Vec<_>>(), ["5.99.1", "6.25.0"]);
-    assert_eq!(v5().source_package(), ("@cdktf/provider-aws", "19.65.1"));
+    assert_eq!(Schema::bundled_versions().collect::<Vec<_>>(), ["5.100.0", "6.25.0"]);
+    assert_eq!(v5().source_package(), ("@cdktf/provider-aws", "20.1.0"));
     assert_eq!(v6().source_package(), ("@cdktf/provider-aws", "21.22.1"));
     assert_eq!(Schema::newest().unwrap().provider_version(), "6.25.0");
 }
@@ -37,7 +37,7 @@ fn every_version_has_the_whole_provider() {
         assert!(resources >= 1500, "{}: {resources} resource types", s.provider_version());
         assert!(data >= 600, "{}: {data} data sources", s.provider_version());
     }
-    assert_eq!(v5().resource_types().count(), 1514);
+    assert_eq!(v5().resource_types().count(), 1526);
     assert_eq!(v6().resource_types().count(), 1581);
     assert!(v6().data_source("aws_caller_identity").is_some());
 }
@@ -229,19 +229,19 @@ fn selection_by_constraint_and_lock() {
         let (s, fit) = Schema::select(c, l).unwrap();
         (s.provider_version().to_string(), fit)
     };
-    assert_eq!(Schema::for_constraint("~> 5.0").unwrap().provider_version(), "5.99.1");
+    assert_eq!(Schema::for_constraint("~> 5.0").unwrap().provider_version(), "5.100.0");
     assert_eq!(Schema::for_constraint(">= 5.0").unwrap().provider_version(), "6.25.0");
-    assert_eq!(Schema::for_constraint(">= 4.0, < 6.0").unwrap().provider_version(), "5.99.1");
+    assert_eq!(Schema::for_constraint(">= 4.0, < 6.0").unwrap().provider_version(), "5.100.0");
     assert_eq!(Schema::for_constraint("~> 6.0").unwrap().provider_version(), "6.25.0");
     assert!(matches!(Schema::for_constraint("~> 5.31.0"), Err(SchemaError::NoVersion { .. })));
     assert!(matches!(Schema::for_constraint("about five"), Err(SchemaError::BadConstraint { .. })));
 
     assert_eq!(pick(None, None), ("6.25.0".into(), Fit::Newest));
-    assert_eq!(pick(Some("~> 5.0"), None), ("5.99.1".into(), Fit::Exact));
-    assert_eq!(pick(Some("~> 5.31.0"), None), ("5.99.1".into(), Fit::Nearest));
-    assert_eq!(pick(Some("~> 4.0"), None), ("5.99.1".into(), Fit::Nearest));
-    assert_eq!(pick(Some("~> 5.0"), Some("5.99.1")), ("5.99.1".into(), Fit::Exact));
-    assert_eq!(pick(Some("~> 5.0"), Some("5.31.0")), ("5.99.1".into(), Fit::Nearest));
+    assert_eq!(pick(Some("~> 5.0"), None), ("5.100.0".into(), Fit::Exact));
+    assert_eq!(pick(Some("~> 5.31.0"), None), ("5.100.0".into(), Fit::Nearest));
+    assert_eq!(pick(Some("~> 4.0"), None), ("5.100.0".into(), Fit::Nearest));
+    assert_eq!(pick(Some("~> 5.0"), Some("5.100.0")), ("5.100.0".into(), Fit::Exact));
+    assert_eq!(pick(Some("~> 5.0"), Some("5.31.0")), ("5.100.0".into(), Fit::Nearest));
     assert_eq!(pick(None, Some("6.2.0")), ("6.25.0".into(), Fit::Nearest));
 }
 
@@ -468,7 +468,7 @@ resource "aws_made_up" "m" {}
         "aws_instance.i arn: `arn` of `aws_instance` is computed by the provider",
         "aws_instance.i tags{}: `tags` of `aws_instance` is an attribute of type map(string), written as a block",
         "aws_instance.i ebs_block_device{}.size_gb: `ebs_block_device.size_gb` is not an argument or block of `aws_instance`",
-        "resource type aws_made_up is not in 5.99.1",
+        "resource type aws_made_up is not in 5.100.0",
     ];
     for e in expected {
         assert!(found.iter().any(|f| f.contains(e)), "missing {e:?} in:\n{}", found.join("\n"));
