@@ -2,7 +2,7 @@
 // Regenerates crates/terraform/data/aws-<provider version>.json.gz from the npm package
 // `@cdktf/provider-aws`, which is generated from the AWS provider's schema.
 //
-//   node scripts/provider-schema.mjs 21.22.1 19.65.1        # download with `npm pack`, extract, write
+//   node scripts/provider-schema.mjs 20.1.0 21.22.1         # download with `npm pack`, extract, write
 //   node scripts/provider-schema.mjs --lib DIR/package/lib   # an already extracted package
 //
 // Only regeneration needs npm and this script; the Rust code reads the committed files.

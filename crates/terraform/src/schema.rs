@@ -16,6 +16,8 @@ use std::fmt;
 use std::io::Read;
 use std::sync::OnceLock;
 
+use hcl_edit::expr::{Expression, ObjectKey};
+use hcl_edit::structure::{BlockLabel, Body};
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -607,6 +609,50 @@ impl ValueType {
     }
 }
 
+/// The `aws` provider's version constraint in the `terraform { required_providers { aws = {...} } }`
+/// blocks of a module's files (the root module's, to select a schema), all of them joined with `, `
+/// as Terraform intersects them. `None` when no file states one.
+pub fn required_aws_version<'a>(bodies: impl IntoIterator<Item = &'a Body>) -> Option<String> {
+    let mut found = Vec::new();
+    for body in bodies {
+        for rp in body.get_blocks("terraform").flat_map(|t| t.body.get_blocks("required_providers")) {
+            let Some(Expression::Object(aws)) = rp.body.get_attribute("aws").map(|a| &a.value) else {
+                continue;
+            };
+            for (key, value) in aws.iter() {
+                let is_version = match key {
+                    ObjectKey::Ident(i) => i.as_str() == "version",
+                    ObjectKey::Expression(Expression::String(s)) => s.as_str() == "version",
+                    ObjectKey::Expression(_) => false,
+                };
+                if let (true, Expression::String(v)) = (is_version, value.expr()) {
+                    found.push(v.as_str().trim().to_string());
+                }
+            }
+        }
+    }
+    (!found.is_empty()).then(|| found.join(", "))
+}
+
+/// The version `.terraform.lock.hcl` locks `registry.terraform.io/hashicorp/aws` to.
+pub fn locked_aws_version(lock_file: &str) -> Option<String> {
+    let body: Body = lock_file.parse().ok()?;
+    body.get_blocks("provider")
+        .find(|b| {
+            b.labels.first().is_some_and(|l| {
+                let name = match l {
+                    BlockLabel::String(s) => s.as_str(),
+                    BlockLabel::Ident(i) => i.as_str(),
+                };
+                name == "registry.terraform.io/hashicorp/aws"
+            })
+        })
+        .and_then(|b| match b.body.get_attribute("version").map(|a| &a.value) {
+            Some(Expression::String(v)) => Some(v.as_str().to_string()),
+            _ => None,
+        })
+}
+
 fn load(index: usize) -> Result<&'static Schema, SchemaError> {
     let (Some(cell), Some((version, bytes))) = (LOADED.get(index), BUNDLED.get(index)) else {
         return Err(SchemaError::NoVersion { constraint: String::new(), bundled: bundled_list() });
@@ -766,6 +812,49 @@ mod tests {
         assert!(!allows("< 5.99.1", "5.100.0"));
         assert!(parse_constraint("~> five").is_err());
         assert!(parse_constraint("").is_err());
+    }
+
+    #[test]
+    fn provider_versions_from_the_configuration_and_the_lock_file() {
+        let main: Body = r#"
+terraform {
+  required_version = ">= 1.5"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = "~> 5.40"
+    }
+    random = { source = "hashicorp/random", version = "~> 3.0" }
+  }
+}
+"#
+        .parse()
+        .expect("parses");
+        let other: Body = r#"terraform {
+  required_providers {
+    aws = { "version" = ">= 5.0" }
+  }
+}"#
+        .parse()
+        .expect("parses");
+        assert_eq!(required_aws_version([&main]).as_deref(), Some("~> 5.40"));
+        assert_eq!(required_aws_version([&main, &other]).as_deref(), Some("~> 5.40, >= 5.0"));
+        assert_eq!(required_aws_version([&Body::new()]), None);
+        let lock = r#"
+# This file is maintained automatically by "terraform init".
+provider "registry.terraform.io/hashicorp/random" {
+  version = "3.6.0"
+}
+provider "registry.terraform.io/hashicorp/aws" {
+  version     = "5.31.0"
+  constraints = "~> 5.0"
+  hashes = [
+    "h1:abc=",
+  ]
+}
+"#;
+        assert_eq!(locked_aws_version(lock).as_deref(), Some("5.31.0"));
+        assert_eq!(locked_aws_version("provider \"x\" {}"), None);
     }
 
     #[test]

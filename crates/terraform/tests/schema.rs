@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use driftback_terraform::schema::{Fit, Found, Mode, Nesting, Schema, SchemaError, Step, ValueType};
+use driftback_terraform::schema::{
+    Fit, Found, Mode, Nesting, Schema, SchemaError, Step, ValueType, required_aws_version,
+};
 use driftback_terraform::{AttrPath, Repo};
-use hcl_edit::expr::{Expression, ObjectKey};
 use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
 
 fn v5() -> &'static Schema {
@@ -266,28 +267,6 @@ fn label(l: &BlockLabel) -> &str {
     }
 }
 
-/// The `required_providers` constraint of `aws` in a project's root files, if any.
-fn aws_constraint(files: &[(String, Body)]) -> Option<String> {
-    let requirements = files
-        .iter()
-        .flat_map(|(_, body)| body.get_blocks("terraform"))
-        .flat_map(|t| t.body.get_blocks("required_providers"));
-    for rp in requirements {
-        let Some(Expression::Object(aws)) = rp.body.get_attribute("aws").map(|a| &a.value) else { continue };
-        for (key, value) in aws.iter() {
-            let is_version = match key {
-                ObjectKey::Ident(i) => i.as_str() == "version",
-                ObjectKey::Expression(Expression::String(s)) => s.as_str() == "version",
-                ObjectKey::Expression(_) => false,
-            };
-            if let (true, Expression::String(v)) = (is_version, value.expr()) {
-                return Some(v.as_str().to_string());
-            }
-        }
-    }
-    None
-}
-
 /// Every attribute and block path under a resource body, as schema steps. `dynamic "x"` is the
 /// block `x` with the `content` block's body.
 fn walk<'a>(body: &'a Body, prefix: &mut Vec<Step<'a>>, out: &mut Vec<Vec<Step<'a>>>) {
@@ -391,7 +370,7 @@ fn corpus() -> Vec<Project> {
             let body: Body = text.parse().unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             parsed.push((file.display().to_string(), body));
         }
-        let constraint = aws_constraint(&parsed);
+        let constraint = required_aws_version(parsed.iter().filter(|(f, _)| !f.contains("modules/")).map(|(_, b)| b));
         let name = project.file_name().unwrap().to_string_lossy().to_string();
         out.push((name, constraint, parsed));
     }
