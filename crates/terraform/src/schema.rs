@@ -252,7 +252,8 @@ impl Schema {
             .max_by_key(|v| v.parts);
         match floor {
             Some(floor) => Ok((load(nearest(&floor))?, Fit::Nearest)),
-            None => Ok((Schema::newest()?, Fit::Nearest)),
+            // Only upper bounds, all below what is bundled: the oldest is the nearest.
+            None => Ok((load(0)?, Fit::Nearest)),
         }
     }
 

@@ -244,6 +244,8 @@ fn selection_by_constraint_and_lock() {
     assert_eq!(pick(Some("~> 5.0"), Some("5.100.0")), ("5.100.0".into(), Fit::Exact));
     assert_eq!(pick(Some("~> 5.0"), Some("5.31.0")), ("5.100.0".into(), Fit::Nearest));
     assert_eq!(pick(None, Some("6.2.0")), ("6.25.0".into(), Fit::Nearest));
+    assert_eq!(pick(Some("< 5.0"), None), ("5.100.0".into(), Fit::Nearest));
+    assert_eq!(pick(Some(">= 7.0"), None), ("6.25.0".into(), Fit::Nearest));
 }
 
 // ---------- the corpus projects ----------
