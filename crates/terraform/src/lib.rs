@@ -12,6 +12,7 @@ pub mod patch;
 pub mod path;
 pub mod render;
 pub mod repo;
+pub mod schema;
 pub mod state;
 
 pub use address::{Address, InstanceKey, ModuleStep};
@@ -20,4 +21,5 @@ pub use patch::{Applied, Op, PatchError};
 pub use path::{AttrPath, Seg};
 pub use render::{AttrValue, BlockSpec};
 pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError};
+pub use schema::{Found, Schema, SchemaError, Step};
 pub use state::{State, StateError, StateInstance};

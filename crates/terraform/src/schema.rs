@@ -1,0 +1,868 @@
+//! The AWS provider's schema: every resource type and data source, its arguments (with their value
+//! types and whether they are required), its nested blocks (with their nesting) and the attributes
+//! only the provider sets.
+//!
+//! The data is committed under `crates/terraform/data/` (one gzip'd JSON file per provider version,
+//! made by `scripts/provider-schema.mjs` from the `@cdktf/provider-aws` npm package, which is
+//! generated from the provider's schema; see docs/provider-schema.md). It is compiled into the
+//! binary and decompressed once, on first use.
+//!
+//! [`Schema::check_body`] answers the question a patch must ask before it is committed: does this
+//! attribute or nested block exist on this resource type, is it written as the right kind (an
+//! attribute as `name = value`, a block as `name { ... }`), and can it be set at all.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::sync::OnceLock;
+
+use hcl_edit::expr::{Expression, ObjectKey};
+use hcl_edit::structure::{BlockLabel, Body};
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::path::{AttrPath, Seg};
+
+/// The provider versions whose schema is bundled, oldest first, with their data.
+const BUNDLED: [(&str, &[u8]); 2] = [
+    ("5.100.0", include_bytes!("../data/aws-5.100.0.json.gz")),
+    ("6.25.0", include_bytes!("../data/aws-6.25.0.json.gz")),
+];
+
+static LOADED: [OnceLock<Result<Schema, SchemaError>>; BUNDLED.len()] = [const { OnceLock::new() }; BUNDLED.len()];
+
+/// Arguments every resource block takes besides its type's own (Terraform's meta-arguments).
+pub const META_ARGUMENTS: [&str; 4] = ["count", "for_each", "provider", "depends_on"];
+/// Blocks every resource block takes besides its type's own; their contents are Terraform's.
+pub const META_BLOCKS: [&str; 3] = ["lifecycle", "provisioner", "connection"];
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SchemaError {
+    #[error("the bundled schema of AWS provider {version} cannot be read: {reason}")]
+    Data { version: String, reason: String },
+    #[error("invalid provider version constraint {constraint:?}: {reason}")]
+    BadConstraint { constraint: String, reason: String },
+    #[error("no bundled AWS provider schema satisfies {constraint:?} (bundled: {bundled})")]
+    NoVersion { constraint: String, bundled: String },
+    #[error("`{resource_type}` is not a resource type of AWS provider {version}")]
+    UnknownResourceType { resource_type: String, version: String },
+    #[error("`{path}` is not an argument or block of `{resource_type}` (AWS provider {version})")]
+    UnknownArgument { resource_type: String, path: String, version: String },
+    #[error(
+        "`{path}` is not an argument or block of `{resource_type}` but of {} (AWS provider {version})",
+        owners.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")
+    )]
+    OtherResourceType { resource_type: String, path: String, owners: Vec<String>, version: String },
+    #[error("`{path}` of `{resource_type}` is a nested block, written as an attribute (`{path} = ...`)")]
+    BlockAsAttribute { resource_type: String, path: String },
+    #[error("`{path}` of `{resource_type}` is an attribute of type {value_type}, written as a block")]
+    AttributeAsBlock { resource_type: String, path: String, value_type: String },
+    #[error("`{path}` of `{resource_type}` is computed by the provider and cannot be set")]
+    ComputedOnly { resource_type: String, path: String },
+    #[error("`{path}` of `{resource_type}` is an attribute of type {value_type}: it has no member `{member}`")]
+    NoMembers { resource_type: String, path: String, value_type: String, member: String },
+}
+
+/// One provider version's schema.
+#[derive(Debug, Deserialize)]
+pub struct Schema {
+    provider_version: String,
+    package: String,
+    package_version: String,
+    resources: BTreeMap<String, ResourceSchema>,
+    data_sources: BTreeMap<String, ResourceSchema>,
+}
+
+/// The body of a resource, a data source or a nested block.
+#[derive(Debug, Default, Deserialize)]
+pub struct BlockSchema {
+    #[serde(rename = "a", default)]
+    attributes: BTreeMap<String, Attribute>,
+    #[serde(rename = "b", default)]
+    blocks: BTreeMap<String, NestedBlock>,
+    #[serde(rename = "c", default)]
+    computed: Vec<String>,
+}
+
+/// A resource type's (or data source's) top-level body.
+pub type ResourceSchema = BlockSchema;
+
+/// An argument: a name set with `name = value`.
+#[derive(Debug, Deserialize)]
+pub struct Attribute {
+    #[serde(rename = "t")]
+    value_type: ValueType,
+    #[serde(rename = "m")]
+    mode: Mode,
+    /// The members of an object-typed attribute (or of each element of a list, set or map of
+    /// objects).
+    #[serde(rename = "f", default)]
+    fields: Option<Box<BlockSchema>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Mode {
+    /// Must be set.
+    #[serde(rename = "r")]
+    Required,
+    /// May be set; unset, it is null (or the provider's default).
+    #[serde(rename = "o")]
+    Optional,
+    /// May be set; unset, the provider computes it.
+    #[serde(rename = "oc")]
+    OptionalComputed,
+}
+
+/// A nested block: `name { ... }`.
+#[derive(Debug, Deserialize)]
+pub struct NestedBlock {
+    #[serde(rename = "n")]
+    nesting: Nesting,
+    #[serde(default)]
+    min: u32,
+    #[serde(default)]
+    max: Option<u32>,
+    #[serde(rename = "b", default)]
+    body: BlockSchema,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Nesting {
+    /// Repeatable, ordered (`max_items` 1 for a block written at most once).
+    List,
+    /// Repeatable, unordered.
+    Set,
+    /// Exactly one object (the plugin framework's single nested block, e.g. `timeouts`).
+    Single,
+}
+
+/// An argument's value type as Terraform's type constraints name it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum ValueType {
+    String,
+    Number,
+    Bool,
+    /// Any value (`DynamicPseudoType`).
+    Any,
+    /// An object; its members are the attribute's [`Attribute::fields`].
+    Object,
+    List(Box<ValueType>),
+    Set(Box<ValueType>),
+    Map(Box<ValueType>),
+}
+
+/// How a path step is written in the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// `name = value` (or, before the last step, a member of that value).
+    Attribute(&'a str),
+    /// `name { ... }` (a `dynamic "name"` block counts as one).
+    Block(&'a str),
+}
+
+impl Step<'_> {
+    pub fn name(&self) -> &str {
+        match self {
+            Step::Attribute(n) | Step::Block(n) => n,
+        }
+    }
+}
+
+/// What a path leads to.
+#[derive(Debug, Clone, Copy)]
+pub enum Found<'s> {
+    /// The empty path: the resource's own body.
+    Body(&'s BlockSchema),
+    /// An argument (or, for a path into an object-typed argument, the member).
+    Argument(&'s Attribute),
+    /// A nested block.
+    Block(&'s NestedBlock),
+    /// A meta-argument or meta-block, or anything inside a meta-block: Terraform's, not the
+    /// provider's.
+    Meta,
+    /// A key inside this map- or `any`-typed argument: free, not checked.
+    Free(&'s Attribute),
+}
+
+/// How well the selected schema fits the repository's provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// The schema's version is the locked version or satisfies the constraint.
+    Exact,
+    /// No bundled version fits exactly; this is the nearest (same major version where possible).
+    Nearest,
+    /// Nothing was asked: the newest bundled version.
+    Newest,
+}
+
+impl Schema {
+    /// The bundled provider versions, oldest first.
+    pub fn bundled_versions() -> impl Iterator<Item = &'static str> {
+        BUNDLED.iter().map(|(v, _)| *v)
+    }
+
+    /// The schema of exactly this bundled provider version.
+    pub fn version(version: &str) -> Result<&'static Schema, SchemaError> {
+        let index = BUNDLED
+            .iter()
+            .position(|(v, _)| *v == version)
+            .ok_or_else(|| SchemaError::NoVersion { constraint: format!("= {version}"), bundled: bundled_list() })?;
+        load(index)
+    }
+
+    /// The newest bundled schema.
+    pub fn newest() -> Result<&'static Schema, SchemaError> {
+        load(BUNDLED.len() - 1)
+    }
+
+    /// The newest bundled schema whose version satisfies a Terraform version constraint such as
+    /// `~> 5.0` or `>= 4.0, < 6.0`.
+    pub fn for_constraint(constraint: &str) -> Result<&'static Schema, SchemaError> {
+        let clauses = parse_constraint(constraint)?;
+        let index = newest_satisfying(&clauses)
+            .ok_or_else(|| SchemaError::NoVersion { constraint: constraint.to_string(), bundled: bundled_list() })?;
+        load(index)
+    }
+
+    /// The schema for a repository: the version locked in `.terraform.lock.hcl` when given, else the
+    /// `required_providers` constraint, else the newest. When no bundled version fits exactly, the
+    /// nearest: the newest of the same major version, else the oldest newer one, else the newest.
+    pub fn select(constraint: Option<&str>, locked: Option<&str>) -> Result<(&'static Schema, Fit), SchemaError> {
+        if let Some(locked) = locked {
+            let v = Version::parse(locked)
+                .map_err(|reason| SchemaError::BadConstraint { constraint: locked.to_string(), reason })?;
+            if let Some(i) = BUNDLED.iter().position(|(b, _)| Version::parse(b).is_ok_and(|b| b.parts == v.parts)) {
+                return Ok((load(i)?, Fit::Exact));
+            }
+            return Ok((load(nearest(&v))?, Fit::Nearest));
+        }
+        let Some(constraint) = constraint else {
+            return Ok((Schema::newest()?, Fit::Newest));
+        };
+        let clauses = parse_constraint(constraint)?;
+        if let Some(i) = newest_satisfying(&clauses) {
+            return Ok((load(i)?, Fit::Exact));
+        }
+        let floor = clauses
+            .iter()
+            .filter(|c| matches!(c.op, Op::Eq | Op::Ge | Op::Gt | Op::Pessimistic))
+            .map(|c| c.version.clone())
+            .max_by_key(|v| v.parts);
+        match floor {
+            Some(floor) => Ok((load(nearest(&floor))?, Fit::Nearest)),
+            // Only upper bounds, all below what is bundled: the oldest is the nearest.
+            None => Ok((load(0)?, Fit::Nearest)),
+        }
+    }
+
+    /// The provider version, e.g. `6.25.0`.
+    pub fn provider_version(&self) -> &str {
+        &self.provider_version
+    }
+
+    /// The npm package and version the data was extracted from.
+    pub fn source_package(&self) -> (&str, &str) {
+        (&self.package, &self.package_version)
+    }
+
+    pub fn resource(&self, resource_type: &str) -> Option<&ResourceSchema> {
+        self.resources.get(resource_type)
+    }
+
+    pub fn data_source(&self, data_type: &str) -> Option<&ResourceSchema> {
+        self.data_sources.get(data_type)
+    }
+
+    pub fn resource_types(&self) -> impl Iterator<Item = &str> {
+        self.resources.keys().map(String::as_str)
+    }
+
+    pub fn data_source_types(&self) -> impl Iterator<Item = &str> {
+        self.data_sources.keys().map(String::as_str)
+    }
+
+    /// Whether the attribute or nested block at `path` exists in a `resource_type` block, written
+    /// as the steps say, and can be set. The first step may be a meta-argument (`count`,
+    /// `for_each`, `provider`, `depends_on`) or meta-block (`lifecycle`, `provisioner`,
+    /// `connection`, whose contents are not checked). Steps inside a map or `any` value are not
+    /// checked (their keys are free). A `dynamic "x"` block is the step `Step::Block("x")`.
+    pub fn check_body(&self, resource_type: &str, path: &[Step<'_>]) -> Result<(), SchemaError> {
+        self.lookup(resource_type, path).map(|_| ())
+    }
+
+    /// [`Schema::check_body`], answering with what is at the path, for checks of the value
+    /// ([`ValueType::admits`]) or of the number of blocks ([`NestedBlock::max_items`]).
+    pub fn lookup<'s>(&'s self, resource_type: &str, path: &[Step<'_>]) -> Result<Found<'s>, SchemaError> {
+        let resource = self.resource(resource_type).ok_or_else(|| SchemaError::UnknownResourceType {
+            resource_type: resource_type.to_string(),
+            version: self.provider_version.clone(),
+        })?;
+        self.walk(resource_type, resource, path, true)
+    }
+
+    /// [`Schema::lookup`] in a `data "TYPE"` block.
+    pub fn lookup_data<'s>(&'s self, data_type: &str, path: &[Step<'_>]) -> Result<Found<'s>, SchemaError> {
+        let data = self.data_source(data_type).ok_or_else(|| SchemaError::UnknownResourceType {
+            resource_type: format!("data.{data_type}"),
+            version: self.provider_version.clone(),
+        })?;
+        self.walk(&format!("data.{data_type}"), data, path, false)
+    }
+
+    fn walk<'s>(
+        &'s self,
+        owner: &str,
+        top: &'s BlockSchema,
+        path: &[Step<'_>],
+        is_resource: bool,
+    ) -> Result<Found<'s>, SchemaError> {
+        match path.first() {
+            Some(Step::Attribute(n)) if META_ARGUMENTS.contains(n) && path.len() == 1 => return Ok(Found::Meta),
+            Some(Step::Block(n)) if META_BLOCKS.contains(n) => return Ok(Found::Meta),
+            Some(Step::Attribute(n)) if META_BLOCKS.contains(n) => {
+                return Err(SchemaError::BlockAsAttribute { resource_type: owner.to_string(), path: (*n).to_string() });
+            }
+            _ => {}
+        }
+        let mut body = top;
+        let mut found = Found::Body(top);
+        let mut walked: Vec<&str> = Vec::with_capacity(path.len());
+        for (i, step) in path.iter().enumerate() {
+            let last = i + 1 == path.len();
+            let name = step.name();
+            walked.push(name);
+            let here = || walked.join(".");
+            if let Some(block) = body.blocks.get(name) {
+                if let Step::Attribute(_) = step {
+                    return Err(SchemaError::BlockAsAttribute { resource_type: owner.to_string(), path: here() });
+                }
+                body = &block.body;
+                found = Found::Block(block);
+                continue;
+            }
+            if let Some(attr) = body.attributes.get(name) {
+                if let Step::Block(_) = step {
+                    if !attr.takes_block_syntax() {
+                        return Err(SchemaError::AttributeAsBlock {
+                            resource_type: owner.to_string(),
+                            path: here(),
+                            value_type: attr.value_type.to_string(),
+                        });
+                    }
+                }
+                if last {
+                    return Ok(Found::Argument(attr));
+                }
+                if attr.value_type.has_free_keys() {
+                    return Ok(Found::Free(attr));
+                }
+                match attr.fields.as_deref() {
+                    Some(fields) => {
+                        body = fields;
+                        found = Found::Argument(attr);
+                        continue;
+                    }
+                    None => {
+                        return Err(SchemaError::NoMembers {
+                            resource_type: owner.to_string(),
+                            path: here(),
+                            value_type: attr.value_type.to_string(),
+                            member: path.get(i + 1).map(|s| s.name().to_string()).unwrap_or_default(),
+                        });
+                    }
+                }
+            }
+            if body.computed.iter().any(|c| c == name) {
+                return Err(SchemaError::ComputedOnly { resource_type: owner.to_string(), path: here() });
+            }
+            if i == 0 && is_resource {
+                let owners = self.owners_of(owner, name);
+                if !owners.is_empty() {
+                    return Err(SchemaError::OtherResourceType {
+                        resource_type: owner.to_string(),
+                        path: here(),
+                        owners,
+                        version: self.provider_version.clone(),
+                    });
+                }
+            }
+            return Err(SchemaError::UnknownArgument {
+                resource_type: owner.to_string(),
+                path: here(),
+                version: self.provider_version.clone(),
+            });
+        }
+        Ok(found)
+    }
+
+    /// [`Schema::check_body`] for an [`AttrPath`] (`versioning.enabled`, `ingress[0].from_port`,
+    /// `tags["Name"]`), whose names do not say attribute or block: the kind is not checked, only
+    /// that each name exists and can be set. Indexes are skipped; a `["key"]` ends the check.
+    pub fn check_path(&self, resource_type: &str, path: &AttrPath) -> Result<(), SchemaError> {
+        let Some(resource) = self.resource(resource_type) else {
+            return Err(SchemaError::UnknownResourceType {
+                resource_type: resource_type.to_string(),
+                version: self.provider_version.clone(),
+            });
+        };
+        let mut steps = Vec::new();
+        let mut body = Some(resource);
+        for seg in &path.0 {
+            match seg {
+                Seg::Index(_) => continue,
+                Seg::Key(_) => break,
+                Seg::Name(n) => {
+                    let Some(b) = body else { break };
+                    if b.blocks.contains_key(n) {
+                        steps.push(Step::Block(n));
+                        body = b.blocks.get(n).map(|nb| &nb.body);
+                    } else {
+                        steps.push(Step::Attribute(n));
+                        match b.attributes.get(n) {
+                            Some(a) if a.value_type.has_free_keys() => break,
+                            Some(a) => body = a.fields.as_deref(),
+                            None => break,
+                        }
+                    }
+                }
+            }
+        }
+        self.check_body(resource_type, &steps)
+    }
+
+    /// Resource types other than `resource_type` that have a top-level argument or block `name`,
+    /// when one of them is one of its split resources (`aws_s3_bucket` → `aws_s3_bucket_*`): the
+    /// answer to "a block of another resource type". At most three, the closest names first.
+    fn owners_of(&self, resource_type: &str, name: &str) -> Vec<String> {
+        let prefix = format!("{resource_type}_");
+        let mut owners: Vec<&String> = self
+            .resources
+            .iter()
+            .filter(|(t, r)| t.starts_with(&prefix) && (r.blocks.contains_key(name) || r.attributes.contains_key(name)))
+            .map(|(t, _)| t)
+            .collect();
+        owners.sort_by_key(|t| (t.len(), t.as_str()));
+        owners.into_iter().take(3).cloned().collect()
+    }
+}
+
+impl BlockSchema {
+    /// An argument (settable attribute) by name.
+    pub fn argument(&self, name: &str) -> Option<&Attribute> {
+        self.attributes.get(name)
+    }
+
+    /// A nested block by name.
+    pub fn block(&self, name: &str) -> Option<&NestedBlock> {
+        self.blocks.get(name)
+    }
+
+    /// Whether `name` is an attribute only the provider sets (such as `arn`).
+    pub fn is_computed_only(&self, name: &str) -> bool {
+        self.computed.iter().any(|c| c == name)
+    }
+
+    pub fn arguments(&self) -> impl Iterator<Item = (&str, &Attribute)> {
+        self.attributes.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn blocks(&self) -> impl Iterator<Item = (&str, &NestedBlock)> {
+        self.blocks.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The attributes only the provider sets, sorted.
+    pub fn computed_only(&self) -> &[String] {
+        &self.computed
+    }
+}
+
+impl Attribute {
+    pub fn value_type(&self) -> &ValueType {
+        &self.value_type
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn is_required(&self) -> bool {
+        self.mode == Mode::Required
+    }
+
+    /// Whether the provider fills the value in when the configuration leaves it out.
+    pub fn is_computed(&self) -> bool {
+        self.mode == Mode::OptionalComputed
+    }
+
+    /// The members of an object-typed value (or of each element of a collection of objects).
+    pub fn fields(&self) -> Option<&BlockSchema> {
+        self.fields.as_deref()
+    }
+
+    /// Whether the attribute may be written in block syntax: a list or set of objects (SDKv2's
+    /// "attributes as blocks", such as `aws_security_group.ingress` and `aws_route_table.route`)
+    /// or a single object. The data does not tell these apart from the plugin framework's nested
+    /// attributes, which take only `name = value`; see docs/provider-schema.md.
+    pub fn takes_block_syntax(&self) -> bool {
+        match &self.value_type {
+            ValueType::Object => true,
+            ValueType::List(e) | ValueType::Set(e) => **e == ValueType::Object,
+            _ => false,
+        }
+    }
+}
+
+impl NestedBlock {
+    pub fn nesting(&self) -> Nesting {
+        self.nesting
+    }
+
+    /// 1 for a required block, else 0 (larger minimums are not in the data).
+    pub fn min_items(&self) -> u32 {
+        self.min
+    }
+
+    /// `Some(1)` for a block written at most once, `None` when the data does not bound it.
+    pub fn max_items(&self) -> Option<u32> {
+        match self.nesting {
+            Nesting::Single => Some(1),
+            _ => self.max,
+        }
+    }
+
+    pub fn body(&self) -> &BlockSchema {
+        &self.body
+    }
+}
+
+impl ValueType {
+    /// Whether a value's inner names are keys chosen by the user, not schema names.
+    pub fn has_free_keys(&self) -> bool {
+        matches!(self, ValueType::Map(_) | ValueType::Any)
+    }
+
+    /// Whether a JSON value (a literal the patch would write) can be converted to this type the
+    /// way Terraform converts: strings, numbers and bools into each other where the text allows,
+    /// arrays into lists and sets, objects into maps and objects. Null fits every type.
+    pub fn admits(&self, value: &serde_json::Value) -> bool {
+        use serde_json::Value as J;
+        match (self, value) {
+            (_, J::Null) | (ValueType::Any, _) => true,
+            (ValueType::String, J::String(_) | J::Number(_) | J::Bool(_)) => true,
+            (ValueType::Number, J::Number(_)) => true,
+            (ValueType::Number, J::String(s)) => s.trim().parse::<f64>().is_ok(),
+            (ValueType::Bool, J::Bool(_)) => true,
+            (ValueType::Bool, J::String(s)) => s == "true" || s == "false",
+            (ValueType::List(e) | ValueType::Set(e), J::Array(items)) => items.iter().all(|i| e.admits(i)),
+            (ValueType::Map(e), J::Object(m)) => m.values().all(|i| e.admits(i)),
+            (ValueType::Object, J::Object(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueType::String => f.write_str("string"),
+            ValueType::Number => f.write_str("number"),
+            ValueType::Bool => f.write_str("bool"),
+            ValueType::Any => f.write_str("any"),
+            ValueType::Object => f.write_str("object"),
+            ValueType::List(e) => write!(f, "list({e})"),
+            ValueType::Set(e) => write!(f, "set({e})"),
+            ValueType::Map(e) => write!(f, "map({e})"),
+        }
+    }
+}
+
+impl TryFrom<String> for ValueType {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        ValueType::parse(&text)
+    }
+}
+
+impl ValueType {
+    fn parse(text: &str) -> Result<ValueType, String> {
+        let t = text.trim();
+        let inner = |prefix: &str| t.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')).map(ValueType::parse);
+        if let Some(e) = inner("list(") {
+            return Ok(ValueType::List(Box::new(e?)));
+        }
+        if let Some(e) = inner("set(") {
+            return Ok(ValueType::Set(Box::new(e?)));
+        }
+        if let Some(e) = inner("map(") {
+            return Ok(ValueType::Map(Box::new(e?)));
+        }
+        match t {
+            "string" => Ok(ValueType::String),
+            "number" => Ok(ValueType::Number),
+            "bool" => Ok(ValueType::Bool),
+            "any" => Ok(ValueType::Any),
+            "object" => Ok(ValueType::Object),
+            _ => Err(format!("unknown value type {text:?}")),
+        }
+    }
+}
+
+/// The `aws` provider's version constraint in the `terraform { required_providers { aws = {...} } }`
+/// blocks of a module's files (the root module's, to select a schema), all of them joined with `, `
+/// as Terraform intersects them. `None` when no file states one.
+pub fn required_aws_version<'a>(bodies: impl IntoIterator<Item = &'a Body>) -> Option<String> {
+    let mut found = Vec::new();
+    for body in bodies {
+        for rp in body.get_blocks("terraform").flat_map(|t| t.body.get_blocks("required_providers")) {
+            let Some(Expression::Object(aws)) = rp.body.get_attribute("aws").map(|a| &a.value) else {
+                continue;
+            };
+            for (key, value) in aws.iter() {
+                let is_version = match key {
+                    ObjectKey::Ident(i) => i.as_str() == "version",
+                    ObjectKey::Expression(Expression::String(s)) => s.as_str() == "version",
+                    ObjectKey::Expression(_) => false,
+                };
+                if let (true, Expression::String(v)) = (is_version, value.expr()) {
+                    found.push(v.as_str().trim().to_string());
+                }
+            }
+        }
+    }
+    (!found.is_empty()).then(|| found.join(", "))
+}
+
+/// The version `.terraform.lock.hcl` locks `registry.terraform.io/hashicorp/aws` to.
+pub fn locked_aws_version(lock_file: &str) -> Option<String> {
+    let body: Body = lock_file.parse().ok()?;
+    body.get_blocks("provider")
+        .find(|b| {
+            b.labels.first().is_some_and(|l| {
+                let name = match l {
+                    BlockLabel::String(s) => s.as_str(),
+                    BlockLabel::Ident(i) => i.as_str(),
+                };
+                name == "registry.terraform.io/hashicorp/aws"
+            })
+        })
+        .and_then(|b| match b.body.get_attribute("version").map(|a| &a.value) {
+            Some(Expression::String(v)) => Some(v.as_str().to_string()),
+            _ => None,
+        })
+}
+
+fn load(index: usize) -> Result<&'static Schema, SchemaError> {
+    let (Some(cell), Some((version, bytes))) = (LOADED.get(index), BUNDLED.get(index)) else {
+        return Err(SchemaError::NoVersion { constraint: String::new(), bundled: bundled_list() });
+    };
+    cell.get_or_init(|| decode(version, bytes)).as_ref().map_err(Clone::clone)
+}
+
+fn decode(version: &str, bytes: &[u8]) -> Result<Schema, SchemaError> {
+    let data = |reason: String| SchemaError::Data { version: version.to_string(), reason };
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(bytes).read_to_end(&mut json).map_err(|e| data(e.to_string()))?;
+    let schema: Schema = serde_json::from_slice(&json).map_err(|e| data(e.to_string()))?;
+    if schema.provider_version != version {
+        return Err(data(format!("the file holds provider {}", schema.provider_version)));
+    }
+    Ok(schema)
+}
+
+fn bundled_list() -> String {
+    Schema::bundled_versions().collect::<Vec<_>>().join(", ")
+}
+
+// ---------- provider versions and constraints ----------
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Version {
+    parts: [u64; 3],
+    /// How many parts were written (`~> 5.0` has two).
+    written: usize,
+}
+
+impl Version {
+    fn parse(text: &str) -> Result<Version, String> {
+        let t = text.trim().trim_start_matches('v');
+        // Pre-release and build suffixes are not bundled; compare by the numbers.
+        let t = t.split(['-', '+']).next().unwrap_or(t);
+        let mut parts = [0u64; 3];
+        let mut written = 0;
+        for (i, p) in t.split('.').enumerate() {
+            if i >= 3 {
+                return Err(format!("{text:?} has more than three parts"));
+            }
+            parts[i] = p.parse().map_err(|_| format!("{text:?} is not a version"))?;
+            written = i + 1;
+        }
+        Ok(Version { parts, written })
+    }
+
+    fn numbers(&self) -> [u64; 3] {
+        self.parts
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Pessimistic,
+}
+
+#[derive(Debug, Clone)]
+struct Clause {
+    op: Op,
+    version: Version,
+}
+
+impl Clause {
+    fn allows(&self, v: &Version) -> bool {
+        let (a, c) = (v.numbers(), self.version.numbers());
+        match self.op {
+            Op::Eq => a == c,
+            Op::Ne => a != c,
+            Op::Gt => a > c,
+            Op::Ge => a >= c,
+            Op::Lt => a < c,
+            Op::Le => a <= c,
+            Op::Pessimistic => {
+                // `~> 5.1` is `>= 5.1, < 6.0`; `~> 5.1.2` is `>= 5.1.2, < 5.2.0`; `~> 5` is `>= 5, < 6`.
+                let keep = self.version.written.saturating_sub(1).max(1);
+                a >= c && a[..keep] == c[..keep]
+            }
+        }
+    }
+}
+
+fn parse_constraint(text: &str) -> Result<Vec<Clause>, SchemaError> {
+    let bad = |reason: String| SchemaError::BadConstraint { constraint: text.to_string(), reason };
+    let mut clauses = Vec::new();
+    for part in text.split(',') {
+        let p = part.trim();
+        if p.is_empty() {
+            return Err(bad("empty clause".to_string()));
+        }
+        let ops = [
+            ("~>", Op::Pessimistic),
+            (">=", Op::Ge),
+            ("<=", Op::Le),
+            ("!=", Op::Ne),
+            (">", Op::Gt),
+            ("<", Op::Lt),
+            ("=", Op::Eq),
+        ];
+        let (op, rest) = ops.iter().find_map(|(s, op)| p.strip_prefix(s).map(|r| (*op, r))).unwrap_or((Op::Eq, p));
+        clauses.push(Clause { op, version: Version::parse(rest).map_err(bad)? });
+    }
+    Ok(clauses)
+}
+
+fn newest_satisfying(clauses: &[Clause]) -> Option<usize> {
+    BUNDLED.iter().enumerate().rev().find_map(|(i, (v, _))| {
+        let v = Version::parse(v).ok()?;
+        clauses.iter().all(|c| c.allows(&v)).then_some(i)
+    })
+}
+
+/// The bundled version nearest `wanted`: the newest of its major version, else the oldest newer
+/// one, else the newest.
+fn nearest(wanted: &Version) -> usize {
+    let versions: Vec<(usize, Version)> =
+        BUNDLED.iter().enumerate().filter_map(|(i, (v, _))| Version::parse(v).ok().map(|v| (i, v))).collect();
+    if let Some((i, _)) = versions.iter().rev().find(|(_, v)| v.parts[0] == wanted.parts[0]) {
+        return *i;
+    }
+    if let Some((i, _)) = versions.iter().find(|(_, v)| v.parts > wanted.parts) {
+        return *i;
+    }
+    BUNDLED.len() - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allows(constraint: &str, version: &str) -> bool {
+        let clauses = parse_constraint(constraint).expect("constraint");
+        let v = Version::parse(version).expect("version");
+        clauses.iter().all(|c| c.allows(&v))
+    }
+
+    #[test]
+    fn constraints_follow_terraform() {
+        assert!(allows("~> 5.0", "5.100.0"));
+        assert!(!allows("~> 5.0", "6.0.0"));
+        assert!(allows("~> 5.31.0", "5.31.9"));
+        assert!(!allows("~> 5.31.0", "5.32.0"));
+        assert!(allows("~> 5", "5.100.0"));
+        assert!(!allows("~> 5", "6.25.0"));
+        assert!(allows(">= 4.0, < 6.0", "5.100.0"));
+        assert!(!allows(">= 4.0, < 6.0", "6.25.0"));
+        assert!(allows("5.100.0", "5.100.0"));
+        assert!(allows("!= 5.99.0", "5.100.0"));
+        assert!(allows("~> 5.99", "5.100.0"));
+        assert!(!allows("< 5.99.1", "5.100.0"));
+        assert!(parse_constraint("~> five").is_err());
+        assert!(parse_constraint("").is_err());
+    }
+
+    #[test]
+    fn provider_versions_from_the_configuration_and_the_lock_file() {
+        let main: Body = r#"
+terraform {
+  required_version = ">= 1.5"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = "~> 5.40"
+    }
+    random = { source = "hashicorp/random", version = "~> 3.0" }
+  }
+}
+"#
+        .parse()
+        .expect("parses");
+        let other: Body = r#"terraform {
+  required_providers {
+    aws = { "version" = ">= 5.0" }
+  }
+}"#
+        .parse()
+        .expect("parses");
+        assert_eq!(required_aws_version([&main]).as_deref(), Some("~> 5.40"));
+        assert_eq!(required_aws_version([&main, &other]).as_deref(), Some("~> 5.40, >= 5.0"));
+        assert_eq!(required_aws_version([&Body::new()]), None);
+        let lock = r#"
+# This file is maintained automatically by "terraform init".
+provider "registry.terraform.io/hashicorp/random" {
+  version = "3.6.0"
+}
+provider "registry.terraform.io/hashicorp/aws" {
+  version     = "5.31.0"
+  constraints = "~> 5.0"
+  hashes = [
+    "h1:abc=",
+  ]
+}
+"#;
+        assert_eq!(locked_aws_version(lock).as_deref(), Some("5.31.0"));
+        assert_eq!(locked_aws_version("provider \"x\" {}"), None);
+    }
+
+    #[test]
+    fn value_types_parse_and_print() {
+        for t in ["string", "list(string)", "set(object)", "map(map(string))", "list(list(string))"] {
+            assert_eq!(ValueType::parse(t).expect(t).to_string(), t);
+        }
+        assert!(ValueType::parse("tuple(string)").is_err());
+    }
+}
