@@ -418,17 +418,24 @@ pub fn group(events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> {
             match placement {
                 Placement::Joined(g) => sets[g].events.push(event),
                 _ => {
-                    let group = &grouper.groups()[placement.group()];
                     debug_assert_eq!(placement.group(), sets.len());
+                    // The id and resource come from the group, once placing is done.
                     sets.push(ChangeSet {
-                        id: group.id.clone(),
-                        resource_id: group.key.resource_id().map(str::to_string),
+                        id: String::new(),
+                        resource_id: None,
                         actor: event.actor.clone(),
                         events: vec![event],
                     });
                 }
             }
         }
+    }
+    for (set, group) in sets.iter_mut().zip(grouper.into_groups()) {
+        set.id = group.id;
+        set.resource_id = match group.key {
+            ResourceKey::Resource(id) => Some(id),
+            ResourceKey::Event(_) => None,
+        };
     }
     sets
 }
