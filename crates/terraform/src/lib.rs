@@ -7,6 +7,7 @@ pub mod address;
 pub mod edit;
 pub mod eval;
 pub mod functions;
+pub mod gate;
 pub(crate) mod origin;
 pub mod patch;
 pub mod path;

@@ -154,7 +154,7 @@ pub enum ValueType {
 }
 
 /// How a path step is written in the configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Step<'a> {
     /// `name = value` (or, before the last step, a member of that value).
     Attribute(&'a str),

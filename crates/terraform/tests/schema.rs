@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
+use driftback_terraform::gate::{paths, show};
 use driftback_terraform::schema::{
     Fit, Found, Mode, Nesting, Schema, SchemaError, Step, ValueType, required_aws_version,
 };
 use driftback_terraform::{AttrPath, Repo};
-use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
+use hcl_edit::structure::{BlockLabel, Body};
 
 fn v5() -> &'static Schema {
     Schema::version("5.100.0").expect("bundled 5.100.0")
@@ -269,51 +270,6 @@ fn label(l: &BlockLabel) -> &str {
     }
 }
 
-/// Every attribute and block path under a resource body, as schema steps. `dynamic "x"` is the
-/// block `x` with the `content` block's body.
-fn walk<'a>(body: &'a Body, prefix: &mut Vec<Step<'a>>, out: &mut Vec<Vec<Step<'a>>>) {
-    for structure in body.iter() {
-        match structure {
-            Structure::Attribute(a) => {
-                prefix.push(Step::Attribute(a.key.as_str()));
-                out.push(prefix.clone());
-                prefix.pop();
-            }
-            Structure::Block(b) => walk_block(b, prefix, out),
-        }
-    }
-}
-
-fn walk_block<'a>(b: &'a Block, prefix: &mut Vec<Step<'a>>, out: &mut Vec<Vec<Step<'a>>>) {
-    if b.ident.as_str() == "dynamic" {
-        let Some(name) = b.labels.first().map(label) else { return };
-        prefix.push(Step::Block(name));
-        out.push(prefix.clone());
-        for content in b.body.get_blocks("content") {
-            walk(&content.body, prefix, out);
-        }
-        prefix.pop();
-        return;
-    }
-    prefix.push(Step::Block(b.ident.as_str()));
-    out.push(prefix.clone());
-    if !(prefix.len() == 1 && ["lifecycle", "provisioner", "connection"].contains(&b.ident.as_str())) {
-        walk(&b.body, prefix, out);
-    }
-    prefix.pop();
-}
-
-fn show(steps: &[Step<'_>]) -> String {
-    steps
-        .iter()
-        .map(|s| match s {
-            Step::Attribute(n) => n.to_string(),
-            Step::Block(n) => format!("{n}{{}}"),
-        })
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 /// The problems the schema finds in the `resource` blocks of parsed files, with how many resource
 /// types and paths it checked.
 fn problems_in(
@@ -337,8 +293,7 @@ fn problems_in(
                     .push(format!("{project}/{file}: resource type {rtype} is not in {}", schema.provider_version()));
                 continue;
             }
-            let mut paths = Vec::new();
-            walk(&block.body, &mut Vec::new(), &mut paths);
+            let paths = paths(&block.body);
             // Below a path that failed, its members fail for the same reason: one report each.
             let mut failed: Vec<Vec<Step<'_>>> = Vec::new();
             for path in paths {

@@ -153,7 +153,7 @@ struct Explained {
 async fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let mut workspace = match &args.repo {
         Some(dir) => Workspace::load(config, dir, args.state.as_deref())?,
-        None => Workspace::unlocated(Policy::defaults(), "no repository given (--repo): the fields cannot be located"),
+        None => Workspace::unlocated(Policy::defaults(), "no repository given (--repo): the fields cannot be located")?,
     };
     if let Some(file) = &args.policy {
         workspace.policy = load_policy_file(file)?;

@@ -224,6 +224,18 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
                 outcome.status = Status::Escalated("the patch would write a value CloudTrail redacted".into());
                 return;
             }
+            // Fail closed: what the patch adds must exist on its resource type in the provider.
+            let changed: Vec<std::path::PathBuf> = patched.files.iter().map(|(file, _)| file.clone()).collect();
+            let after = patch::with_files(&workspace.repo, &patched.files);
+            let problems = driftback_terraform::gate::check(workspace.schema, &workspace.repo, &after, &changed);
+            if !problems.is_empty() {
+                outcome.status = Status::Escalated(format!(
+                    "the patch does not fit the AWS provider {} schema, so it is not written: {}",
+                    workspace.schema.provider_version(),
+                    problems.join("; ")
+                ));
+                return;
+            }
             outcome.notes.extend(patched.notes);
             outcome.edits = patched.edits;
             outcome.status = if patched.files.is_empty() { Status::NoChange } else { Status::Reconciled };

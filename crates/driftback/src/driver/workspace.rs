@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 
 use driftback_policy::Policy;
 use driftback_recipes::Catalog;
+use driftback_terraform::schema::{Fit, Schema, locked_aws_version, required_aws_version};
 use driftback_terraform::{Repo, State};
 
 use crate::config::Config;
@@ -23,28 +24,35 @@ pub struct Workspace {
     /// Why change sets cannot be located in this workspace (no repository given), when they cannot:
     /// they are decided on their calls alone.
     pub unlocated: Option<String>,
+    /// The AWS provider's schema every patch is checked against: the bundled version that fits the
+    /// repository's `required_providers` and `.terraform.lock.hcl`.
+    pub schema: &'static Schema,
 }
 
 impl Workspace {
     /// The repository in `dir`, its state (`state`, default `dir/terraform.tfstate`) and its policy.
     pub fn load(config: &Config, dir: &Path, state: Option<&Path>) -> anyhow::Result<Workspace> {
         let state_path = state.map(Path::to_path_buf).unwrap_or_else(|| dir.join("terraform.tfstate"));
+        let repo = Repo::load(dir)?;
+        let schema = provider_schema(&repo, dir)?;
         Ok(Workspace {
-            repo: Repo::load(dir)?,
+            repo,
             state: read_state(&state_path)?,
             policy: load_policy(config, dir)?,
             unlocated: None,
+            schema,
         })
     }
 
     /// No repository: only the calls can be judged, by `policy`.
-    pub fn unlocated(policy: Policy, reason: &str) -> Workspace {
-        Workspace {
-            repo: Repo::from_files(Default::default()),
-            state: State::from_instances(Vec::new()),
+    pub fn unlocated(policy: Policy, reason: &str) -> anyhow::Result<Workspace> {
+        Ok(Workspace {
+            repo: Repo::default(),
+            state: State::default(),
             policy,
             unlocated: Some(reason.to_string()),
-        }
+            schema: Schema::newest().context("loading the bundled AWS provider schema")?,
+        })
     }
 
     /// Refuse a repository whose HCL does not parse, naming the first file, line and problem.
@@ -54,6 +62,29 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+/// The bundled provider schema that fits the repository: its `required_providers` constraint for
+/// `hashicorp/aws` and the version its `.terraform.lock.hcl` locks, else the newest bundled one.
+fn provider_schema(repo: &Repo, dir: &Path) -> anyhow::Result<&'static Schema> {
+    let constraint = required_aws_version(repo.files().filter_map(|(path, _)| repo.body(path)));
+    let lock = std::fs::read_to_string(dir.join(".terraform.lock.hcl")).ok();
+    let locked = lock.as_deref().and_then(locked_aws_version);
+    let (schema, fit) = match Schema::select(constraint.as_deref(), locked.as_deref()) {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!(error = %e, "the repository's AWS provider version is not understood; checking patches against the newest bundled schema");
+            (Schema::newest().context("loading the bundled AWS provider schema")?, Fit::Newest)
+        }
+    };
+    if fit == Fit::Nearest {
+        tracing::info!(
+            wanted = constraint.or(locked).unwrap_or_default(),
+            using = schema.provider_version(),
+            "no bundled AWS provider schema fits exactly; checking patches against the nearest"
+        );
+    }
+    Ok(schema)
 }
 
 /// The Terraform state file (format version 4).

@@ -1,0 +1,168 @@
+//! The schema gate: what a patch adds to `resource` blocks must exist on that resource type in the
+//! AWS provider's schema, written as the right kind (argument or block), and be settable.
+//!
+//! Only what the patch adds is judged (paths present after it and not before, in the files it
+//! changed), so code the repository already has cannot block a patch, and a patch cannot pass by
+//! hiding among it. A new `resource` block of a type the provider does not have is refused whole.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
+
+use crate::repo::Repo;
+use crate::schema::{Schema, Step};
+
+/// Every attribute and block path under a resource body, as schema steps. `dynamic "x"` is the
+/// block `x` with its `content` block's body; nothing inside `lifecycle`, `provisioner` or
+/// `connection` is the provider's.
+pub fn paths(body: &Body) -> Vec<Vec<Step<'_>>> {
+    let mut out = Vec::new();
+    walk(body, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk<'a>(body: &'a Body, prefix: &mut Vec<Step<'a>>, out: &mut Vec<Vec<Step<'a>>>) {
+    for structure in body.iter() {
+        match structure {
+            Structure::Attribute(a) => {
+                prefix.push(Step::Attribute(a.key.as_str()));
+                out.push(prefix.clone());
+                prefix.pop();
+            }
+            Structure::Block(b) => walk_block(b, prefix, out),
+        }
+    }
+}
+
+fn walk_block<'a>(b: &'a Block, prefix: &mut Vec<Step<'a>>, out: &mut Vec<Vec<Step<'a>>>) {
+    if b.ident.as_str() == "dynamic" {
+        let Some(name) = b.labels.first().map(label) else { return };
+        prefix.push(Step::Block(name));
+        out.push(prefix.clone());
+        for content in b.body.get_blocks("content") {
+            walk(&content.body, prefix, out);
+        }
+        prefix.pop();
+        return;
+    }
+    prefix.push(Step::Block(b.ident.as_str()));
+    out.push(prefix.clone());
+    if !(prefix.len() == 1 && ["lifecycle", "provisioner", "connection"].contains(&b.ident.as_str())) {
+        walk(&b.body, prefix, out);
+    }
+    prefix.pop();
+}
+
+fn label(l: &BlockLabel) -> &str {
+    match l {
+        BlockLabel::Ident(i) => i.as_str(),
+        BlockLabel::String(s) => s.as_str(),
+    }
+}
+
+/// A path as people read it: `versioning_configuration{}.status`.
+pub fn show(steps: &[Step<'_>]) -> String {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Attribute(n) => n.to_string(),
+            Step::Block(n) => format!("{n}{{}}"),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// A resource block's paths: `(type, name)` and its paths.
+type ResourcePaths<'a> = ((&'a str, &'a str), Vec<Vec<Step<'a>>>);
+
+/// The paths of each `aws_*` resource block of one file.
+fn resource_paths(body: &Body) -> Vec<ResourcePaths<'_>> {
+    body.get_blocks("resource")
+        .filter_map(|block| {
+            let rtype = block.labels.first().map(label)?;
+            let rname = block.labels.get(1).map(label)?;
+            rtype.starts_with("aws_").then(|| ((rtype, rname), paths(&block.body)))
+        })
+        .collect()
+}
+
+/// What the patch from `before` to `after` adds to the `resource` blocks of `files` that `schema`
+/// refuses, each as `FILE: TYPE.NAME PATH: reason`. Empty: the patch passes the gate.
+pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for file in files {
+        let Some(body) = after.body(file) else { continue };
+        let old: Vec<ResourcePaths<'_>> = before.body(file).map(resource_paths).unwrap_or_default();
+        for ((rtype, rname), new_paths) in resource_paths(body) {
+            let known: BTreeSet<&Vec<Step<'_>>> =
+                old.iter().filter(|(id, _)| *id == (rtype, rname)).flat_map(|(_, p)| p.iter()).collect();
+            if schema.resource(rtype).is_none() {
+                if !old.iter().any(|(id, _)| *id == (rtype, rname)) {
+                    problems.push(format!(
+                        "{}: {rtype}.{rname}: the AWS provider {} has no resource type {rtype}",
+                        file.display(),
+                        schema.provider_version()
+                    ));
+                }
+                continue;
+            }
+            // Below a path that failed, its members fail for the same reason: one report each.
+            let mut failed: Vec<&Vec<Step<'_>>> = Vec::new();
+            for path in new_paths.iter().filter(|p| !known.contains(p)) {
+                if failed.iter().any(|f| path.starts_with(f)) {
+                    continue;
+                }
+                if let Err(e) = schema.check_body(rtype, path) {
+                    problems.push(format!("{}: {rtype}.{rname} {}: {e}", file.display(), show(path)));
+                    failed.push(path);
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn repo(text: &str) -> Repo {
+        Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), text.to_string())]))
+    }
+
+    const BEFORE: &str = r#"
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs"
+  legacy_thing = true
+}
+"#;
+
+    #[test]
+    fn only_what_the_patch_adds_is_judged_and_each_problem_is_named_once() {
+        let schema = Schema::version("5.100.0").unwrap();
+        let files = [PathBuf::from("main.tf")];
+        // What was there before (even if the provider has no such argument) is not the patch's.
+        let tagged = repo(&BEFORE.replace("  bucket = \"logs\"", "  bucket = \"logs\"\n  tags = { Team = \"web\" }"));
+        assert_eq!(check(schema, &repo(BEFORE), &tagged, &files), Vec::<String>::new());
+        // A block of the split resource written into the bucket: refused, naming where it belongs,
+        // once (not again for its members).
+        let wrong = repo(&BEFORE.replace(
+            "  legacy_thing = true",
+            "  legacy_thing = true\n  versioning_configuration {\n    status = \"Enabled\"\n  }",
+        ));
+        let problems = check(schema, &repo(BEFORE), &wrong, &files);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("aws_s3_bucket.logs versioning_configuration{}"), "{problems:?}");
+        assert!(problems[0].contains("aws_s3_bucket_versioning"), "{problems:?}");
+        // A new resource of a type the provider lacks, and a computed-only argument.
+        let invented = repo(&format!(
+            "{BEFORE}\nresource \"aws_made_up\" \"x\" {{\n  a = 1\n}}\nresource \"aws_instance\" \"web\" {{\n  arn = \"x\"\n}}\n"
+        ));
+        let problems = check(schema, &repo(BEFORE), &invented, &files);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("no resource type aws_made_up")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("aws_instance.web arn")), "{problems:?}");
+    }
+}
