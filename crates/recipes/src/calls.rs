@@ -157,7 +157,8 @@ impl Calls {
                 continue;
             }
             let mut cols = line.split('\t');
-            let (Some(event), Some(ops), Some(flags), Some(members)) = (cols.next(), cols.next(), cols.next(), cols.next())
+            let (Some(event), Some(ops), Some(flags), Some(members)) =
+                (cols.next(), cols.next(), cols.next(), cols.next())
             else {
                 panic!("data/aws-calls.tsv: bad line {line:?}");
             };
@@ -258,8 +259,7 @@ impl Calls {
         }
         let names = self.calls.get(source).into_iter().flat_map(|c| c.keys().copied());
         let near = closest(event, names);
-        let elsewhere: Vec<&str> =
-            self.calls.iter().filter(|(_, c)| c.contains_key(event)).map(|(s, _)| *s).collect();
+        let elsewhere: Vec<&str> = self.calls.iter().filter(|(_, c)| c.contains_key(event)).map(|(s, _)| *s).collect();
         let mut message = format!("{source} has no event `{event}`");
         if !near.is_empty() {
             message.push_str(&format!("; closest: {}", near.join(", ")));
@@ -390,6 +390,8 @@ mod tests {
         let err = calls.check_event("ec2.amazonaws.com", "CreateQueue").unwrap_err();
         assert!(err.contains("logged by") && err.contains("sqs.amazonaws.com"), "{err}");
         let err = calls.check_event("cloudwatch.amazonaws.com", "PutMetricAlarm").unwrap_err();
-        assert!(err.contains("not in the table"), "{err}");
+        assert!(err.contains("logged by monitoring.amazonaws.com"), "{err}");
+        let err = calls.check_event("cloudwatchh.amazonaws.com", "PutMetricAlarm").unwrap_err();
+        assert!(err.contains("not in the table") && err.contains("cloudwatch.amazonaws.com"), "{err}");
     }
 }
