@@ -218,7 +218,7 @@ def main():
         if source != last:
             out.write(f"@{source}\n")
             last = source
-        ops = ",".join(o for o in row["ops"] if o != event) or "-"
+        ops = "=" if row["ops"] == [event] else ",".join(row["ops"])
         flags = ("r" if event.startswith(READ_PREFIXES) else "w") + ("W" if row["wrapped"] else "")
         members = " ".join("|".join(g) for g in row["groups"]) or "-"
         line = f"{event}\t{ops}\t{flags}\t{members}"

@@ -163,7 +163,7 @@ impl Calls {
                 panic!("data/aws-calls.tsv: bad line {line:?}");
             };
             let wire_names = cols.next().map(|w| w.split(' ').collect()).unwrap_or_default();
-            let operations: Vec<&str> = if ops == "-" { vec![event] } else { ops.split(',').collect() };
+            let operations: Vec<&str> = if ops == "=" { vec![event] } else { ops.split(',').collect() };
             for op in &operations {
                 if *op != event {
                     renamed.entry(source).or_default().insert(*op, event);
