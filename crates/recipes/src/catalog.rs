@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::calls::Calls;
+
 const BUILTIN: &str = include_str!("catalog.toml");
 
 #[derive(Debug, thiserror::Error)]
@@ -347,6 +349,7 @@ impl Catalog {
             {
                 driftback_terraform::AttrPath::parse(rule).map_err(invalid)?;
             }
+            check_names(r).map_err(invalid)?;
             for m in r.map_merge.iter().chain(&r.map_replace) {
                 if m.items.is_none() == m.object.is_none() {
                     return Err(invalid(format!("map rule on `{}` needs exactly one of `items` and `object`", m.path)));
@@ -358,6 +361,70 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// The recipe's events and the request members its paths start from, checked against the table of
+/// calls ([`Calls`]): CloudTrail's names, not the API's or anyone's memory of them.
+fn check_names(r: &Recipe) -> Result<(), String> {
+    let calls = Calls::builtin();
+    for event in &r.events {
+        let call = calls.check_event(&r.source, event)?;
+        for path in request_paths(r) {
+            for alternative in path.split('|').map(str::trim) {
+                call.check_path(alternative).map_err(|e| format!("{e} (in `{path}`)"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The recipe's paths that start at the top of `requestParameters` (or at `response.`, which
+/// [`crate::Call::check_path`] leaves alone); paths read inside items are relative to an item.
+fn request_paths(r: &Recipe) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    match &r.each {
+        // `key` and the rules' paths are read inside each item.
+        Some(each) => out.push(each),
+        None => {
+            out.extend(r.key.as_deref());
+            out.extend(r.set.iter().map(|s| s.from.as_str()));
+        }
+    }
+    out.extend(r.ignore.iter().map(String::as_str));
+    if let Some(n) = &r.set_named {
+        out.extend([n.name.as_str(), n.value.as_str()]);
+    }
+    out.extend(r.remove_when.iter().map(|w| w.from.as_str()));
+    for m in r.map_merge.iter().chain(&r.map_remove).chain(&r.map_replace) {
+        out.extend(m.items.as_deref());
+        out.extend(m.object.as_deref());
+    }
+    out.extend(r.block_add.iter().chain(&r.block_remove).map(|b| b.items.as_str()));
+    if let Some(c) = &r.create {
+        out.extend([c.name.as_str(), c.import_id.as_str()]);
+        out.extend(c.attrs.values().filter_map(|v| v.as_str()).map(|v| v.split_once(':').map_or(v, |(p, _)| p)));
+        out.extend(c.blocks.values().map(|b| b.items.as_str()));
+        out.extend(c.keys.values().map(|k| k.items.as_str()));
+    }
+    if let Some(a) = &r.attach {
+        out.extend(a.attrs.values().filter_map(|v| v.as_str()));
+        let mut rest = a.import_id.as_str();
+        while let Some(start) = rest.find('{') {
+            let Some(end) = rest[start..].find('}') else { break };
+            out.push(&rest[start + 1..start + end]);
+            rest = &rest[start + end + 1..];
+        }
+    }
+    if let Some(rule) = &r.rules {
+        out.push(&rule.items);
+    }
+    if let Some(rule) = &r.rules_remove {
+        out.extend([rule.ids.as_str(), rule.items.as_str()]);
+    }
+    if let Some(k) = &r.keyed_blocks {
+        out.push(&k.items);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 //! when it loads. [`plan`] maps a change set to per-resource operations for the patch stage, or says
 //! why it cannot.
 
+mod calls;
 mod catalog;
 mod extract;
 mod plan;
 
+pub use calls::{Call, Calls, closest};
 pub use catalog::{Catalog, CatalogError, Recipe};
 pub use plan::{Plan, PlanError, ResourceChange, plan};
