@@ -436,7 +436,7 @@ fn strengthens_security(event: &ApiEvent) -> Option<String> {
         ("ec2", "RevokeSecurityGroupIngress") if OPEN_CIDRS.iter().any(|c| text.contains(c)) => {
             Some(format!("{call} closes ingress from the whole internet"))
         }
-        ("s3", "PutPublicAccessBlock") if !text.contains("false") => Some(format!("{call} blocks public access")),
+        ("s3", "PutBucketPublicAccessBlock") if !text.contains("false") => Some(format!("{call} blocks public access")),
         ("s3", "PutBucketEncryption") | ("kms", "EnableKeyRotation") => Some(format!("{call} turns encryption on")),
         _ => None,
     }

@@ -20,12 +20,15 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
                 .find(|c| OPEN_CIDRS.contains(&c.as_str()))
                 .and_then(|c| says(&format!("opens ingress from {c} (the whole internet)")))
         }
-        ("s3", "PutPublicAccessBlock") | ("s3", "PutAccountPublicAccessBlock") => {
+        // CloudTrail's names for PutPublicAccessBlock and its account-level twin.
+        ("s3", "PutBucketPublicAccessBlock") | ("s3", "PutAccountPublicAccessBlock") => {
             let flags =
                 bools_under(r, &["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]);
             flags.contains(&false).then(|| format!("{} turns public access protection off", event.raw_name))
         }
-        ("s3", "DeletePublicAccessBlock") => says("removes public access protection"),
+        ("s3", "DeleteBucketPublicAccessBlock") | ("s3", "DeleteAccountPublicAccessBlock") => {
+            says("removes public access protection")
+        }
         ("s3", "DeleteBucketEncryption") => says("turns default encryption off"),
         ("s3", "PutBucketAcl") => {
             let text = r.to_string();
@@ -39,7 +42,6 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
                 || text.contains("\\\"AWS\\\":\\\"*\\\""))
             .then(|| format!("{} grants access to everyone", event.raw_name))
         }
-        ("s3", "DeleteBucketLogging") => says("turns access logging off"),
         ("s3", "PutBucketLogging") => {
             let text = r.to_string();
             (!text.contains("LoggingEnabled")).then(|| format!("{} turns access logging off", event.raw_name))
@@ -63,9 +65,9 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
                 .then(|| format!("{} grants administrator access", event.raw_name))
         }
         ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
+            // Storage encryption cannot be changed by these calls (they have no such member).
             let public = bools_under(r, &["publiclyAccessible"]).contains(&true);
-            let unencrypted = bools_under(r, &["storageEncrypted"]).contains(&false);
-            (public || unencrypted).then(|| format!("{} makes the database public or unencrypted", event.raw_name))
+            public.then(|| format!("{} makes the database publicly accessible", event.raw_name))
         }
         _ => None,
     }

@@ -80,7 +80,7 @@ fn safe_defaults_with_no_policy_file() {
         (alice(), "ec2.amazonaws.com", "ModifyInstanceAttribute", json!({"instanceId": "i-1"}), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
         (alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("0.0.0.0/0"), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
         (alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress("10.0.0.0/8"), plain.clone(), DecisionKind::Reconcile, "default:reconcile"),
-        (alice(), "s3.amazonaws.com", "PutPublicAccessBlock", json!({"PublicAccessBlockConfiguration": {"BlockPublicAcls": false}}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
+        (alice(), "s3.amazonaws.com", "PutBucketPublicAccessBlock", json!({"PublicAccessBlockConfiguration": {"BlockPublicAcls": false}}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
         (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"policyDocument": wildcard}), plain.clone(), DecisionKind::Escalate, "default:security-weakening"),
         // A narrow policy granted to a role that already exists is still an IAM change for a person.
         (alice(), "iam.amazonaws.com", "PutRolePolicy", json!({"roleName": "app", "policyDocument": narrow}), plain.clone(), DecisionKind::Escalate, "default:immutable-iam"),
