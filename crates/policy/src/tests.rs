@@ -391,3 +391,36 @@ fn policy_file_errors_name_the_file_rule_and_field() {
         assert!(err.contains(want), "{text}\n-> {err}\nwanted: {want}");
     }
 }
+
+/// Each security check fires on a call as CloudTrail logs it: the name and the members it reads
+/// exist in the table of calls generated from the AWS API models, so a check written with an API
+/// name CloudTrail never logs (`PutPublicAccessBlock`) cannot pass unnoticed.
+#[test]
+fn security_checks_fire_on_the_names_cloudtrail_logs() {
+    let calls = driftback_recipes::Calls::builtin();
+    let ingress = json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipProtocol": "tcp", "fromPort": 22,
+        "toPort": 22, "ipRanges": {"items": [{"cidrIp": "0.0.0.0/0"}]}}]}});
+    let block = json!({"bucketName": "b", "PublicAccessBlockConfiguration": {"BlockPublicAcls": false}});
+    #[rustfmt::skip]
+    let weakening: Vec<(&str, &str, Value)> = vec![
+        ("ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress),
+        ("s3.amazonaws.com", "PutBucketPublicAccessBlock", block),
+        ("s3.amazonaws.com", "DeleteBucketPublicAccessBlock", json!({"bucketName": "b"})),
+        ("s3.amazonaws.com", "DeleteBucketEncryption", json!({"bucketName": "b"})),
+        ("s3.amazonaws.com", "PutBucketLogging", json!({"bucketName": "b", "BucketLoggingStatus": {}})),
+        ("cloudtrail.amazonaws.com", "StopLogging", json!({"name": "main"})),
+        ("kms.amazonaws.com", "DisableKeyRotation", json!({"keyId": "k"})),
+        ("rds.amazonaws.com", "ModifyDBInstance", json!({"dBInstanceIdentifier": "db", "publiclyAccessible": true})),
+    ];
+    for (source, name, request) in weakening {
+        let call = calls.check_event(source, name).unwrap_or_else(|e| panic!("{source} {name}: {e}"));
+        for member in request.as_object().unwrap().keys() {
+            assert!(call.has_member(member), "{source} {name} has no member {member}");
+        }
+        let cs = change_set(&alice(), source, name, request);
+        let event = &cs.events[0];
+        assert!(security_weakening(event).is_some(), "{source} {name} is not seen as a weakening");
+    }
+    // The API's own name is not what CloudTrail logs, and no check is written for it.
+    assert!(calls.check_event("s3.amazonaws.com", "PutPublicAccessBlock").is_err());
+}
