@@ -6,7 +6,7 @@
 //! hiding among it. A new `resource` block of a type the provider does not have is refused whole.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
 
@@ -87,8 +87,79 @@ fn resource_paths(body: &Body) -> Vec<ResourcePaths<'_>> {
         .collect()
 }
 
+/// Inline blocks that a resource type must not have beside separate resources managing the same
+/// sub-objects: with any inline block present, Terraform takes the inline list as complete and
+/// removes what the separate resources manage on the next apply. Each entry: (resource type, its
+/// inline block, the separate resource types, the argument by which they name the resource). The
+/// source is each resource's documentation in the AWS provider ("Terraform currently provides both
+/// a standalone ... resource and ... inline. At this time you cannot use ... in conjunction").
+pub const EXCLUSIVE_INLINE_BLOCKS: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "aws_security_group",
+        "ingress",
+        &["aws_security_group_rule", "aws_vpc_security_group_ingress_rule"],
+        "security_group_id",
+    ),
+    (
+        "aws_security_group",
+        "egress",
+        &["aws_security_group_rule", "aws_vpc_security_group_egress_rule"],
+        "security_group_id",
+    ),
+    ("aws_route_table", "route", &["aws_route"], "route_table_id"),
+    ("aws_network_acl", "ingress", &["aws_network_acl_rule"], "network_acl_id"),
+    ("aws_network_acl", "egress", &["aws_network_acl_rule"], "network_acl_id"),
+    (
+        "aws_default_security_group",
+        "ingress",
+        &["aws_security_group_rule", "aws_vpc_security_group_ingress_rule"],
+        "security_group_id",
+    ),
+    (
+        "aws_default_security_group",
+        "egress",
+        &["aws_security_group_rule", "aws_vpc_security_group_egress_rule"],
+        "security_group_id",
+    ),
+    ("aws_iam_role", "inline_policy", &["aws_iam_role_policy"], "role"),
+];
+
+/// The separate resources in `file`'s directory whose `link` argument refers to `rtype.rname`.
+fn separate_resources(repo: &Repo, file: &Path, rtype: &str, rname: &str, types: &[&str], link: &str) -> Vec<String> {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let needle = format!("{rtype}.{rname}");
+    let mut found = Vec::new();
+    for (path, text) in repo.files() {
+        if path.parent().unwrap_or(Path::new("")) != dir {
+            continue;
+        }
+        let Some(body) = repo.body(path) else { continue };
+        for block in body.get_blocks("resource") {
+            let (Some(ptype), Some(pname)) = (block.labels.first().map(label), block.labels.get(1).map(label)) else {
+                continue;
+            };
+            if !types.contains(&ptype) {
+                continue;
+            }
+            let Some(attr) = block.body.get_attribute(link) else { continue };
+            let expr = crate::edit::expr_text(text, &attr.value);
+            let refers = expr.match_indices(&needle).any(|(at, _)| {
+                let before = expr[..at].chars().next_back();
+                let after = expr[at + needle.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                    && matches!(after, Some('.') | Some('['))
+            });
+            if refers {
+                found.push(format!("{ptype}.{pname}"));
+            }
+        }
+    }
+    found
+}
+
 /// What the patch from `before` to `after` adds to the `resource` blocks of `files` that `schema`
-/// refuses, each as `FILE: TYPE.NAME PATH: reason`. Empty: the patch passes the gate.
+/// refuses, or that would remove what separate resources manage ([`EXCLUSIVE_INLINE_BLOCKS`]),
+/// each as `FILE: TYPE.NAME PATH: reason`. Empty: the patch passes the gate.
 pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) -> Vec<String> {
     let mut problems = Vec::new();
     for file in files {
@@ -106,6 +177,23 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
                     ));
                 }
                 continue;
+            }
+            // An inline block beside the separate resources that manage the same sub-objects.
+            for (_, block, types, link) in EXCLUSIVE_INLINE_BLOCKS.iter().filter(|(t, ..)| *t == rtype) {
+                let adds = new_paths.iter().any(|p| !known.contains(p) && p.first() == Some(&Step::Block(block)));
+                if !adds {
+                    continue;
+                }
+                let separate = separate_resources(after, file, rtype, rname, types, link);
+                if !separate.is_empty() {
+                    problems.push(format!(
+                        "{}: {rtype}.{rname} {block}{{}}: an inline {block} block beside {} makes Terraform remove \
+                         what those manage on the next apply; this change belongs in a separate {} resource",
+                        file.display(),
+                        separate.join(", "),
+                        types.join(" or ")
+                    ));
+                }
             }
             // Below a path that failed, its members fail for the same reason: one report each.
             let mut failed: Vec<&Vec<Step<'_>>> = Vec::new();
@@ -127,6 +215,54 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    const GROUP_WITH_RULE_RESOURCES: &str = r#"
+resource "aws_security_group" "alb" {
+  name = "alb"
+}
+
+resource "aws_security_group_rule" "http" {
+  type              = "ingress"
+  security_group_id = aws_security_group.alb.id
+  from_port         = 80
+  to_port           = 80
+  protocol          = "tcp"
+  cidr_blocks       = ["0.0.0.0/0"]
+}
+
+resource "aws_security_group" "other" {
+  name = "other"
+}
+"#;
+
+    #[test]
+    fn an_inline_rule_beside_rule_resources_is_refused_naming_them() {
+        let schema = Schema::version("5.100.0").unwrap();
+        let files = [PathBuf::from("main.tf")];
+        let before = repo(GROUP_WITH_RULE_RESOURCES);
+        let inline = "  ingress {\n    from_port   = 8080\n    to_port     = 8080\n    protocol    = \"tcp\"\n    cidr_blocks = [\"10.0.0.0/8\"]\n  }\n";
+        let on = |group: &str| {
+            repo(
+                &GROUP_WITH_RULE_RESOURCES
+                    .replace(&format!("  name = \"{group}\"\n"), &format!("  name = \"{group}\"\n{inline}")),
+            )
+        };
+        let problems = check(schema, &before, &on("alb"), &files);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("aws_security_group.alb ingress{}"), "{problems:?}");
+        assert!(problems[0].contains("aws_security_group_rule.http"), "{problems:?}");
+        // A group whose rules are all inline (no rule resource refers to it) may get another.
+        assert_eq!(check(schema, &before, &on("other"), &files), Vec::<String>::new());
+        // Every entry of the table names real resource types, blocks and arguments.
+        for (rtype, block, types, link) in EXCLUSIVE_INLINE_BLOCKS {
+            let resource = schema.resource(rtype).unwrap_or_else(|| panic!("{rtype}"));
+            assert!(resource.block(block).is_some() || resource.argument(block).is_some(), "{rtype}.{block}");
+            for t in *types {
+                let separate = schema.resource(t).unwrap_or_else(|| panic!("{t}"));
+                assert!(separate.argument(link).is_some(), "{t}.{link}");
+            }
+        }
+    }
 
     fn repo(text: &str) -> Repo {
         Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), text.to_string())]))

@@ -224,13 +224,14 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
                 outcome.status = Status::Escalated("the patch would write a value CloudTrail redacted".into());
                 return;
             }
-            // Fail closed: what the patch adds must exist on its resource type in the provider.
+            // Fail closed: what the patch adds must exist on its resource type in the provider, and
+            // must not take over what separate resources manage.
             let changed: Vec<std::path::PathBuf> = patched.files.iter().map(|(file, _)| file.clone()).collect();
             let after = patch::with_files(&workspace.repo, &patched.files);
             let problems = driftback_terraform::gate::check(workspace.schema, &workspace.repo, &after, &changed);
             if !problems.is_empty() {
                 outcome.status = Status::Escalated(format!(
-                    "the patch does not fit the AWS provider {} schema, so it is not written: {}",
+                    "the patch is not written: it fails the checks against the AWS provider {} schema: {}",
                     workspace.schema.provider_version(),
                     problems.join("; ")
                 ));
