@@ -164,6 +164,15 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
     let mut problems = Vec::new();
     for file in files {
         let Some(body) = after.body(file) else { continue };
+        // Terraform reads `import` blocks in the root module only (the repository's top directory).
+        let in_root = file.parent().is_none_or(|dir| dir.as_os_str().is_empty());
+        let imports = |body: Option<&Body>| body.map(|b| b.get_blocks("import").count()).unwrap_or(0);
+        if !in_root && imports(Some(body)) > imports(before.body(file)) {
+            problems.push(format!(
+                "{}: an import block in a child module: Terraform reads import blocks in the root module only",
+                file.display()
+            ));
+        }
         let old: Vec<ResourcePaths<'_>> = before.body(file).map(resource_paths).unwrap_or_default();
         for ((rtype, rname), new_paths) in resource_paths(body) {
             let known: BTreeSet<&Vec<Step<'_>>> =
@@ -234,6 +243,21 @@ resource "aws_security_group" "other" {
   name = "other"
 }
 "#;
+
+    #[test]
+    fn an_import_block_goes_in_the_root_module_only() {
+        let schema = Schema::version("5.100.0").unwrap();
+        let import = "import {\n  to = aws_s3_bucket.logs\n  id = \"logs\"\n}\n";
+        let module = PathBuf::from("modules/bucket/main.tf");
+        let files = |path: &Path, extra: &str| {
+            Repo::from_files(BTreeMap::from([(path.to_path_buf(), format!("{BEFORE}{extra}"))]))
+        };
+        let problems = check(schema, &files(&module, ""), &files(&module, import), std::slice::from_ref(&module));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("root module only"), "{problems:?}");
+        let root = PathBuf::from("main.tf");
+        assert_eq!(check(schema, &files(&root, ""), &files(&root, import), &[root]), Vec::<String>::new());
+    }
 
     #[test]
     fn an_inline_rule_beside_rule_resources_is_refused_naming_them() {

@@ -231,7 +231,7 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
             let problems = driftback_terraform::gate::check(workspace.schema, &workspace.repo, &after, &changed);
             if !problems.is_empty() {
                 outcome.status = Status::Escalated(format!(
-                    "the patch is not written: it fails the checks against the AWS provider {} schema: {}",
+                    "the patch is not written: it fails the checks made before a commit (AWS provider {} schema, Terraform's rules): {}",
                     workspace.schema.provider_version(),
                     problems.join("; ")
                 ));
