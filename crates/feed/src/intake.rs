@@ -46,15 +46,50 @@ pub enum Triage {
     Dropped(DropReason),
 }
 
+/// The longest eventID kept: CloudTrail's are 36-character UUIDs.
+pub const MAX_EVENT_ID_BYTES: usize = 128;
+/// The longest event source or name kept: AWS's are short (`UpdateFunctionConfiguration20150331v2`).
+pub const MAX_CALL_NAME_BYTES: usize = 256;
+/// The longest actor or resource identifier kept: 2,048 is the longest ARN AWS documents (IAM's),
+/// and it stays under the 2,704 bytes a Postgres index entry may hold.
+pub const MAX_IDENTIFIER_BYTES: usize = 2048;
+
+/// `Err` naming the field when `value` is longer than AWS itself would send.
+fn bounded(field: &str, value: &str, max: usize) -> Result<(), String> {
+    if value.len() <= max {
+        return Ok(());
+    }
+    let start: String = value.chars().take(40).collect();
+    Err(format!(
+        "{field} is {} bytes long ({start:?}…); AWS sends at most {max}: not a record this driftback keeps",
+        value.len()
+    ))
+}
+
 impl IntakeEvent {
-    /// Triage one record: normalise it only when it is a drift candidate.
+    /// Triage one record: normalise it only when it is a drift candidate. A field longer than AWS
+    /// itself sends (ids, names, ARNs, resource identifiers) makes the record bad input: what
+    /// reaches the store's indexes is bounded, and the records around it go on.
     pub fn from_record(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
+        bounded("eventID", record.id(), MAX_EVENT_ID_BYTES)?;
         // The id is what deduplication and change sets refer to: it must be plain text.
         if record.id().chars().any(char::is_control) {
             return Err(format!("eventID {:?} has control characters: not a CloudTrail event id", record.id()));
         }
+        bounded("eventSource", record.source(), MAX_CALL_NAME_BYTES)?;
+        bounded("eventName", record.raw_name(), MAX_CALL_NAME_BYTES)?;
+        bounded("the actor", record.actor_name(), MAX_IDENTIFIER_BYTES)?;
         let triage = match record.disposition(filter) {
-            Disposition::Keep => Triage::Kept(Box::new(record.to_event().map_err(|e| e.to_string())?)),
+            Disposition::Keep => {
+                let event = record.to_event().map_err(|e| e.to_string())?;
+                if let Some(arn) = &event.actor.principal_arn {
+                    bounded("userIdentity.arn", arn, MAX_IDENTIFIER_BYTES)?;
+                }
+                for id in driftback_events::resource_ids(&event) {
+                    bounded("a resource identifier", &id, MAX_IDENTIFIER_BYTES)?;
+                }
+                Triage::Kept(Box::new(event))
+            }
             Disposition::Drop(reason) => Triage::Dropped(reason),
         };
         Ok(IntakeEvent {
@@ -173,7 +208,8 @@ impl Intake {
             Entry::Record(record) => match IntakeEvent::from_record(&record, filter) {
                 Ok(event) => self.events.push(event),
                 Err(reason) => {
-                    self.bad.push(bad(format!("{location}: event {}", record.id()), reason, Some(record.text())))
+                    let id: String = record.id().chars().take(64).collect();
+                    self.bad.push(bad(format!("{location}: event {id}"), reason, Some(record.text())))
                 }
             },
             Entry::Bad(b) => self.bad.push(bad(b.location, b.reason, None)),

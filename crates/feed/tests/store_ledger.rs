@@ -350,3 +350,37 @@ async fn a_permanent_failure_fails_its_change_set_for_good_and_a_transient_one_i
         store.close().await;
     }
 }
+
+#[tokio::test]
+async fn over_long_fields_make_their_record_bad_input_and_the_rest_of_the_delivery_is_recorded() {
+    for (store, _guard) in stores("overlong").await {
+        let ledger = StoreLedger::new(store.clone(), WINDOW);
+        let mut records: Vec<Value> = (0..9)
+            .map(|i| record(&format!("ok{i}"), &format!("2024-05-01T12:00:{:02}Z", i * 5), "i-1", false))
+            .collect();
+        // Each longer than AWS sends, in an indexed column: the id, the resource, the actor.
+        records.push(record(&"e".repeat(3000), "2024-05-01T12:01:00Z", "i-1", false));
+        records.push(record("long-resource", "2024-05-01T12:01:05Z", &format!("i-{}", "9".repeat(3000)), false));
+        let mut long_actor = record("long-actor", "2024-05-01T12:01:10Z", "i-1", false);
+        long_actor["userIdentity"]["arn"] = json!(format!("arn:aws:iam::123456789012:user/{}", "a".repeat(3000)));
+        long_actor["userIdentity"]["userName"] = json!("a".repeat(3000));
+        records.push(long_actor);
+        let message =
+            Intake::from_text(&json!({"Records": records}).to_string(), "sqs message m1", &FilterConfig::default());
+        assert_eq!((message.events.len(), message.bad.len()), (9, 3), "{:?}", message.bad);
+        for bad in &message.bad {
+            assert!(bad.reason.contains("bytes long"), "{}", bad.reason);
+            assert!(bad.location.len() < 200, "the location quotes a bounded id: {}", bad.location.len());
+        }
+        let receipt = ledger.record_intake(&message).await.unwrap();
+        assert_eq!(
+            receipt,
+            IntakeReceipt { new_events: 9, duplicates: 0, pending: 9, bad: 3 },
+            "{}",
+            store.backend_name()
+        );
+        assert_eq!(store.stats().await.unwrap().events, 9);
+        assert_eq!(store.stats().await.unwrap().bad_records, 3);
+        store.close().await;
+    }
+}
