@@ -107,7 +107,7 @@ async fn main() {
     for i in 0..samples {
         let sent = Utc::now();
         let detail = record(i, sent).to_string();
-        let entry = json!({"Source": "bench", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
+        let entry = json!({"Source": "aws.ec2", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
         support::eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
         let deadline = Instant::now() + Duration::from_secs(60);
         let done_at = loop {

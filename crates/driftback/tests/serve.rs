@@ -56,7 +56,7 @@ async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) 
         let entries: Vec<Value> = chunk
             .iter()
             .map(|r| {
-                json!({"Source": "driftback.test", "DetailType": "AWS API Call via CloudTrail",
+                json!({"Source": "aws.ec2", "DetailType": "AWS API Call via CloudTrail",
                        "Detail": r.to_string(), "EventBusName": "default"})
             })
             .collect();

@@ -260,9 +260,11 @@ pub(crate) struct Head<'a, P> {
     pub(crate) request: Option<P>,
     #[serde(rename = "responseElements", default = "none")]
     pub(crate) response: Option<P>,
-    /// An EventBridge envelope's `detail-type` and `detail`.
+    /// An EventBridge envelope's `detail-type`, `source` and `detail`.
     #[serde(rename = "detail-type", borrow, default)]
     pub(crate) detail_type: Loose<'a>,
+    #[serde(rename = "source", borrow, default)]
+    pub(crate) envelope_source: Loose<'a>,
     #[serde(default = "none")]
     pub(crate) detail: Option<P>,
     /// A CloudTrail log file's `Records`.

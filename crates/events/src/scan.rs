@@ -312,6 +312,15 @@ fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String
             head.detail_type
         ));
     }
+    // Only AWS sends `aws.*` sources; any caller allowed `events:PutEvents` can send the rest, and
+    // with it a console change nobody made.
+    if !matches!(&head.envelope_source, Loose::Text(source) if source.starts_with("aws.")) {
+        return bad(format!(
+            "EventBridge envelope from source {}: CloudTrail's come from `aws.*` sources, which only AWS can \
+             send; this one may be forged",
+            head.envelope_source
+        ));
+    }
     let Some(detail) = head.detail.map(RawValue::get).filter(|d| d.starts_with('{')) else {
         return bad("EventBridge envelope without a `detail` object".into());
     };
@@ -381,6 +390,28 @@ mod tests {
             "eventName": "CreateTags", "userIdentity": {"type": "Root"}, "requestParameters": {"a": [1]}
         })
         .to_string()
+    }
+
+    #[test]
+    fn an_envelope_not_from_an_aws_source_is_bad_input() {
+        let r = r#"{"eventID":"e1","eventTime":"2024-03-01T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"CreateTags","userIdentity":{"type":"Root"}}"#;
+        let envelope =
+            |source: &str| format!(r#"{{"detail-type":"AWS API Call via CloudTrail","source":{source},"detail":{r}}}"#);
+        for (source, kept) in
+            [("\"aws.ec2\"", true), ("\"driftback.test\"", false), ("\"awsx.ec2\"", false), ("null", false)]
+        {
+            let mut records = 0;
+            let mut bad = Vec::new();
+            scan(&envelope(source), "m", |entry| match entry {
+                Entry::Record(_) => records += 1,
+                Entry::Bad(b) => bad.push(b.reason),
+            })
+            .unwrap();
+            assert_eq!(records == 1, kept, "{source}: {bad:?}");
+            if !kept {
+                assert!(bad[0].contains("may be forged"), "{bad:?}");
+            }
+        }
     }
 
     #[test]
