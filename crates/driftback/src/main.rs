@@ -66,7 +66,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logs::init(matches!(cli.command, Command::Serve(_)));
+    let json_logs = logs::init(matches!(cli.command, Command::Serve(_)));
     let result =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(anyhow::Error::from).and_then(
             |runtime| {
@@ -80,7 +80,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            logs::fatal(json_logs, &e);
             ExitCode::FAILURE
         }
     }

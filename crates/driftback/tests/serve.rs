@@ -211,6 +211,10 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(said.contains("another driftback serve is using the working clone"), "{said}");
+    // The fatal error is a log line in the daemon's format, with one message.
+    let last: Value = serde_json::from_str(said.lines().last().unwrap()).expect("a JSON log line");
+    assert_eq!(last["level"], "ERROR", "{said}");
+    assert!(last["error"].as_str().unwrap().contains("another driftback serve"), "{said}");
     // GitHub's webhook is served next to the probes, and only signed deliveries get in.
     let ping = json!({"zen": "Keep it logically awesome."}).to_string();
     let deliver = |signature: String| {

@@ -274,7 +274,7 @@ impl Backfill {
                         });
                     }
                     let backoff = Duration::from_millis(250 * 2u64.pow(attempt.min(7)));
-                    tracing::warn!(%message, attempt, backoff_ms = backoff.as_millis() as u64, "LookupEvents retried");
+                    tracing::warn!(error = %message, attempt, backoff_ms = backoff.as_millis() as u64, "LookupEvents retried");
                     tokio::time::sleep(backoff).await;
                 }
             }

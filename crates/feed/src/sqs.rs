@@ -302,7 +302,10 @@ impl SqsConsumer {
                     .iter()
                     .partition(|r| r.intake.bad.is_empty() || self.config.unparseable == UnparseablePolicy::Delete);
                 for r in &leave {
-                    tracing::warn!(message = r.message_id, "unparseable message left for the queue's redrive policy");
+                    tracing::warn!(
+                        sqs_message_id = r.message_id,
+                        "unparseable message left for the queue's redrive policy"
+                    );
                     metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
                 }
                 let delete: Vec<(String, String)> =
