@@ -68,6 +68,10 @@ pub struct ServeConfig {
     pub lease_secs: u64,
     /// How often the store is asked for due change sets when none was due.
     pub poll_ms: u64,
+    /// How many times a change set is tried before a failure that persists (an unreachable remote,
+    /// a state that does not parse) fails it for good, with the last reason. The pause between
+    /// tries doubles up to 60 s, so the default gives a failure about 45 minutes to clear.
+    pub max_attempts: u32,
     /// While the feed runs, the CloudTrail checkpoint moves every this many seconds to now minus
     /// `checkpoint_margin_secs` (CloudTrail delivers within about 5 minutes), so a restart backfills
     /// only the time it was down.
@@ -89,6 +93,7 @@ impl Default for ServeConfig {
             replica: None,
             lease_secs: 300,
             poll_ms: 1000,
+            max_attempts: 50,
             checkpoint_interval_secs: 60,
             checkpoint_margin_secs: 900,
         }

@@ -37,6 +37,8 @@ pub struct ClaimedChangeSet {
     pub change_set: ChangeSet,
     /// When its lease runs out unless renewed; after that another replica may claim it.
     pub lease_until: DateTime<Utc>,
+    /// How many times it has been claimed, this claim included.
+    pub attempts: u32,
 }
 
 /// The durable store as the feed uses it. Every method is one transaction: it happens entirely or

@@ -58,12 +58,19 @@ pub struct ReconcilerConfig {
     pub lease_secs: u64,
     /// How often the store is asked for due change sets when none was due.
     pub poll_ms: u64,
+    /// How many claims a change set gets before a transient failure that persists fails it for good.
+    pub max_attempts: u32,
 }
 
 impl Default for ReconcilerConfig {
     fn default() -> Self {
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "driftback".into());
-        ReconcilerConfig { replica: format!("{host}-{}", std::process::id()), lease_secs: 300, poll_ms: 1000 }
+        ReconcilerConfig {
+            replica: format!("{host}-{}", std::process::id()),
+            lease_secs: 300,
+            poll_ms: 1000,
+            max_attempts: 50,
+        }
     }
 }
 
@@ -97,7 +104,7 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
             continue;
         }
         for claim in claimed {
-            match one(&ledger, &reconcile, &config.replica, lease, claim).await {
+            match one(&ledger, &reconcile, &config.replica, lease, config.max_attempts, claim).await {
                 Ok(Done::Failed { id, reason }) => {
                     tracing::error!(change_set = id, reason, "change set failed for good; it is not retried");
                     delay = Duration::from_millis(config.poll_ms.max(10));
@@ -138,7 +145,7 @@ pub async fn reconcile_due<L: Ledger + Clone, R: Reconcile>(
             return Ok(done);
         }
         for claim in claimed {
-            match one(ledger, reconcile, &config.replica, lease, claim).await? {
+            match one(ledger, reconcile, &config.replica, lease, config.max_attempts, claim).await? {
                 Done::Recorded(record) => done.push((record.id, record.status, record.branch)),
                 Done::Failed { id, .. } => done.push((id, "failed".into(), None)),
             }
@@ -157,6 +164,7 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
     reconcile: &Arc<R>,
     owner: &str,
     lease: Duration,
+    max_attempts: u32,
     claim: ClaimedChangeSet,
 ) -> Result<Done, FeedError> {
     let id = claim.change_set.id.clone();
@@ -195,11 +203,17 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
             crate::metrics::change_set_done(&id, &done.record.status, started.elapsed(), lag, done.tokens);
             Ok(Done::Recorded(Box::new(done.record)))
         }
-        Err(e) if e.transient => {
+        Err(e) if e.transient && claim.attempts < max_attempts.max(1) => {
             ledger.release(&id, owner).await?;
             Err(FeedError::Config(format!("change set {id}: {}", e.message)))
         }
         Err(e) => {
+            let reason = if e.transient {
+                format!("failed on each of {} attempts, the last with: {}", claim.attempts, e.message)
+            } else {
+                e.message
+            };
+            let e = ReconcileError::permanent(reason);
             ledger.fail(&id, owner, &e.message).await?;
             crate::metrics::change_set_done(&id, "failed", started.elapsed(), None, 0);
             Ok(Done::Failed { id, reason: e.message })

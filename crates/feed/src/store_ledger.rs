@@ -232,7 +232,7 @@ impl Ledger for StoreLedger {
             let change_set =
                 ChangeSet { id: pending.id.clone(), resource_id, actor: first.actor.clone(), events: events.clone() };
             let lease_until = queued.lease_until.unwrap_or(now);
-            out.push(ClaimedChangeSet { change_set, lease_until });
+            out.push(ClaimedChangeSet { change_set, lease_until, attempts: queued.attempts });
         }
         Ok(out)
     }

@@ -315,7 +315,8 @@ async fn a_permanent_failure_fails_its_change_set_for_good_and_a_transient_one_i
             .unwrap();
         let reconcile =
             std::sync::Arc::new(Scripted { poison: "i-poison", flaky: "i-flaky", flaky_failures: AtomicUsize::new(0) });
-        let config = driftback_feed::ReconcilerConfig { replica: "w1".into(), lease_secs: 60, poll_ms: 10 };
+        let config =
+            driftback_feed::ReconcilerConfig { replica: "w1".into(), lease_secs: 60, poll_ms: 10, max_attempts: 50 };
         // The transient failure is released and stops this one-shot run, as a failed fetch would.
         let first = driftback_feed::reconcile_due(&ledger, &reconcile, &config).await;
         assert!(first.is_err(), "{first:?}");
@@ -381,6 +382,45 @@ async fn over_long_fields_make_their_record_bad_input_and_the_rest_of_the_delive
         );
         assert_eq!(store.stats().await.unwrap().events, 9);
         assert_eq!(store.stats().await.unwrap().bad_records, 3);
+        store.close().await;
+    }
+}
+
+/// Never reaches the remote.
+struct AlwaysDown;
+
+impl driftback_feed::Reconcile for AlwaysDown {
+    fn reconcile(
+        &self,
+        _: &driftback_events::ChangeSet,
+    ) -> Result<driftback_feed::Reconciled, driftback_feed::ReconcileError> {
+        Err(driftback_feed::ReconcileError::transient("fetching main from origin: connection refused"))
+    }
+}
+
+#[tokio::test]
+async fn a_transient_failure_that_persists_fails_the_change_set_after_its_attempts() {
+    for (store, _guard) in stores("attempts").await {
+        let ledger = StoreLedger::new(store.clone(), WINDOW);
+        ledger.record_intake(&intake(&[record("a1", "2024-05-01T12:00:00Z", "i-1", false)])).await.unwrap();
+        let config =
+            driftback_feed::ReconcilerConfig { replica: "w1".into(), lease_secs: 60, poll_ms: 10, max_attempts: 3 };
+        let reconcile = std::sync::Arc::new(AlwaysDown);
+        let id = driftback_events::change_set_id(Some("i-1"), "a1");
+        // Released and retried while attempts remain ...
+        for attempt in 1..3 {
+            assert!(driftback_feed::reconcile_due(&ledger, &reconcile, &config).await.is_err());
+            let queued = store.queued_change_set(&id).await.unwrap().unwrap();
+            assert_eq!((queued.status, queued.attempts), (QueueStatus::Pending, attempt), "{}", store.backend_name());
+        }
+        // ... then failed for good with the last reason, and not claimed again.
+        let done = driftback_feed::reconcile_due(&ledger, &reconcile, &config).await.unwrap();
+        assert_eq!(done, vec![(id.clone(), "failed".to_string(), None)]);
+        let failed = store.queued_change_set(&id).await.unwrap().unwrap();
+        assert_eq!(failed.status, QueueStatus::Failed);
+        let reason = failed.failure.unwrap();
+        assert!(reason.contains("each of 3 attempts") && reason.contains("connection refused"), "{reason}");
+        assert!(ledger.claim_due(Utc::now(), "w2", LEASE, 10).await.unwrap().is_empty());
         store.close().await;
     }
 }

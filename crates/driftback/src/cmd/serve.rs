@@ -103,7 +103,12 @@ impl Site {
 }
 
 pub fn reconciler_config(serve: &ServeConfig) -> ReconcilerConfig {
-    let mut config = ReconcilerConfig { lease_secs: serve.lease_secs, poll_ms: serve.poll_ms, ..Default::default() };
+    let mut config = ReconcilerConfig {
+        lease_secs: serve.lease_secs,
+        poll_ms: serve.poll_ms,
+        max_attempts: serve.max_attempts,
+        ..Default::default()
+    };
     if let Some(replica) = &serve.replica {
         config.replica = replica.clone();
     }
