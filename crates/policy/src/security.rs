@@ -64,6 +64,36 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
             (arn.ends_with("/AdministratorAccess") || arn.ends_with("/IAMFullAccess"))
                 .then(|| format!("{} grants administrator access", event.raw_name))
         }
+        // A queue's attributes: encryption turned off, or a policy open to everyone.
+        ("sqs", "SetQueueAttributes") => {
+            let off = strings_under(r, &["SqsManagedSseEnabled"]).iter().any(|v| v.eq_ignore_ascii_case("false"))
+                && strings_under(r, &["KmsMasterKeyId"]).iter().all(|k| k.is_empty());
+            let key_removed = strings_under(r, &["KmsMasterKeyId"]).iter().any(|k| k.is_empty());
+            let public = strings_under(r, &["Policy"]).iter().any(|doc| public_principal(doc));
+            if public {
+                says("grants access to the queue to everyone")
+            } else if off || key_removed {
+                says("turns the queue's server-side encryption off")
+            } else {
+                None
+            }
+        }
+        // A topic's attribute, one at a time: its key removed, or a policy open to everyone.
+        ("sns", "SetTopicAttributes") => {
+            let name = strings_under(r, &["attributeName"]).join("");
+            let value = strings_under(r, &["attributeValue"]).join("");
+            match name.as_str() {
+                "KmsMasterKeyId" if value.is_empty() => says("turns the topic's server-side encryption off"),
+                "Policy" if public_principal(&value) => says("grants access to the topic to everyone"),
+                _ => None,
+            }
+        }
+        // Anyone may invoke the function.
+        ("lambda", "AddPermission") => {
+            let principal = strings_under(r, &["principal"]).join("");
+            let unscoped = strings_under(r, &["sourceArn", "sourceAccount", "principalOrgID"]).is_empty();
+            (principal == "*" && unscoped).then(|| format!("{} lets anyone invoke the function", event.raw_name))
+        }
         ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
             // Storage encryption cannot be changed by these calls (they have no such member).
             let public = bools_under(r, &["publiclyAccessible"]).contains(&true);
@@ -95,6 +125,29 @@ pub fn iam_grant_to_existing_identity(events: &[ApiEvent]) -> Option<String> {
         let name = name_in(e, key).unwrap_or_else(|| "(unnamed)".into());
         (!created(kind, key, &name))
             .then(|| format!("{} grants permissions to the existing IAM {} {name}", e.raw_name, kind.to_lowercase()))
+    })
+}
+
+/// A resource policy (JSON text) with a statement allowing `"Principal": "*"` or `{"AWS": "*"}`
+/// without a condition that narrows who.
+fn public_principal(doc: &str) -> bool {
+    let Ok(policy) = serde_json::from_str::<Value>(doc) else { return false };
+    let statements = match &policy["Statement"] {
+        Value::Array(items) => items.clone(),
+        one @ Value::Object(_) => vec![one.clone()],
+        _ => return false,
+    };
+    statements.iter().any(|st| {
+        let everyone = match &st["Principal"] {
+            Value::String(p) => p == "*",
+            Value::Object(p) => ["AWS", "Service"].iter().any(|k| match &p[*k] {
+                Value::String(v) => v == "*",
+                Value::Array(vs) => vs.iter().any(|v| v == "*"),
+                _ => false,
+            }),
+            _ => false,
+        };
+        everyone && st["Effect"] == "Allow" && st.get("Condition").is_none()
     })
 }
 

@@ -401,6 +401,7 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
     let ingress = json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipProtocol": "tcp", "fromPort": 22,
         "toPort": 22, "ipRanges": {"items": [{"cidrIp": "0.0.0.0/0"}]}}]}});
     let block = json!({"bucketName": "b", "PublicAccessBlockConfiguration": {"BlockPublicAcls": false}});
+    let public_policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"*"}]}"#;
     #[rustfmt::skip]
     let weakening: Vec<(&str, &str, Value)> = vec![
         ("ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress),
@@ -411,6 +412,12 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
         ("cloudtrail.amazonaws.com", "StopLogging", json!({"name": "main"})),
         ("kms.amazonaws.com", "DisableKeyRotation", json!({"keyId": "k"})),
         ("rds.amazonaws.com", "ModifyDBInstance", json!({"dBInstanceIdentifier": "db", "publiclyAccessible": true})),
+        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "attributes": {"SqsManagedSseEnabled": "false"}})),
+        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "attributes": {"KmsMasterKeyId": ""}})),
+        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "attributes": {"Policy": public_policy}})),
+        ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "arn:aws:sns:us-east-1:1:t", "attributeName": "KmsMasterKeyId", "attributeValue": ""})),
+        ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "arn:aws:sns:us-east-1:1:t", "attributeName": "Policy", "attributeValue": public_policy})),
+        ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "statementId": "s", "action": "lambda:InvokeFunction", "principal": "*"})),
     ];
     for (source, name, request) in weakening {
         let call = calls.check_event(source, name).unwrap_or_else(|e| panic!("{source} {name}: {e}"));
@@ -423,4 +430,19 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
     }
     // The API's own name is not what CloudTrail logs, and no check is written for it.
     assert!(calls.check_event("s3.amazonaws.com", "PutPublicAccessBlock").is_err());
+    // Ordinary changes to the same calls are not weakenings.
+    let scoped = r#"{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:1:t"}}}]}"#;
+    #[rustfmt::skip]
+    let ordinary: Vec<(&str, &str, Value)> = vec![
+        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "q", "attributes": {"VisibilityTimeout": "60"}})),
+        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "q", "attributes": {"SqsManagedSseEnabled": "false", "KmsMasterKeyId": "alias/q"}})),
+        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "q", "attributes": {"Policy": scoped}})),
+        ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "t", "attributeName": "DisplayName", "attributeValue": ""})),
+        ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "principal": "*", "sourceArn": "arn:aws:s3:::b"})),
+        ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "principal": "s3.amazonaws.com"})),
+    ];
+    for (source, name, request) in ordinary {
+        let cs = change_set(&alice(), source, name, request.clone());
+        assert_eq!(security_weakening(&cs.events[0]), None, "{source} {name} {request}");
+    }
 }
