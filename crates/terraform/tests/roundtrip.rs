@@ -2,8 +2,6 @@
 //! every corpus project: printing a parsed file gives its bytes back; an edit followed by its
 //! inverse restores the bytes; an edit changes nothing outside its span; every result re-parses.
 
-use std::path::{Path, PathBuf};
-
 use driftback_terraform::edit::{self, BlockSel};
 use driftback_terraform::patch::literal_value;
 use driftback_terraform::{AttrPath, AttrValue, Repo};
@@ -11,19 +9,10 @@ use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use serde_json::{Value, json};
 
-fn corpus_projects() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/projects");
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    out.sort();
-    assert!(out.len() >= 5, "expected the corpus projects under {}", dir.display());
-    out
-}
-
 /// Every `.tf` file of every corpus project (with its modules), as (name, text).
+mod support;
+use support::corpus_projects;
+
 fn corpus_files() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for project in corpus_projects() {

@@ -2,14 +2,15 @@
 //! bundled 5.x and 6.x, version selection, and every resource block of the corpus projects checked
 //! against it.
 
-use std::path::{Path, PathBuf};
-
 use driftback_terraform::gate::{paths, show};
 use driftback_terraform::schema::{
     Fit, Found, Mode, Nesting, Schema, SchemaError, Step, ValueType, required_aws_version,
 };
 use driftback_terraform::{AttrPath, Repo};
 use hcl_edit::structure::{BlockLabel, Body};
+
+mod support;
+use support::corpus_projects;
 
 fn v5() -> &'static Schema {
     Schema::version("5.100.0").expect("bundled 5.100.0")
@@ -250,18 +251,6 @@ fn selection_by_constraint_and_lock() {
 }
 
 // ---------- the corpus projects ----------
-
-fn corpus_projects() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/projects");
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    out.sort();
-    assert!(out.len() >= 5, "expected the corpus projects under {}", dir.display());
-    out
-}
 
 fn label(l: &BlockLabel) -> &str {
     match l {

@@ -46,8 +46,6 @@ pub struct Summary {
     pub oscillations: Vec<String>,
     /// The commits made, in order.
     pub commits: Vec<Commit>,
-    /// How many times a change set was planned (once each).
-    pub plans: usize,
 }
 
 /// One reconciled change set's commit.
@@ -115,7 +113,6 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         let driven = driver.drive(&mut workspace, change_set).await?;
         summary.add(&driven);
     }
-    summary.plans = driver.plans();
     // Events are marked seen only once their change sets are committed and recorded.
     if let Some(store) = &store {
         store.record_events(&records).await?;

@@ -5,7 +5,6 @@
 //! window has passed and commits each on its own branch of the infrastructure repository, fetched
 //! to the latest base first. `/healthz`, `/readyz` and `/metrics` tell operators how it goes.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,7 +31,6 @@ pub struct Args {
 
 /// The repository driftback works in, and the knowledge base next to it.
 pub struct Site {
-    pub repo_dir: PathBuf,
     /// driftback's own clone of `repo_url` (fetched, reset and pushed to, locked while the daemon
     /// runs), or a repository mounted in place.
     pub clone: Arc<WorkingClone>,
@@ -55,9 +53,8 @@ impl Site {
             (Some(url), None) => WorkingClone::open_or_clone(url, &serve.workdir, &serve.base_branch)?,
             (None, Some(path)) => WorkingClone::mounted(path)?,
         };
-        let repo_dir = clone.path().to_path_buf();
-        let store = open_store(&config.store, &repo_dir).await?;
-        Ok(Site { repo_dir, clone: Arc::new(clone), store })
+        let store = open_store(&config.store, clone.path()).await?;
+        Ok(Site { clone: Arc::new(clone), store })
     }
 
     pub fn window(config: &Config) -> QuietWindow {
@@ -76,10 +73,11 @@ impl Site {
         let mut publish = config.publish.clone();
         publish.base_branch.get_or_insert_with(|| config.serve.base_branch.clone());
         let git = self.clone.repo()?;
-        let publisher = Publisher::from_config(&publish, &git, &self.repo_dir)?;
+        let repo_dir = self.clone.path();
+        let publisher = Publisher::from_config(&publish, &git, repo_dir)?;
         if publisher.is_none() {
             tracing::warn!(
-                repository = %self.repo_dir.display(),
+                repository = %repo_dir.display(),
                 "[publish] mode is none: branches stay in this repository; set DRIFTBACK_PUBLISH__MODE=push \
                  (or pull-request) to push them"
             );
@@ -87,7 +85,7 @@ impl Site {
         let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
         let deliverer =
             Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?;
-        let catalog = load_catalog(config, &self.repo_dir)?;
+        let catalog = load_catalog(config, repo_dir)?;
         let driver = Driver::new(config, catalog, Some(self.store.clone()), Delivery::Git(Box::new(deliverer)))?
             .rows_recorded_by_caller();
         if let Some(reason) = driver.agent_off_reason() {
@@ -162,7 +160,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     tracing::info!(
         listen = %bound,
         queue = consumer.queue_url(),
-        repository = %site.repo_dir.display(),
+        repository = %site.clone.path().display(),
         routes,
         "serving"
     );
@@ -351,7 +349,7 @@ fn classify(error: &anyhow::Error) -> ReconcileError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
     #[test]
     fn failures_are_retried_unless_the_store_or_git_says_retrying_cannot_help() {

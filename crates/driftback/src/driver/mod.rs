@@ -32,6 +32,7 @@ use driftback_events::ChangeSet;
 use driftback_policy::{DecideInput, Decision, DecisionKind};
 use driftback_recipes::{Catalog, Plan};
 use driftback_store::{ChangeSetRecord, Store};
+use driftback_terraform::Repo;
 
 pub use deliver::{Delivered, Deliverer};
 pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_store};
@@ -95,11 +96,6 @@ impl Driver {
         self.planner.off_reason()
     }
 
-    /// How many change sets were planned: one plan per change set driven.
-    pub fn plans(&self) -> usize {
-        self.planner.plans()
-    }
-
     /// The git delivery, to move its base after the clone was refreshed.
     pub fn deliverer_mut(&mut self) -> Option<&mut Deliverer> {
         match &mut self.delivery {
@@ -139,9 +135,9 @@ impl Driver {
             history: &history,
         });
         let mut outcome = Outcome { ledger: decided.ledger, agent: planned.agent.clone(), ..Outcome::default() };
-        settle(&mut outcome, &decided.decision, &planned, &decided.plan, workspace);
+        let patched = settle(&mut outcome, &decided.decision, &planned, &decided.plan, workspace);
         outcome.decision = Some(decided.decision);
-        let after = patch::with_files(&workspace.repo, &outcome.files);
+        let after = patched.unwrap_or_else(|| workspace.repo.clone());
         self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
         self.history.push(change_set, &outcome.ledger);
 
@@ -182,8 +178,14 @@ impl Driver {
 }
 
 /// The outcome of a decision on a plan (pure): the status, and the patch when the decision lets
-/// one be written.
-fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided: &Plan, workspace: &Workspace) {
+/// one be written. Returns the repository with the patch applied, when it is.
+fn settle(
+    outcome: &mut Outcome,
+    decision: &Decision,
+    planned: &Planned,
+    decided: &Plan,
+    workspace: &Workspace,
+) -> Option<Repo> {
     let plan = match &planned.plan {
         Ok(plan) => plan,
         Err(reason) => {
@@ -193,7 +195,7 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
                 DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
                 _ => Status::Escalated(decision.rationale.clone()),
             };
-            return;
+            return None;
         }
     };
     if planned.by_agent {
@@ -205,16 +207,16 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
     match decision.kind {
         DecisionKind::Escalate => {
             outcome.status = Status::Escalated(decision.rationale.clone());
-            return;
+            return None;
         }
         DecisionKind::Revert => {
             outcome.status = Status::Revert(decision.rationale.clone());
-            return;
+            return None;
         }
         DecisionKind::Reconcile | DecisionKind::IgnoreChanges => {}
     }
     if decided.is_empty() {
-        return;
+        return None;
     }
     outcome.created = patch::created_resources(decided);
     outcome.field_changes = field_changes::planned_changes(decided, &workspace.state, &workspace.repo);
@@ -222,7 +224,7 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
         Ok(patched) => {
             if patched.files.iter().any(|(_, text)| text.contains(outcome::REDACTED)) {
                 outcome.status = Status::Escalated("the patch would write a value CloudTrail redacted".into());
-                return;
+                return None;
             }
             // Fail closed: what the patch adds must exist on its resource type in the provider, and
             // must not take over what separate resources manage.
@@ -235,13 +237,17 @@ fn settle(outcome: &mut Outcome, decision: &Decision, planned: &Planned, decided
                     workspace.schema.provider_version(),
                     problems.join("; ")
                 ));
-                return;
+                return None;
             }
             outcome.notes.extend(patched.notes);
             outcome.edits = patched.edits;
             outcome.status = if patched.files.is_empty() { Status::NoChange } else { Status::Reconciled };
             outcome.files = patched.files;
+            Some(after)
         }
-        Err(reason) => outcome.status = Status::Escalated(reason),
+        Err(reason) => {
+            outcome.status = Status::Escalated(reason);
+            None
+        }
     }
 }

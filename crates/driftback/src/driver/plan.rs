@@ -39,8 +39,6 @@ pub struct Planner {
     /// Ids of the learned recipes in use.
     learned: Vec<String>,
     learn: bool,
-    /// How many times a change set was planned: once per change set driven.
-    plans: usize,
 }
 
 impl Planner {
@@ -55,18 +53,12 @@ impl Planner {
             base,
             learned: Vec::new(),
             learn: config.learn,
-            plans: 0,
         })
     }
 
     /// Why the agent is off, when it is.
     pub fn off_reason(&self) -> Option<&str> {
         self.settings.as_ref().err().map(String::as_str)
-    }
-
-    /// How many change sets were planned.
-    pub fn plans(&self) -> usize {
-        self.plans
     }
 
     async fn refresh(&mut self) {
@@ -84,7 +76,6 @@ impl Planner {
         if !self.fresh {
             self.refresh().await;
         }
-        self.plans += 1;
         let error = match driftback_recipes::plan(&self.catalog, change_set, state, repo) {
             Ok(plan) => return Planned { plan: Ok(plan), agent: None, by_agent: false },
             Err(e @ PlanError::NoRecipe { .. }) => e,
