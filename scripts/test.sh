@@ -16,4 +16,5 @@ if ! pkg-config --exists openssl 2>/dev/null; then
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -j 2 -- -D warnings
+scripts/check-deploy.sh
 DRIFTBACK_REQUIRE_SERVICES=1 scripts/postgres.sh scripts/moto.sh cargo test --workspace -j 2

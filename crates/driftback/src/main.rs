@@ -10,12 +10,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cmd::{backfill, demo, eval, kb, policy, reconcile, serve};
+use cmd::{backfill, configuration, demo, eval, kb, policy, probe, reconcile, serve};
 
 /// Reads CloudTrail records, finds changes made outside Terraform, and writes them back into the
 /// Terraform code as one git branch per change set, or says why not.
 #[derive(Debug, Parser)]
-#[command(name = "driftback", version, about, long_about = None)]
+#[command(name = "driftback", version = env!("DRIFTBACK_VERSION"), about, long_about = None)]
 struct Cli {
     /// Configuration file (TOML). Every key can also be set as DRIFTBACK_<SECTION>__<KEY>.
     #[arg(long, global = true, env = "DRIFTBACK_CONFIG")]
@@ -62,6 +62,13 @@ enum Command {
     /// Read past events through CloudTrail LookupEvents (at most 90 days, 2 requests a second) into
     /// the same pipeline, then reconcile the change sets they make.
     Backfill(backfill::Args),
+    /// Print the effective configuration (file, DRIFTBACK_* variables, defaults) as TOML.
+    ///
+    /// Loading it is the check: an unknown key or a bad value fails naming the key. Passwords in
+    /// URLs are shown as ***.
+    Config,
+    /// Ask a running daemon's health endpoint; exits 0 on a 2xx answer (container health checks).
+    Probe(probe::Args),
 }
 
 fn main() -> ExitCode {
@@ -88,6 +95,10 @@ fn main() -> ExitCode {
 
 /// The command, on the one runtime of the process.
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // A probe must not fail because of the configuration of the daemon it asks about.
+    if let Command::Probe(args) = &cli.command {
+        return probe::run(args).map(|_| ExitCode::SUCCESS);
+    }
     let config = config::Config::load(cli.config.as_deref())?;
     let done = ExitCode::SUCCESS;
     match cli.command {
@@ -98,5 +109,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Kb(args) => kb::run(&config, &args).await.map(|_| done),
         Command::Serve(args) => serve::run(&config, &args).await.map(|_| done),
         Command::Backfill(args) => backfill::run(&config, &args).await.map(|_| done),
+        Command::Config => configuration::run(&config).map(|_| done),
+        Command::Probe(_) => unreachable!("answered before the configuration is loaded"),
     }
 }

@@ -2,10 +2,12 @@
 //! [`crate::driver::Driver`]; none has a road of its own.
 
 pub mod backfill;
+pub mod configuration;
 pub mod demo;
 pub mod eval;
 pub mod kb;
 pub mod kb_recipes;
 pub mod policy;
+pub mod probe;
 pub mod reconcile;
 pub mod serve;

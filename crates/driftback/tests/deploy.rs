@@ -1,0 +1,302 @@
+//! The deployment kit (deploy/) against the code it deploys: the daemon's IAM policy grants exactly
+//! the AWS calls the source makes, the Terraform module reads and fits the provider schema, and the
+//! Kubernetes manifests agree with the daemon's configuration (the configuration loads, ports and
+//! probe paths match). scripts/check-deploy.sh validates the compose file and the manifests against
+//! their published JSON schemas.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driftback_terraform::edit::{expr_text, label_str};
+use driftback_terraform::patch::literal_value;
+use driftback_terraform::{Repo, Schema, gate};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `DeleteMessageBatch` -> `delete_message_batch`, as the Rust SDK names its operation methods.
+fn snake(op: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in op.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Operations of one service in the call table (crates/recipes/data/aws-calls.tsv, from the AWS API models).
+fn operations(table: &str, endpoint: &str) -> Vec<String> {
+    let mut ops = Vec::new();
+    let mut inside = false;
+    for line in table.lines() {
+        if let Some(section) = line.strip_prefix('@') {
+            inside = section == endpoint;
+        } else if inside && !line.starts_with('#') {
+            if let Some(op) = line.split('\t').next().filter(|op| !op.is_empty()) {
+                ops.push(op.to_string());
+            }
+        }
+    }
+    ops
+}
+
+/// The IAM actions the source calls: every operation of the SQS and CloudTrail models whose method
+/// the product's code (crates/*/src, in files that use that SDK) calls. Batch operations are
+/// authorised by the action of the single call (SQS documents `DeleteMessageBatch` under
+/// `sqs:DeleteMessage`).
+fn actions_the_code_calls() -> BTreeSet<String> {
+    let table = std::fs::read_to_string(root().join("crates/recipes/data/aws-calls.tsv")).unwrap();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        if src.is_dir() {
+            rust_sources(&src, &mut files);
+        }
+    }
+    let sources: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+    let mut actions = BTreeSet::new();
+    for (endpoint, sdk, prefix) in
+        [("sqs.amazonaws.com", "aws_sdk_sqs", "sqs"), ("cloudtrail.amazonaws.com", "aws_sdk_cloudtrail", "cloudtrail")]
+    {
+        let ops = operations(&table, endpoint);
+        assert!(ops.len() > 10, "the call table has no operations for {endpoint}");
+        for op in ops {
+            let call = format!(".{}()", snake(&op));
+            if sources.iter().any(|s| s.contains(sdk) && s.contains(&call)) {
+                let action = op.strip_suffix("Batch").unwrap_or(&op);
+                actions.insert(format!("{prefix}:{action}"));
+            }
+        }
+    }
+    actions
+}
+
+/// Each statement of `data "aws_iam_policy_document" NAME` in FILE (plain and `dynamic` ones):
+/// (actions, resources as written).
+fn statements(repo: &Repo, file: &str, name: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let path = Path::new(file);
+    let text = repo.text(path).unwrap();
+    let body = repo.body(path).unwrap();
+    let document = body
+        .get_blocks("data")
+        .find(|b| b.labels.iter().map(label_str).collect::<Vec<_>>() == ["aws_iam_policy_document", name])
+        .unwrap_or_else(|| panic!("{file} has no aws_iam_policy_document.{name}"));
+    let mut out = Vec::new();
+    let plain = document.body.get_blocks("statement").map(|s| &s.body);
+    let dynamic = document
+        .body
+        .get_blocks("dynamic")
+        .filter(|d| d.labels.first().map(label_str) == Some("statement"))
+        .flat_map(|d| d.body.get_blocks("content").map(|c| &c.body));
+    for statement in plain.chain(dynamic) {
+        let list = |key: &str| -> Vec<String> {
+            let Some(attr) = statement.get_attribute(key) else { return vec![] };
+            match literal_value(text, &attr.value) {
+                Some(Value::Array(items)) => items.iter().map(|v| v.as_str().unwrap().to_string()).collect(),
+                // An expression (a reference, a function): kept as written.
+                _ => vec![expr_text(text, &attr.value).trim().to_string()],
+            }
+        };
+        out.push((list("actions"), list("resources")));
+    }
+    out
+}
+
+/// Actions AWS authorises on `"*"` only (no resource-level permissions, per the Service
+/// Authorization Reference): the one place a wildcard resource is right.
+const WITHOUT_RESOURCE_LEVEL_PERMISSIONS: &[&str] = &["cloudtrail:LookupEvents"];
+
+#[test]
+fn the_daemon_role_grants_exactly_the_calls_the_code_makes() {
+    let called = actions_the_code_calls();
+    // What the daemon is known to call; if this changes, deploy/terraform/iam.tf must too.
+    assert!(called.contains("sqs:ReceiveMessage") && called.contains("cloudtrail:LookupEvents"), "{called:?}");
+
+    let repo = Repo::load(&root().join("deploy/terraform")).unwrap();
+    let statements = statements(&repo, "iam.tf", "daemon");
+    let mut granted = BTreeSet::new();
+    for (actions, resources) in &statements {
+        assert!(!resources.is_empty(), "a statement without resources: {actions:?}");
+        for action in actions {
+            assert!(!action.contains('*'), "wildcard action {action}");
+            granted.insert(action.clone());
+        }
+        if resources.iter().any(|r| r.contains('*')) {
+            assert!(
+                actions.iter().all(|a| WITHOUT_RESOURCE_LEVEL_PERMISSIONS.contains(&a.as_str())),
+                "{actions:?} granted on {resources:?}: these actions can be limited to named resources"
+            );
+        }
+    }
+    // Decrypting the queue's messages when it is encrypted with a customer key is SQS calling KMS
+    // for the daemon: the one grant beyond the SDK calls, and only on that key.
+    let kms: Vec<_> = statements.iter().filter(|(a, _)| a.iter().any(|a| a.starts_with("kms:"))).collect();
+    assert!(kms.iter().all(|(a, r)| a == &["kms:Decrypt"] && r == &["[statement.value]"]), "{kms:?}");
+    granted.remove("kms:Decrypt");
+    assert_eq!(granted, called, "deploy/terraform/iam.tf grants differ from what the code calls");
+}
+
+#[test]
+fn the_deploy_module_reads_and_fits_every_bundled_provider_schema() {
+    for dir in ["deploy/terraform", "deploy/terraform/modules/forwarder"] {
+        let repo = Repo::load(&root().join(dir)).unwrap();
+        let files: Vec<PathBuf> = repo.files().map(|(p, _)| p.clone()).collect();
+        assert!(files.iter().any(|f| f.ends_with("main.tf")), "{dir}: {files:?}");
+        let resources: usize = files.iter().map(|f| repo.body(f).unwrap().get_blocks("resource").count()).sum();
+        assert!(resources >= 4, "{dir}: {resources} resources");
+        for version in Schema::bundled_versions() {
+            let schema = Schema::version(version).unwrap();
+            let empty = Repo::from_files(BTreeMap::new());
+            let problems = gate::check(schema, &empty, &repo, &files);
+            assert!(problems.is_empty(), "{dir} against the AWS provider {version}: {problems:#?}");
+        }
+    }
+}
+
+/// The TOML inside the ConfigMap's `driftback.toml: |` literal block.
+fn configmap_toml(yaml: &str) -> String {
+    let mut lines = yaml.lines().skip_while(|l| !l.trim_start().starts_with("driftback.toml: |")).skip(1);
+    let first = lines.clone().find(|l| !l.trim().is_empty()).unwrap();
+    let indent = first.len() - first.trim_start().len();
+    let mut out = String::new();
+    for line in lines.by_ref() {
+        if !line.trim().is_empty() && line.len() - line.trim_start().len() < indent {
+            break;
+        }
+        out.push_str(line.get(indent..).unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_kubernetes_manifests_agree_with_the_daemon() {
+    let dir = root().join("deploy/kubernetes");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let deployment = read("deployment.yaml");
+
+    // The configuration loads (unknown keys fail), with every DRIFTBACK_ variable the Deployment sets.
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("driftback.toml");
+    std::fs::write(&config, configmap_toml(&read("configmap.yaml"))).unwrap();
+    let mut command = Command::new(BIN);
+    command.arg("--config").arg(&config).arg("config").env_remove("DRIFTBACK_CONFIG");
+    let vars: Vec<&str> = deployment
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- name: "))
+        .filter(|n| n.starts_with("DRIFTBACK_") && *n != "DRIFTBACK_CONFIG")
+        .collect();
+    assert!(vars.contains(&"DRIFTBACK_STORE__URL"), "{vars:?}");
+    for var in &vars {
+        let value = if *var == "DRIFTBACK_STORE__URL" { "postgres://kb:pw-4711@db/kb" } else { "json" };
+        command.env(var, value);
+    }
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "the ConfigMap's configuration: {}", String::from_utf8_lossy(&out.stderr));
+    let effective = String::from_utf8(out.stdout).unwrap();
+    assert!(!effective.contains("pw-4711"), "a password printed: {effective}");
+    let effective: toml::Table = toml::from_str(&effective).unwrap();
+    let listen = effective["serve"]["listen"].as_str().unwrap();
+    let port = listen.rsplit(':').next().unwrap();
+    assert!(deployment.contains(&format!("containerPort: {port}")), "the container port is not {port}");
+    assert!(deployment.contains(&format!("prometheus.io/port: \"{port}\"")));
+    assert!(read("service.yaml").contains(&format!("port: {port}")), "the Service does not expose {port}");
+    // The probes ask paths the daemon serves.
+    let ops = std::fs::read_to_string(root().join("crates/feed/src/ops.rs")).unwrap();
+    for probe in ["livenessProbe", "readinessProbe"] {
+        let at = deployment.find(probe).unwrap_or_else(|| panic!("no {probe}"));
+        let path = deployment[at..].lines().find_map(|l| l.trim().strip_prefix("path: ")).unwrap();
+        assert!(ops.contains(&format!(".route(\"{path}\"")), "{probe} asks {path}, which the daemon does not serve");
+    }
+    // Every file the kustomization lists exists, and every manifest but the example secret is listed.
+    let kustomization = read("kustomization.yaml");
+    let listed: BTreeSet<String> = kustomization
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter(|f| f.ends_with(".yaml"))
+        .map(str::to_string)
+        .collect();
+    let present: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".yaml") && f != "kustomization.yaml" && f != "secret.example.yaml")
+        .collect();
+    assert_eq!(listed, present);
+}
+
+#[test]
+fn the_image_health_check_probes_the_default_listen_address() {
+    let dockerfile = std::fs::read_to_string(root().join("deploy/Dockerfile")).unwrap();
+    let out = Command::new(BIN).arg("config").env_remove("DRIFTBACK_CONFIG").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let effective: toml::Table = toml::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let port = effective["serve"]["listen"].as_str().unwrap().rsplit(':').next().unwrap().to_string();
+    assert!(dockerfile.contains(&format!("http://127.0.0.1:{port}/healthz")), "HEALTHCHECK does not probe {port}");
+    assert!(dockerfile.contains(&format!("EXPOSE {port}")));
+    assert!(dockerfile.contains("USER 65532"), "the image must not run as root");
+}
+
+/// A one-connection HTTP server answering STATUS; returns its URL.
+fn answering(status: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/healthz", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = Vec::new();
+        let mut chunk = [0u8; 256];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => request.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let _ = write!(stream, "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    });
+    url
+}
+
+#[test]
+fn probe_passes_on_2xx_and_fails_otherwise() {
+    let out = Command::new(BIN).args(["probe", "--url", &answering("200 OK")]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = Command::new(BIN).args(["probe", "--url", &answering("503 Service Unavailable")]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("answered 503"), "{out:?}");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let out = Command::new(BIN).args(["probe", "--url", &format!("http://127.0.0.1:{port}/healthz")]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("connecting to 127.0.0.1"), "{out:?}");
+}
+
+#[test]
+fn version_names_the_package_version() {
+    let out = Command::new(BIN).arg("--version").output().unwrap();
+    let version = String::from_utf8(out.stdout).unwrap();
+    assert!(version.starts_with(&format!("driftback {}", env!("CARGO_PKG_VERSION"))), "{version}");
+}

@@ -1,0 +1,34 @@
+output "queue_url" {
+  description = "[feed] queue_url of the daemon."
+  value       = aws_sqs_queue.events.url
+}
+
+output "queue_arn" {
+  description = "ARN of the queue CloudTrail's events arrive on."
+  value       = aws_sqs_queue.events.arn
+}
+
+output "dead_letter_queue_url" {
+  description = "Where messages the daemon could not take end up (docs/operations.md, \"Poison messages\")."
+  value       = aws_sqs_queue.dead_letter.url
+}
+
+output "rule_arn" {
+  description = "The EventBridge rule that feeds the queue."
+  value       = aws_cloudwatch_event_rule.cloudtrail.arn
+}
+
+output "role_arn" {
+  description = "The daemon's role: the eks.amazonaws.com/role-arn annotation of its Kubernetes service account (IRSA), or the ECS task role."
+  value       = aws_iam_role.daemon.arn
+}
+
+output "region" {
+  description = "[feed] region of the daemon."
+  value       = split(":", aws_sqs_queue.events.arn)[3]
+}
+
+output "ecs_service_name" {
+  description = "The Fargate service, when create_ecs_service."
+  value       = try(aws_ecs_service.daemon[0].name, null)
+}

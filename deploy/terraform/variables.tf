@@ -1,0 +1,143 @@
+variable "name" {
+  description = "Name of the deployment: prefix of the queues, the rule, the role and the service."
+  type        = string
+  default     = "driftback"
+}
+
+variable "tags" {
+  description = "Tags for every resource the module creates."
+  type        = map(string)
+  default     = {}
+}
+
+variable "kms_key_arn" {
+  description = "Customer managed KMS key for the queues. Null keeps SQS-managed encryption (SSE-SQS). The key's policy must let events.amazonaws.com use it (kms:GenerateDataKey, kms:Decrypt)."
+  type        = string
+  default     = null
+}
+
+variable "visibility_timeout_seconds" {
+  description = "The queue's default visibility timeout; the daemon sets its own per receive and extends it while it works."
+  type        = number
+  default     = 60
+}
+
+variable "message_retention_seconds" {
+  description = "How long the queue keeps an event the daemon has not taken yet (the daemon's longest outage it survives without backfill)."
+  type        = number
+  default     = 345600
+}
+
+variable "max_receive_count" {
+  description = "Receives of one message before SQS moves it to the dead-letter queue."
+  type        = number
+  default     = 5
+}
+
+variable "event_bus_name" {
+  description = "The event bus CloudTrail's events arrive on in this account and region."
+  type        = string
+  default     = "default"
+}
+
+variable "forwarding_account_ids" {
+  description = "Member accounts allowed to forward their CloudTrail events to this account's bus (see modules/forwarder)."
+  type        = list(string)
+  default     = []
+}
+
+variable "trail_bucket_name" {
+  description = "Bucket of an organisation trail whose new log files should notify the queue. Null: no notification. The module then owns that bucket's notification configuration."
+  type        = string
+  default     = null
+}
+
+variable "trail_prefix" {
+  description = "Key prefix of the trail's log files in trail_bucket_name."
+  type        = string
+  default     = "AWSLogs/"
+}
+
+variable "ecs_task_role" {
+  description = "Let ECS tasks assume the daemon's role (for the optional Fargate service or your own)."
+  type        = bool
+  default     = false
+}
+
+variable "oidc_provider_arn" {
+  description = "IAM OIDC provider of an EKS cluster, for IAM roles for service accounts (IRSA). Null: no Kubernetes trust."
+  type        = string
+  default     = null
+}
+
+variable "kubernetes_namespace" {
+  description = "Namespace of the daemon's service account (IRSA)."
+  type        = string
+  default     = "driftback"
+}
+
+variable "kubernetes_service_account" {
+  description = "Name of the daemon's service account (IRSA)."
+  type        = string
+  default     = "driftback"
+}
+
+variable "create_ecs_service" {
+  description = "Run the daemon as an ECS Fargate service."
+  type        = bool
+  default     = false
+}
+
+variable "ecs_cluster_arn" {
+  description = "Cluster of the Fargate service (required when create_ecs_service)."
+  type        = string
+  default     = null
+}
+
+variable "subnet_ids" {
+  description = "Private subnets of the Fargate service. They need a route to SQS, CloudTrail, the git remote and the knowledge base."
+  type        = list(string)
+  default     = []
+}
+
+variable "security_group_ids" {
+  description = "Security groups of the Fargate service."
+  type        = list(string)
+  default     = []
+}
+
+variable "image" {
+  description = "The driftback container image (deploy/Dockerfile)."
+  type        = string
+  default     = "ghcr.io/driftback/driftback:latest"
+}
+
+variable "cpu" {
+  description = "Fargate CPU units of the task."
+  type        = number
+  default     = 512
+}
+
+variable "memory" {
+  description = "Fargate memory of the task, MiB."
+  type        = number
+  default     = 1024
+}
+
+variable "environment" {
+  description = "Plain configuration of the daemon as DRIFTBACK_<SECTION>__<KEY> variables (docs/operations.md), for example DRIFTBACK_SERVE__REPO_URL. The queue's URL and region are set by the module."
+  type        = map(string)
+  default     = {}
+}
+
+variable "secrets" {
+  description = "Environment variables read from Secrets Manager: name => secret ARN (for example GITHUB_TOKEN, DRIFTBACK_STORE__URL). Only the task's execution role can read them."
+  type        = map(string)
+  default     = {}
+}
+
+variable "log_retention_days" {
+  description = "Retention of the service's log group."
+  type        = number
+  default     = 30
+}
