@@ -12,6 +12,8 @@
 #
 #   DATABASE_URL=postgres://postgres@127.0.0.1:PORT/postgres
 #
+# and DRIFTBACK_TEST_PG_RESTART, a command that restarts that server (for tests of what survives one).
+#
 # Environment: DRIFTBACK_PG_CACHE (where the wheel is unpacked), DRIFTBACK_PG_USER,
 # DRIFTBACK_PG_DURABLE=1 (keep fsync and synchronous commit on, as in production: for benchmarks).
 # The command's exit status is the script's.
@@ -104,6 +106,18 @@ durability="-c fsync=off -c synchronous_commit=off"
     -o "-h 127.0.0.1 -p $PORT -k $RUN -c max_connections=300 $durability" \
     >/dev/null || { cat "$LOGFILE" >&2; log "Postgres did not start"; exit 1; }
 
+# A restart of this server (same port and options), for tests of what survives one.
+cat >"$RUN/restart" <<RESTART
+#!/usr/bin/env bash
+# restart [OUTAGE_SECS]: stop the server, stay down that long (default 0), start it again.
+set -e
+${as_server_user[*]} "$PGBIN/pg_ctl" stop -D "$DATA" -m fast -w >/dev/null
+sleep "\${1:-0}"
+${as_server_user[*]} "$PGBIN/pg_ctl" start -D "$DATA" -l "$LOGFILE" -w -t 60 \\
+    -o "-h 127.0.0.1 -p $PORT -k $RUN -c max_connections=300 $durability" >/dev/null
+RESTART
+chmod 755 "$RUN/restart"
+export DRIFTBACK_TEST_PG_RESTART="$RUN/restart"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PORT/postgres"
 log "Postgres 16 with pgvector on 127.0.0.1:$PORT (DATABASE_URL=$DATABASE_URL)"
 status=0

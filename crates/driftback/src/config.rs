@@ -371,6 +371,8 @@ fn environment() -> config::Environment {
         .with_list_parse_key("recipes.catalogs")
         .with_list_parse_key("publish.labels")
         .with_list_parse_key("agent.api_key_env")
+        .with_list_parse_key("feed.accounts")
+        .with_list_parse_key("feed.regions")
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::{Value, json};
+use sqlx::Connection;
 
 mod support;
 use support::{
@@ -360,6 +361,73 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
     assert_eq!(stats.events, 0);
     store.close().await;
     assert!(daemon.log().contains("left for the queue's redrive policy"), "{}", daemon.log());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+    let sqs = sqs_client(&endpoint).await;
+    let queue_url = sqs.create_queue().queue_name(format!("forged-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    // The demo's tag change, in three envelopes: as AWS sends it; from a source anybody allowed
+    // events:PutEvents can use; from an account this deployment does not serve.
+    let tagged = demo_records().into_iter().find(|r| r["eventName"] == "CreateTags").unwrap();
+    let envelope = |source: &str, record: &Value| {
+        json!({"version": "0", "id": "e", "detail-type": "AWS API Call via CloudTrail", "source": source,
+               "account": "123456789012", "time": record["eventTime"], "region": "us-east-1",
+               "resources": [], "detail": record})
+        .to_string()
+    };
+    let mut elsewhere = tagged.clone();
+    elsewhere["eventID"] = json!("0f000000-0000-4000-8000-000000000001");
+    elsewhere["recipientAccountId"] = json!("999999999999");
+    let mut forged = tagged.clone();
+    forged["eventID"] = json!("0f000000-0000-4000-8000-000000000002");
+    for body in [envelope("custom.ops-bot", &forged), envelope("aws.ec2", &elsewhere), envelope("aws.ec2", &tagged)] {
+        sqs.send_message().queue_url(&queue_url).message_body(body).send().await.unwrap();
+    }
+    let workdir = root.path().join("work");
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_FEED__ACCOUNTS", "123456789012".to_string()),
+        ("DRIFTBACK_FEED__REGIONS", "us-east-1,eu-west-1".to_string()),
+        ("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0".to_string()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{}", free_port())),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    wait_for("the served change to be pushed and the queue drained", &mut daemon, async || {
+        !remote_branches(&remote).is_empty() && queue_is_empty(&sqs, &queue_url).await
+    })
+    .await;
+    let status = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
+    // One branch, for the one served record; the other two are bad input with their reasons.
+    assert_eq!(remote_branches(&remote).len(), 1, "{:?}", remote_branches(&remote));
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!((stats.events, stats.bad_records), (1, 2), "{stats:?}");
+    let sets: u64 = stats.change_sets_by_status.iter().map(|(_, n)| n).sum();
+    assert_eq!(sets, 1, "{stats:?}");
+    store.close().await;
+    let db = workdir.join(".git/driftback/kb.sqlite");
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.display())).await.unwrap();
+    let reasons: Vec<String> =
+        sqlx::query_scalar("SELECT reason FROM bad_records ORDER BY reason").fetch_all(&mut conn).await.unwrap();
+    assert!(reasons.iter().any(|r| r.contains("may be forged")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("\"999999999999\", which [feed] accounts does not serve")),
+        "{reasons:?}"
+    );
 }
 
 /// A network interface; no built-in recipe covers `ModifyNetworkInterfaceAttribute`, so only the

@@ -412,9 +412,16 @@ impl<'a, P> Checked<'a, P> {
         }
     }
 
+    pub(crate) fn region(&self) -> &str {
+        Self::text(&self.head.region)
+    }
+
+    pub(crate) fn account(&self) -> &str {
+        self.head.recipient_account.text().or(self.identity().account_id.text()).unwrap_or_default()
+    }
+
     /// The event, with the request and response given as parsed by the caller.
     pub(crate) fn event(&self, request: serde_json::Value, response: serde_json::Value) -> ApiEvent {
-        let identity = self.identity();
         let raw_name = self.raw_name();
         ApiEvent {
             id: self.id().to_string(),
@@ -422,8 +429,8 @@ impl<'a, P> Checked<'a, P> {
             source: self.source().to_string(),
             name: normalize_api_name(raw_name).to_string(),
             raw_name: raw_name.to_string(),
-            region: Self::text(&self.head.region).to_string(),
-            account: self.head.recipient_account.text().or(identity.account_id.text()).unwrap_or_default().to_string(),
+            region: self.region().to_string(),
+            account: self.account().to_string(),
             actor: self.actor().to_actor(),
             user_agent: Self::text(&self.head.user_agent).to_string(),
             source_ip: Self::text(&self.head.source_ip).to_string(),

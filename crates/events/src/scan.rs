@@ -50,6 +50,15 @@ impl<'a> Record<'a> {
     pub fn raw_name(&self) -> &str {
         self.checked.raw_name()
     }
+    /// `awsRegion` (empty when absent).
+    pub fn region(&self) -> &str {
+        self.checked.region()
+    }
+    /// The account the call was made in: `recipientAccountId`, else the caller's account (as
+    /// [`ApiEvent::account`]; empty when the record names neither).
+    pub fn account(&self) -> &str {
+        self.checked.account()
+    }
     /// The short human name of who made the call (as [`crate::Actor::display_name`]).
     pub fn actor_name(&self) -> &str {
         self.checked.actor().display_name

@@ -32,9 +32,43 @@ pub struct IntakeEvent {
     pub name: String,
     /// Who made the call (the actor's short name).
     pub actor: String,
+    /// The account the call was made in (`recipientAccountId`, else the caller's).
+    pub account: String,
+    /// `awsRegion`.
+    pub region: String,
     /// The CloudTrail record's JSON text, as received.
     pub raw: String,
     pub triage: Triage,
+}
+
+/// The accounts and regions a deployment serves (`[feed] accounts`, `regions`); an empty list
+/// serves every one. A record from elsewhere on the queue (a forwarding rule set too wide, or a
+/// forged one) is bad input, never a change set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Served {
+    pub accounts: Vec<String>,
+    pub regions: Vec<String>,
+}
+
+impl Served {
+    /// Why a record of `account` in `region` is not served, if it is not.
+    pub fn refusal(&self, account: &str, region: &str) -> Option<String> {
+        if !self.accounts.is_empty() && !self.accounts.iter().any(|a| a == account) {
+            return Some(format!(
+                "made in account {account:?}, which [feed] accounts does not serve ({}): not a change to this \
+                 deployment's infrastructure",
+                self.accounts.join(", ")
+            ));
+        }
+        if !self.regions.is_empty() && !self.regions.iter().any(|r| r == region) {
+            return Some(format!(
+                "made in region {region:?}, which [feed] regions does not serve ({}): not a change to this \
+                 deployment's infrastructure",
+                self.regions.join(", ")
+            ));
+        }
+        None
+    }
 }
 
 /// What the filter made of an event.
@@ -98,6 +132,8 @@ impl IntakeEvent {
             source: record.source().to_string(),
             name: record.raw_name().to_string(),
             actor: record.actor_name().to_string(),
+            account: record.account().to_string(),
+            region: record.region().to_string(),
             raw: record.text().to_string(),
             triage,
         })
@@ -241,6 +277,24 @@ impl Intake {
         out
     }
 
+    /// Move the events of accounts or regions `served` does not serve to bad input, each with the
+    /// reason and its record's text.
+    pub fn refuse_unserved(&mut self, served: &Served, location: &str) {
+        if served.accounts.is_empty() && served.regions.is_empty() {
+            return;
+        }
+        let events = std::mem::take(&mut self.events);
+        for event in events {
+            match served.refusal(&event.account, &event.region) {
+                None => self.events.push(event),
+                Some(reason) => {
+                    let id: String = event.id.chars().take(64).collect();
+                    self.bad.push(BadInput { location: format!("{location}: event {id}"), reason, raw: event.raw })
+                }
+            }
+        }
+    }
+
     /// The events that go on to grouping.
     pub fn kept(&self) -> impl Iterator<Item = &ApiEvent> {
         self.events.iter().filter_map(IntakeEvent::kept)
@@ -277,6 +331,37 @@ mod tests {
         assert_eq!(ids, [("a", None), ("b", Some(DropReason::ReadOnly))]);
         assert_eq!(merged.kept().count(), 1);
         assert!(merged.bad.is_empty());
+    }
+
+    #[test]
+    fn records_of_accounts_and_regions_not_served_become_bad_input() {
+        let filter = FilterConfig::default();
+        // The caller's account (arn:aws:iam::1:...) stands in when the record names no recipient.
+        let text = [
+            record("here", "StopInstances", false)
+                .replace("\"awsRegion\"", "\"recipientAccountId\":\"123456789012\",\"awsRegion\""),
+            record("other-account", "StopInstances", false)
+                .replace("\"awsRegion\"", "\"recipientAccountId\":\"999999999999\",\"awsRegion\""),
+            record("other-region", "StopInstances", false).replace(
+                "\"awsRegion\":\"us-east-1\"",
+                "\"recipientAccountId\":\"123456789012\",\"awsRegion\":\"ap-south-1\"",
+            ),
+        ]
+        .join("\n");
+        let served = Served { accounts: vec!["123456789012".into()], regions: vec!["us-east-1".into()] };
+        let mut intake = Intake::from_text(&text, "m1", &filter);
+        assert_eq!(intake.events.len(), 3);
+        intake.refuse_unserved(&served, "m1");
+        assert_eq!(intake.events.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["here"]);
+        let reasons: Vec<&str> = intake.bad.iter().map(|b| b.reason.as_str()).collect();
+        assert!(reasons[0].contains("account \"999999999999\"") && reasons[0].contains("123456789012"), "{reasons:?}");
+        assert!(reasons[1].contains("region \"ap-south-1\""), "{reasons:?}");
+        assert_eq!(intake.bad[0].location, "m1: event other-account");
+        assert!(intake.bad[0].raw.contains("\"other-account\""));
+        // Serving everything (the default) keeps everything.
+        let mut all = Intake::from_text(&text, "m1", &filter);
+        all.refuse_unserved(&Served::default(), "m1");
+        assert_eq!((all.events.len(), all.bad.len()), (3, 0));
     }
 
     #[test]

@@ -76,7 +76,9 @@ impl Default for ReconcilerConfig {
 
 /// Claim and reconcile due change sets one at a time until shutdown. The change set in hand when
 /// shutdown comes is finished (the caller bounds that with its deadline) and then the loop stops.
-/// Between polls it also wakes when `wake` is notified (new pending events).
+/// Between polls it also wakes when `wake` is notified (new pending events). Nothing one change set
+/// or one store call does ends the loop: failures are logged, counted and retried with a growing
+/// pause, and a change set whose record the store refuses is failed for good.
 pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
     ledger: L,
     reconcile: Arc<R>,
@@ -89,11 +91,22 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
     while !shutdown.is_triggered() {
         let claimed = match ledger.claim_due(Utc::now(), &config.replica, lease, 1).await {
             Ok(claimed) => claimed,
-            Err(e) if e.transient => {
+            Err(e) => {
+                // Transient or not, the store is asked again after the pause (growing while it
+                // keeps failing); /readyz reports the store meanwhile. The daemon does not exit:
+                // a restart would meet the same store.
                 crate::metrics::store_error("claim_due", &e);
+                if !e.transient {
+                    tracing::error!(error = %e, retry_in_ms = delay.as_millis() as u64,
+                        "the store refused to hand out due change sets; asking again");
+                    tokio::select! {
+                        _ = shutdown.wait() => break,
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                    delay = (delay * 2).min(Duration::from_secs(60));
+                }
                 Vec::new()
             }
-            Err(e) => return Err(e.into()),
         };
         if claimed.is_empty() {
             tokio::select! {
@@ -110,10 +123,9 @@ pub async fn run_reconciler<L: Ledger + Clone, R: Reconcile>(
                     delay = Duration::from_millis(config.poll_ms.max(10));
                 }
                 Ok(Done::Recorded(_)) => delay = Duration::from_millis(config.poll_ms.max(10)),
-                Err(e) if matches!(&e, FeedError::Ledger(le) if !le.transient) => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64,
-                        "change set released; it will be retried");
+                        "change set not finished; it will be taken up again");
                     // A released change set is due again at once: wait before claiming, so a
                     // failure that persists (a locked clone, an unreachable remote) is retried
                     // with a growing pause, not in a busy loop.
@@ -198,7 +210,18 @@ async fn one<L: Ledger + Clone, R: Reconcile>(
     };
     match result {
         Ok(done) => {
-            ledger.complete(owner, &done.record).await?;
+            match ledger.complete(owner, &done.record).await {
+                Ok(()) => {}
+                Err(e) if e.transient => return Err(e.into()),
+                Err(e) => {
+                    // A record the store cannot hold (a value it refuses) is this change set's
+                    // failure, never the daemon's: it is failed for good with the store's reason.
+                    let reason = format!("the store refused its record: {}", e.message);
+                    ledger.fail(&id, owner, &reason).await?;
+                    crate::metrics::change_set_done(&id, "failed", started.elapsed(), None, 0);
+                    return Ok(Done::Failed { id, reason });
+                }
+            }
             let lag = (Utc::now() - claim.change_set.last_time()).to_std().ok();
             crate::metrics::change_set_done(&id, &done.record.status, started.elapsed(), lag, done.tokens);
             Ok(Done::Recorded(Box::new(done.record)))

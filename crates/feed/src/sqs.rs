@@ -13,7 +13,7 @@ use driftback_events::FilterConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::aws_message;
-use crate::intake::Intake;
+use crate::intake::{Intake, Served};
 use crate::ledger::{Ledger, record_durably};
 use crate::{FeedError, Shutdown};
 
@@ -50,6 +50,13 @@ pub struct SqsConfig {
     pub receivers: usize,
     /// What happens to an unparseable message after it is recorded: `delete` or `redrive`.
     pub unparseable: UnparseablePolicy,
+    /// The AWS accounts whose changes this deployment reconciles (12-digit ids); empty: any. A
+    /// record from another account is bad input.
+    #[serde(deserialize_with = "account_ids")]
+    pub accounts: Vec<String>,
+    /// The regions whose changes this deployment reconciles; empty: any. A record from another
+    /// region is bad input (IAM, STS and CloudFront calls are logged in us-east-1: list it).
+    pub regions: Vec<String>,
 }
 
 impl Default for SqsConfig {
@@ -63,6 +70,8 @@ impl Default for SqsConfig {
             visibility_timeout_secs: 60,
             receivers: 2,
             unparseable: UnparseablePolicy::Delete,
+            accounts: Vec::new(),
+            regions: Vec::new(),
         }
     }
 }
@@ -91,8 +100,48 @@ impl SqsConfig {
         if self.receivers == 0 {
             return bad("[feed] receivers must be at least 1".into());
         }
+        if let Some(a) = self.accounts.iter().find(|a| a.len() != 12 || !a.bytes().all(|b| b.is_ascii_digit())) {
+            return bad(format!("[feed] accounts: {a:?} is not an AWS account id (12 digits)"));
+        }
+        if let Some(r) = self
+            .regions
+            .iter()
+            .find(|r| r.is_empty() || !r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'))
+        {
+            return bad(format!("[feed] regions: {r:?} is not an AWS region name (like eu-west-1)"));
+        }
         Ok(())
     }
+
+    /// The accounts and regions this feed serves.
+    pub fn served(&self) -> Served {
+        Served { accounts: self.accounts.clone(), regions: self.regions.clone() }
+    }
+}
+
+/// Account ids as a list or one value, as text or as a number (an environment variable holding one
+/// id is read as a number; account ids are 12 digits, so a leading zero it lost is put back).
+fn account_ids<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Text(String),
+        Number(u64),
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        Many(Vec<Id>),
+        One(Id),
+    }
+    let text = |id: Id| match id {
+        Id::Text(t) => t,
+        Id::Number(n) => format!("{n:012}"),
+    };
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::Many(ids) => ids.into_iter().map(text).collect(),
+        OneOrMany::One(id) => vec![text(id)],
+    })
 }
 
 /// A running consumer of one queue.
@@ -100,6 +149,7 @@ impl SqsConfig {
 pub struct SqsConsumer {
     client: Client,
     config: Arc<SqsConfig>,
+    served: Arc<Served>,
     /// Notified when a batch added events to pending change sets (wakes the reconcile loop).
     wake: Arc<tokio::sync::Notify>,
 }
@@ -123,7 +173,8 @@ impl SqsConsumer {
             loader = loader.endpoint_url(endpoint.clone());
         }
         let sdk = loader.load().await;
-        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config), wake: Arc::default() })
+        let served = Arc::new(config.served());
+        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config), served, wake: Arc::default() })
     }
 
     /// Notify `wake` whenever a batch adds events to pending change sets, so a reconcile loop
@@ -273,7 +324,8 @@ impl SqsConsumer {
                 .cloned()
                 .unwrap_or_else(|| "1".into());
             let location = format!("sqs message {id} (receive {receives})");
-            let intake = Intake::from_text(m.body().unwrap_or_default(), &location, filter);
+            let mut intake = Intake::from_text(m.body().unwrap_or_default(), &location, filter);
+            intake.refuse_unserved(&self.served, &location);
             received.push(Received { message_id: id, receipt, intake });
         }
         let receipts: Vec<(String, String)> =
@@ -392,5 +444,34 @@ impl SqsConsumer {
             }
             Err(e) => tracing::warn!(error = %aws_message(&e), "delete failed; the messages will be received again"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounts_read_from_one_value_or_a_list_keep_their_leading_zeros() {
+        let read = |toml_text: &str| toml::from_str::<SqsConfig>(toml_text).map(|c| c.accounts);
+        assert_eq!(read("accounts = 12345678901").unwrap(), ["012345678901"]);
+        assert_eq!(read("accounts = \"123456789012\"").unwrap(), ["123456789012"]);
+        assert_eq!(read("accounts = [\"123456789012\", 210987654321]").unwrap(), ["123456789012", "210987654321"]);
+        assert!(read("accounts = [true]").is_err());
+    }
+
+    #[test]
+    fn accounts_and_regions_are_checked_naming_the_bad_value() {
+        let config = |accounts: &[&str], regions: &[&str]| SqsConfig {
+            queue_url: "http://127.0.0.1:1/q".into(),
+            accounts: accounts.iter().map(|s| s.to_string()).collect(),
+            regions: regions.iter().map(|s| s.to_string()).collect(),
+            ..SqsConfig::default()
+        };
+        assert!(config(&["123456789012"], &["eu-west-1"]).validate().is_ok());
+        let err = config(&["12345"], &[]).validate().unwrap_err().to_string();
+        assert!(err.contains("\"12345\" is not an AWS account id"), "{err}");
+        let err = config(&[], &["EU West"]).validate().unwrap_err().to_string();
+        assert!(err.contains("\"EU West\" is not an AWS region name"), "{err}");
     }
 }

@@ -424,3 +424,88 @@ async fn a_transient_failure_that_persists_fails_the_change_set_after_its_attemp
         store.close().await;
     }
 }
+
+/// Reconciles every change set; the record of the one on `refused` holds a NUL character, which
+/// Postgres refuses in text (SQLite keeps it).
+struct RefusedRecord {
+    refused: &'static str,
+}
+
+impl driftback_feed::Reconcile for RefusedRecord {
+    fn reconcile(
+        &self,
+        change_set: &driftback_events::ChangeSet,
+    ) -> Result<driftback_feed::Reconciled, driftback_feed::ReconcileError> {
+        let on = change_set.resource_id.clone();
+        let rationale = (on.as_deref() == Some(self.refused)).then(|| "a value with a \0 in it".to_string());
+        let record = driftback_store::ChangeSetRecord {
+            id: change_set.id.clone(),
+            resource_id: on,
+            address: None,
+            actor: change_set.actor.display_name.clone(),
+            via: change_set.actor.via.as_str().into(),
+            first_event_time: change_set.first_time(),
+            last_event_time: change_set.last_time(),
+            event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
+            status: "no-change".into(),
+            decision: None,
+            rule: None,
+            rationale,
+            branch: None,
+            commit_id: None,
+            diff: None,
+            notes: vec![],
+        };
+        Ok(driftback_feed::Reconciled { record, tokens: 0 })
+    }
+}
+
+#[tokio::test]
+async fn a_record_the_store_refuses_fails_its_change_set_and_the_daemon_goes_on() {
+    for (store, _guard) in stores("refused").await {
+        let ledger = StoreLedger::new(store.clone(), QuietWindow { quiet_secs: 0, max_age_secs: 900 });
+        ledger
+            .record_intake(&intake(&[
+                record("r1", "2024-05-01T12:00:00Z", "i-refused", false),
+                record("k1", "2024-05-01T12:00:10Z", "i-kept", false),
+            ]))
+            .await
+            .unwrap();
+        let config =
+            driftback_feed::ReconcilerConfig { replica: "w1".into(), lease_secs: 60, poll_ms: 10, max_attempts: 5 };
+        let shutdown = driftback_feed::Shutdown::new();
+        let daemon = tokio::spawn(driftback_feed::run_reconciler(
+            ledger.clone(),
+            std::sync::Arc::new(RefusedRecord { refused: "i-refused" }),
+            config,
+            std::sync::Arc::new(tokio::sync::Notify::new()),
+            shutdown.clone(),
+        ));
+        let refused = driftback_events::change_set_id(Some("i-refused"), "r1");
+        let kept = driftback_events::change_set_id(Some("i-kept"), "k1");
+        let started = std::time::Instant::now();
+        while !store.unfinished_change_sets().await.unwrap().is_empty() {
+            assert!(!daemon.is_finished(), "the reconcile loop ended: {:?}", daemon.await);
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{}: change sets left unfinished",
+                store.backend_name()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Both handled, and the loop is still running until it is asked to stop.
+        assert!(!daemon.is_finished());
+        assert_eq!(store.change_set(&kept).await.unwrap().unwrap().status, "no-change");
+        let queued = store.queued_change_set(&refused).await.unwrap().unwrap();
+        if store.backend_name() == "postgres" {
+            assert_eq!(queued.status, QueueStatus::Failed);
+            let reason = queued.failure.unwrap();
+            assert!(reason.starts_with("the store refused its record"), "{reason}");
+        } else {
+            assert_eq!(queued.status, QueueStatus::Done, "SQLite keeps the NUL");
+        }
+        shutdown.trigger();
+        daemon.await.unwrap().unwrap();
+        store.close().await;
+    }
+}

@@ -40,11 +40,14 @@ enum Kind {
 
 impl WorkingClone {
     /// Clone `url` (its `base_branch` checked out) into `dir`, unless `dir` already holds that
-    /// clone; then take it for this process. Refused: a clone of another URL, a directory that is
-    /// neither empty nor a clone, and a clone another driftback holds. What a stopped predecessor
-    /// left is cleared: a clone of `url` left half-created (no commit checked out, no branch) is
-    /// removed and cloned again, git lock files are removed, and changes to tracked files are reset
-    /// (as [`WorkingClone::refresh`] would), so [`WorkingClone::repo`] opens at once.
+    /// clone; then take it for this process. Refused: a directory that is neither empty nor a
+    /// clone, and a clone another driftback holds. A clone that is not sound is never used and
+    /// never deleted: a clone of another URL (the configuration changed) or one whose HEAD is on no
+    /// commit while it has branches is set aside beside `dir` (renamed `NAME.set-aside-N`, so any
+    /// work in it stays) and `url` is cloned again, with a warning naming both. What a stopped
+    /// predecessor left is cleared: a clone of `url` left half-created (no commit checked out, no
+    /// branch) is removed and cloned again, git lock files are removed, and changes to tracked files
+    /// are reset (as [`WorkingClone::refresh`] would), so [`WorkingClone::repo`] opens at once.
     pub fn open_or_clone(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, PublishError> {
         let git_dir = dir.join(".git");
         if !git_dir.exists() {
@@ -58,18 +61,32 @@ impl WorkingClone {
             message: e.message().to_string(),
         })?;
         let origin = origin_url(&repo);
-        if origin.as_deref() != Some(url) {
-            return Err(PublishError::WrongClone {
-                dir: dir.display().to_string(),
-                origin: origin.unwrap_or_else(|| "nothing".into()),
-                url: url.to_string(),
-            });
-        }
         let lock = take_lock(dir, &git_dir)?;
         let unborn = matches!(repo.head(), Err(e) if e.code() == ErrorCode::UnbornBranch);
-        if unborn && has_branches(&repo) {
-            // Not a clone stopped before its checkout (that has no branches): leave it to a person.
-            return Err(PublishError::NoCommits { path: dir.display().to_string() });
+        let unsound = if origin.as_deref() != Some(url) {
+            Some(format!("it is a clone of {}, not of {url}", origin.as_deref().unwrap_or("nothing")))
+        } else if unborn && has_branches(&repo) {
+            // Not a clone stopped before its checkout (that has no branches): someone's work.
+            Some("its HEAD is on no commit while it has branches".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = unsound {
+            drop(repo);
+            let aside = set_aside(dir).map_err(|e| PublishError::WrongClone {
+                dir: dir.display().to_string(),
+                origin: origin.clone().unwrap_or_else(|| "nothing".into()),
+                url: format!("{url} (and it could not be set aside: {e})"),
+            })?;
+            tracing::warn!(
+                dir = %dir.display(),
+                set_aside = %aside.display(),
+                url,
+                "the working clone is not sound ({why}); set it aside, with whatever it holds, and cloning again"
+            );
+            // The lock went with the directory: it still guards the set-aside copy until dropped.
+            drop(lock);
+            return clone_into(url, dir, base_branch);
         }
         if unborn {
             tracing::warn!(
@@ -266,6 +283,18 @@ fn clear_stale_locks(git_dir: &Path) -> Result<(), PublishError> {
 }
 
 /// Remove everything in `dir` but `dir` itself (it may be a mount point).
+/// Rename `dir` to a free sibling `NAME.set-aside-N` and return that path.
+fn set_aside(dir: &Path) -> std::io::Result<PathBuf> {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "clone".into());
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let aside = (1..)
+        .map(|n| parent.join(format!("{name}.set-aside-{n}")))
+        .find(|p| !p.exists())
+        .expect("some sibling name is free");
+    std::fs::rename(dir, &aside)?;
+    Ok(aside)
+}
+
 fn empty_dir(dir: &Path) -> Result<(), PublishError> {
     for entry in std::fs::read_dir(dir).map_err(io("reading", dir))? {
         let entry = entry.map_err(io("reading", dir))?;

@@ -33,7 +33,7 @@ pub enum PublishError {
     /// The push kept failing after every retry.
     #[error("pushing {branch} to {url} failed after {attempts} attempts: {message}")]
     PushFailed { url: String, branch: String, attempts: u32, message: String },
-    /// The working clone's directory holds a clone of another repository.
+    /// The working clone's directory holds a clone that is not sound and could not be set aside.
     #[error("{dir} is a clone of {origin}, not of {url}; point [serve] workdir at an empty directory")]
     WrongClone { dir: String, origin: String, url: String },
     /// The working clone's directory holds files but no clone.

@@ -49,24 +49,41 @@ fn a_clone_is_made_once_then_reopened() {
 }
 
 #[test]
-fn a_clone_of_another_repository_is_refused_and_left_alone() {
+fn a_clone_of_another_repository_is_set_aside_with_its_work_and_cloned_again() {
     let setup = Setup::create();
-    let err = WorkingClone::open_or_clone("/somewhere/else.git", &setup.work, "main").unwrap_err();
-    assert!(matches!(err, PublishError::WrongClone { .. }), "{err}");
-    let said = err.to_string();
-    assert!(said.contains(&format!("is a clone of {}, not of /somewhere/else.git", setup.remote_url())), "{said}");
-    assert!(said.contains("point [serve] workdir at an empty directory"), "{said}");
-    assert!(!err.is_transient());
-    assert!(!setup.work.join(".git/driftback-serve.lock").exists(), "nothing is written into another's clone");
+    // The configuration now names another repository; the old clone holds a local branch.
+    let (clone, dir) = clone_of(&setup, "moved");
+    drop(clone);
+    git(&dir, &["branch", "driftback/unpushed"]);
+    let other = setup.dir.path().join("other.git");
+    git(setup.dir.path(), &["clone", "-q", "--bare", &setup.remote_url(), other.to_str().unwrap()]);
+    let clone = WorkingClone::open_or_clone(other.to_str().unwrap(), &dir, "main").unwrap();
+    assert_eq!(git(&dir, &["remote", "get-url", "origin"]), other.to_str().unwrap());
+    assert!(!branches(&dir).contains("refs/heads/driftback/unpushed"));
+    // Nothing lost: the old clone, with its branch, is beside it.
+    let aside = setup.dir.path().join("moved.set-aside-1");
+    assert!(branches(&aside).contains("refs/heads/driftback/unpushed"), "{}", aside.display());
+    assert_eq!(git(&aside, &["remote", "get-url", "origin"]), setup.remote_url());
+    drop(clone);
 
-    // A half-created clone of another URL is not ours to remove either.
-    let dir = setup.dir.path().join("half-other");
-    std::fs::create_dir_all(&dir).unwrap();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["remote", "add", "origin", "/somewhere/else.git"]);
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
-    assert!(matches!(err, PublishError::WrongClone { .. }), "{err}");
-    assert!(dir.join(".git").exists());
+    // A half-created clone of another URL is set aside too (a second one gets the next name).
+    let half = setup.dir.path().join("half-other");
+    std::fs::create_dir_all(&half).unwrap();
+    git(&half, &["init", "-q", "-b", "main"]);
+    git(&half, &["remote", "add", "origin", "/somewhere/else.git"]);
+    WorkingClone::open_or_clone(&setup.remote_url(), &half, "main").unwrap();
+    assert_eq!(std::fs::read_to_string(half.join("main.tf")).unwrap(), MAIN_TF);
+    assert!(setup.dir.path().join("half-other.set-aside-1/.git").exists());
+}
+
+#[test]
+fn a_clone_another_process_holds_is_not_set_aside() {
+    let setup = Setup::create();
+    let (held, dir) = clone_of(&setup, "held");
+    let err = WorkingClone::open_or_clone("/somewhere/else.git", &dir, "main").unwrap_err();
+    assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
+    assert!(dir.join(".git").exists() && !setup.dir.path().join("held.set-aside-1").exists());
+    drop(held);
 }
 
 #[test]
@@ -110,15 +127,18 @@ fn a_half_created_clone_is_removed_and_cloned_again() {
 }
 
 #[test]
-fn a_clone_with_branches_but_head_on_no_commit_is_not_removed() {
+fn a_clone_with_branches_but_head_on_no_commit_is_set_aside_not_removed() {
     let setup = Setup::create();
     let (clone, dir) = clone_of(&setup, "orphan");
     drop(clone);
-    // Someone checked out an orphan branch: there is work in local branches, so nothing is removed.
+    // Someone checked out an orphan branch: the local branches are kept in the set-aside copy.
     git(&dir, &["checkout", "-q", "--orphan", "nothing-yet"]);
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
-    assert!(matches!(err, PublishError::NoCommits { .. }), "{err}");
-    assert!(branches(&dir).contains("refs/heads/main"));
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let tip = oid(&git(&setup.remote, &["rev-parse", "main"]));
+    assert_eq!(clone.repo().unwrap().head_commit().unwrap(), tip);
+    let aside = setup.dir.path().join("orphan.set-aside-1");
+    assert_eq!(git(&aside, &["symbolic-ref", "HEAD"]), "refs/heads/nothing-yet");
+    assert!(branches(&aside).contains("refs/heads/main"));
 }
 
 #[test]
