@@ -169,7 +169,7 @@ impl GitHub {
         Ok(GitHub { http, api, owner: owner.to_string(), name: name.to_string(), token, retry })
     }
 
-    fn url(&self, path: &str, query: &[(&str, String)]) -> Result<Url, GitHubError> {
+    pub(crate) fn url(&self, path: &str, query: &[(&str, String)]) -> Result<Url, GitHubError> {
         let mut url = self
             .api
             .join(&format!("repos/{}/{}/{path}", self.owner, self.name))
@@ -184,7 +184,7 @@ impl GitHub {
     }
 
     /// Send with retries on network errors, server errors and rate limits; decode the JSON answer.
-    async fn call<T: DeserializeOwned>(
+    pub(crate) async fn call<T: DeserializeOwned>(
         &self,
         what: &str,
         method: Method,

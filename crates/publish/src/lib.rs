@@ -12,17 +12,24 @@
 //!   The trailers are read back with [`message::trailers`] and [`message::change_set_of`].
 //! - [`github`]: the pull request API behind the [`PullRequestApi`] trait, the GitHub REST client,
 //!   and [`github::open_or_update`], which keeps one open pull request per resource.
-//! - [`webhook`]: an axum router for GitHub's `pull_request` webhook, signature checked.
+//! - [`issues`]: decisions that wait for a person as one GitHub issue per resource, and who may
+//!   answer in it; [`commands`]: the `/driftback ...` answers people write in those threads.
+//! - [`notify`]: escalations to a chat or JSON webhook, grouped and retried.
+//! - [`webhook`]: an axum router for GitHub's `pull_request` and `issue_comment` webhooks, signature
+//!   checked.
 //!
 //! This crate knows nothing of the store or of CloudTrail: callers pass what to record and receive
 //! what happened.
 
 pub mod clone;
+pub mod commands;
 mod error;
 pub mod git;
 pub mod github;
+pub mod issues;
 pub mod markdown;
 pub mod message;
+pub mod notify;
 pub mod remote;
 mod secret;
 pub mod story;

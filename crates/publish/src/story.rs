@@ -213,54 +213,9 @@ impl Story {
             text(&self.actor.name),
             text(&self.actor.via)
         ));
-        if !self.changes.is_empty() {
-            out.push_str("| field | before | after |\n|---|---|---|\n");
-            for change in &self.changes {
-                out.push_str(&format!(
-                    "| {} | {} | {} |\n",
-                    cell(&change.path),
-                    change.before.as_deref().map(cell).unwrap_or_else(|| "*(not set)*".into()),
-                    change.after.as_deref().map(cell).unwrap_or_else(|| "*(removed)*".into()),
-                ));
-            }
-            out.push('\n');
-        }
-
-        out.push_str(&format!("{h} Timeline\n\n| time (UTC) | actor | API call |\n|---|---|---|\n"));
-        for entry in self.timeline.iter().take(MAX_TIMELINE_ROWS) {
-            out.push_str(&format!(
-                "| {} | {} | {} {} |\n",
-                text(&entry.time),
-                text(&entry.actor),
-                cell(&entry.source),
-                cell(&entry.name)
-            ));
-        }
-        if self.timeline.len() > MAX_TIMELINE_ROWS {
-            out.push_str(&format!("\n…and {} more events (ids below).\n", self.timeline.len() - MAX_TIMELINE_ROWS));
-        }
-        out.push('\n');
-
-        out.push_str(&format!("{h} Who made the change\n\n"));
-        out.push_str(&format!("- Actor: {} via {}\n", text(&self.actor.name), text(&self.actor.via)));
-        if let Some(principal) = &self.actor.principal {
-            out.push_str(&format!("- Principal: {}\n", code(principal)));
-        }
-        if let Some(kind) = &self.actor.kind {
-            out.push_str(&format!("- Kind: {}\n", text(kind)));
-        }
-        if !self.actor.evidence.is_empty() {
-            out.push_str("- How this was worked out:\n");
-            for evidence in &self.actor.evidence {
-                out.push_str(&format!("  - {}\n", text(evidence)));
-            }
-        }
-        out.push('\n');
-
-        out.push_str(&format!("{h} Intent and motivation\n\n"));
-        out.push_str(&format!("- Intent: {}\n", reasoned(self.intent.as_ref())));
-        out.push_str(&format!("- Motivation: {}\n\n", reasoned(self.motivation.as_ref())));
-
+        out.push_str(&self.fields_table());
+        out.push_str(&self.timeline_section(h));
+        out.push_str(&self.who_section(h));
         out.push_str(&format!("{h} Decision\n\n"));
         out.push_str(&format!(
             "**{}** by the rule {}: {}\n",
@@ -315,6 +270,151 @@ impl Story {
             ": run `terraform plan` first to see exactly what it will do. driftback has recorded these events and will not propose them again.\n",
         );
         out
+    }
+
+    fn timeline_section(&self, h: &str) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("{h} Timeline\n\n| time (UTC) | actor | API call |\n|---|---|---|\n"));
+        for entry in self.timeline.iter().take(MAX_TIMELINE_ROWS) {
+            out.push_str(&format!(
+                "| {} | {} | {} {} |\n",
+                text(&entry.time),
+                text(&entry.actor),
+                cell(&entry.source),
+                cell(&entry.name)
+            ));
+        }
+        if self.timeline.len() > MAX_TIMELINE_ROWS {
+            out.push_str(&format!("\n…and {} more events (ids below).\n", self.timeline.len() - MAX_TIMELINE_ROWS));
+        }
+        out.push('\n');
+
+        out
+    }
+
+    fn who_section(&self, h: &str) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("{h} Who made the change\n\n"));
+        out.push_str(&format!("- Actor: {} via {}\n", text(&self.actor.name), text(&self.actor.via)));
+        if let Some(principal) = &self.actor.principal {
+            out.push_str(&format!("- Principal: {}\n", code(principal)));
+        }
+        if let Some(kind) = &self.actor.kind {
+            out.push_str(&format!("- Kind: {}\n", text(kind)));
+        }
+        if !self.actor.evidence.is_empty() {
+            out.push_str("- How this was worked out:\n");
+            for evidence in &self.actor.evidence {
+                out.push_str(&format!("  - {}\n", text(evidence)));
+            }
+        }
+        out.push('\n');
+
+        out.push_str(&format!("{h} Intent and motivation\n\n"));
+        out.push_str(&format!("- Intent: {}\n", reasoned(self.intent.as_ref())));
+        out.push_str(&format!("- Motivation: {}\n\n", reasoned(self.motivation.as_ref())));
+
+        out
+    }
+
+    fn fields_table(&self) -> String {
+        let mut out = String::new();
+        if !self.changes.is_empty() {
+            out.push_str("| field | before | after |\n|---|---|---|\n");
+            for change in &self.changes {
+                out.push_str(&format!(
+                    "| {} | {} | {} |\n",
+                    cell(&change.path),
+                    change.before.as_deref().map(cell).unwrap_or_else(|| "*(not set)*".into()),
+                    change.after.as_deref().map(cell).unwrap_or_else(|| "*(removed)*".into()),
+                ));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The escalation issue's title: `drift waits for a person: aws_db_instance.main
+    /// storage 20 -> 50 (console, alice)`.
+    pub fn escalation_title(&self) -> String {
+        let head = format!("drift ({}): {} ", one_line(&self.decision.kind), one_line(&self.address));
+        self.summary_line(&head, &format!(" {}", self.by()), MAX_TITLE_CHARS)
+    }
+
+    /// The escalation issue's body (after its marker): what changed, the timeline, who and why,
+    /// the rule that fired, the edit accepting would make, how to restore the code's value, and
+    /// the commands people can answer with.
+    pub fn escalation_body(&self) -> String {
+        let mut out = String::new();
+        let resource = match &self.resource_id {
+            Some(id) => format!("{} ({})", code(&self.address), code(id)),
+            None => code(&self.address),
+        };
+        out.push_str(&format!(
+            "{resource} was changed outside Terraform by {} ({}), and driftback did not write it into the code: the decision is **{}** by the rule {}: {}\n\n",
+            text(&self.actor.name),
+            text(&self.actor.via),
+            text(&self.decision.kind),
+            code(&self.decision.rule),
+            text(&self.decision.rationale)
+        ));
+        out.push_str(&self.fields_table());
+        out.push_str(&self.timeline_section("##"));
+        out.push_str(&self.who_section("##"));
+        out.push_str("## Intent and motivation\n\n");
+        out.push_str(&format!("- Intent: {}\n", reasoned(self.intent.as_ref())));
+        out.push_str(&format!("- Motivation: {}\n\n", reasoned(self.motivation.as_ref())));
+        for note in &self.notes {
+            out.push_str(&format!("- {}\n", text(note)));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("## What accepting would write\n\n");
+        if self.diff.trim().is_empty() {
+            out.push_str(
+                "No edit was computed for this change (the decision stopped it first, or no edit expresses it).\n\n",
+            );
+        } else {
+            out.push_str(&fenced("diff", truncate_at_line(&self.diff, MAX_DIFF_CHARS)));
+            out.push('\n');
+        }
+        out.push_str("## To keep the code's value\n\n");
+        out.push_str(&format!(
+            "Run `terraform plan -target={addr}` on {base}: it shows the apply that restores what the code says",
+            addr = one_line(&self.address).replace(['`', '\n'], ""),
+            base = code(&self.base_branch)
+        ));
+        let restores: Vec<String> = self
+            .changes
+            .iter()
+            .map(|c| match &c.before {
+                Some(before) => format!("{} back to {}", code(&c.path), code(before)),
+                None => format!("{} unset", code(&c.path)),
+            })
+            .collect();
+        if !restores.is_empty() {
+            out.push_str(&format!(" ({})", restores.join(", ")));
+        }
+        out.push_str(".\n\n## Answer here\n\n");
+        out.push_str(&crate::issues::command_help());
+        out.push_str(&format!("\n\nChange set {}.\n", code(&self.change_set_id)));
+        out
+    }
+
+    /// The comment added to an open escalation issue when a later change set on the resource arrives.
+    pub fn escalation_comment(&self) -> String {
+        format!(
+            "A later change on {}: {} by {} ({}). Decision: **{}** by the rule {}: {}. Change set {}; the description now tells this one.\n",
+            code(&self.address),
+            text(&self.summary()),
+            text(&self.actor.name),
+            text(&self.actor.via),
+            text(&self.decision.kind),
+            code(&self.decision.rule),
+            text(&self.decision.rationale),
+            code(&self.change_set_id),
+        )
     }
 }
 

@@ -1,6 +1,7 @@
-//! GitHub's `pull_request` webhook as an axum [`Router`] the daemon mounts: a delivery is accepted
-//! only with a valid `X-Hub-Signature-256` (HMAC-SHA256 of the body with the shared secret), and a
-//! closed, merged or reopened pull request is handed to the caller's [`PullRequestEvents`] to record.
+//! GitHub's `pull_request` and `issue_comment` webhooks as an axum [`Router`] the daemon mounts: a
+//! delivery is accepted only with a valid `X-Hub-Signature-256` (HMAC-SHA256 of the body with the
+//! shared secret); a closed, merged or reopened pull request is handed to the caller's
+//! [`PullRequestEvents`] to record, and a new comment holding a `/driftback` command to answer.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use crate::Secret;
+use crate::commands::{self, CommentCommand};
 use crate::github::{PullRequest, PullRequestState};
 
 /// The path the router serves.
@@ -50,6 +52,13 @@ impl From<&PullRequest> for PullRequestChange {
 /// delivery shows as failed in GitHub and can be redelivered.
 pub trait PullRequestEvents: Send + Sync + 'static {
     fn record(&self, change: PullRequestChange) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// A `/driftback` command written by a person (bots' comments never reach here). The sink
+    /// checks who wrote it before doing anything. By default commands are not answered.
+    fn command(&self, command: CommentCommand) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = command;
+        async { Ok(()) }
+    }
 }
 
 struct Hook<S> {
@@ -100,6 +109,7 @@ async fn deliver<S: PullRequestEvents>(
     match event {
         "ping" => return (StatusCode::OK, "pong\n".into()),
         "pull_request" => {}
+        "issue_comment" => return comment(&hook, &body).await,
         other => return (StatusCode::ACCEPTED, format!("ignored event {other:?}\n")),
     }
     let delivery: Delivery = match serde_json::from_slice(&body) {
@@ -119,6 +129,68 @@ async fn deliver<S: PullRequestEvents>(
         Err(reason) => {
             tracing::error!(number, %reason, "recording a pull request state failed");
             (StatusCode::INTERNAL_SERVER_ERROR, "could not record the change; redeliver later\n".into())
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct CommentDelivery {
+    action: String,
+    issue: CommentedIssue,
+    comment: Comment,
+}
+
+#[derive(Deserialize)]
+struct CommentedIssue {
+    number: u64,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    pull_request: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Comment {
+    #[serde(default)]
+    body: Option<String>,
+    user: User,
+}
+
+#[derive(Deserialize)]
+struct User {
+    login: String,
+    #[serde(rename = "type", default)]
+    kind: String,
+}
+
+async fn comment<S: PullRequestEvents>(hook: &Hook<S>, body: &[u8]) -> (StatusCode, String) {
+    let delivery: CommentDelivery = match serde_json::from_slice(body) {
+        Ok(d) => d,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("not an issue_comment payload: {e}\n")),
+    };
+    if delivery.action != "created" {
+        return (StatusCode::ACCEPTED, format!("ignored action {:?}\n", delivery.action));
+    }
+    // driftback's own replies (and any bot's) are never commands: no loops.
+    if delivery.comment.user.kind == "Bot" {
+        return (StatusCode::ACCEPTED, "ignored a bot's comment\n".into());
+    }
+    let Some(command) = commands::parse(delivery.comment.body.as_deref().unwrap_or_default()) else {
+        return (StatusCode::ACCEPTED, "no command\n".into());
+    };
+    let number = delivery.issue.number;
+    let request = CommentCommand {
+        number,
+        on_pull_request: delivery.issue.pull_request.is_some(),
+        thread_body: delivery.issue.body.unwrap_or_default(),
+        user: delivery.comment.user.login,
+        command,
+    };
+    match hook.sink.command(request).await {
+        Ok(()) => (StatusCode::OK, format!("answered the command on #{number}\n")),
+        Err(reason) => {
+            tracing::error!(number, %reason, "answering a comment command failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "could not answer the command; redeliver later\n".into())
         }
     }
 }

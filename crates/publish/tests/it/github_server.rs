@@ -1,6 +1,7 @@
 //! A stand-in for the GitHub REST API on loopback: the real paths, request and response JSON
-//! (pull requests, issue comments, labels), bearer authentication, pagination, and a record of
-//! every request, so tests assert what was sent as well as what came back.
+//! (pull requests, issues, issue comments, labels, collaborators' permissions), bearer
+//! authentication, pagination, and a record of every request, so tests assert what was sent as
+//! well as what came back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,10 @@ pub struct Recorded {
 #[derive(Default)]
 pub struct Inner {
     pub pulls: Vec<Value>,
+    /// Issues (pull requests share their numbers, as on GitHub).
+    pub issues: Vec<Value>,
+    /// Collaborators' permission (`admin`, `write`, `read`); anyone else gets 404.
+    pub permissions: HashMap<String, String>,
     pub comments: Vec<(u64, String)>,
     pub labels: HashMap<u64, Vec<String>>,
     pub requests: Vec<Recorded>,
@@ -55,6 +60,9 @@ impl GitHubStandIn {
         let app = Router::new()
             .route("/repos/{owner}/{repo}/pulls", get(list_pulls).post(create_pull))
             .route("/repos/{owner}/{repo}/pulls/{number}", get(get_pull).patch(update_pull))
+            .route("/repos/{owner}/{repo}/issues", get(list_issues).post(create_issue))
+            .route("/repos/{owner}/{repo}/issues/{number}", axum::routing::patch(update_issue))
+            .route("/repos/{owner}/{repo}/collaborators/{user}/permission", get(permission))
             .route("/repos/{owner}/{repo}/issues/{number}/comments", post(create_comment))
             .route("/repos/{owner}/{repo}/issues/{number}/labels", post(add_labels))
             .route_layer(middleware::from_fn_with_state(server.clone(), admit))
@@ -157,7 +165,7 @@ async fn create_pull(State(s): Shared, Path((owner, repo)): Path<(String, String
         });
         return (StatusCode::UNPROCESSABLE_ENTITY, Json(message));
     }
-    let number = inner.pulls.len() as u64 + 1;
+    let number = (inner.pulls.len() + inner.issues.len()) as u64 + 1;
     let pr = json!({
         "url": format!("{}/repos/{owner}/{repo}/pulls/{number}", s.base_url),
         "id": 1000 + number,
@@ -245,4 +253,99 @@ async fn add_labels(
         .map(|(i, name)| json!({"id": i + 1, "name": name, "color": "ededed", "default": false}))
         .collect();
     (StatusCode::OK, Json(Value::Array(answer)))
+}
+
+async fn list_issues(State(s): Shared, Query(q): Query<HashMap<String, String>>) -> Answer {
+    let inner = s.inner.lock().unwrap();
+    let state = q.get("state").map(String::as_str).unwrap_or("open");
+    let per_page: usize = q.get("per_page").and_then(|v| v.parse().ok()).unwrap_or(30);
+    let page: usize = q.get("page").and_then(|v| v.parse().ok()).unwrap_or(1);
+    let wanted: Vec<&str> = q.get("labels").map(|l| l.split(',').collect()).unwrap_or_default();
+    let labels_of = |number: &Value| -> Vec<String> {
+        number.as_u64().and_then(|n| inner.labels.get(&n)).cloned().unwrap_or_default()
+    };
+    // The issues endpoint lists pull requests too, marked with a `pull_request` object.
+    let pulls = inner.pulls.iter().map(|p| {
+        let mut p = p.clone();
+        p["pull_request"] = json!({"url": p["url"].clone()});
+        p
+    });
+    let matching: Vec<Value> = inner
+        .issues
+        .iter()
+        .cloned()
+        .chain(pulls)
+        .filter(|i| state == "all" || i["state"] == state)
+        .filter(|i| wanted.iter().all(|w| labels_of(&i["number"]).iter().any(|l| l == w)))
+        .map(|mut i| {
+            let labels: Vec<Value> = labels_of(&i["number"]).into_iter().map(|name| json!({"name": name})).collect();
+            i["labels"] = Value::Array(labels);
+            i
+        })
+        .collect();
+    let page: Vec<Value> = matching.into_iter().skip((page - 1) * per_page).take(per_page).collect();
+    (StatusCode::OK, Json(Value::Array(page)))
+}
+
+async fn create_issue(
+    State(s): Shared,
+    Path((owner, repo)): Path<(String, String)>,
+    Json(body): Json<Value>,
+) -> Answer {
+    let mut inner = s.inner.lock().unwrap();
+    let number = (inner.pulls.len() + inner.issues.len()) as u64 + 1;
+    let issue = json!({
+        "url": format!("{}/repos/{owner}/{repo}/issues/{number}", s.base_url),
+        "id": 5000 + number,
+        "html_url": format!("https://github.example/{owner}/{repo}/issues/{number}"),
+        "number": number,
+        "state": "open",
+        "state_reason": null,
+        "title": body["title"],
+        "body": body["body"],
+        "user": {"login": "driftback-bot", "id": 1, "type": "Bot"},
+        "labels": [],
+        "comments": 0,
+        "created_at": "2024-05-01T12:10:00Z",
+        "updated_at": "2024-05-01T12:10:00Z",
+        "closed_at": null
+    });
+    let labels: Vec<String> = body["labels"]
+        .as_array()
+        .map(|l| l.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    inner.labels.insert(number, labels);
+    inner.issues.push(issue.clone());
+    (StatusCode::CREATED, Json(issue))
+}
+
+async fn update_issue(
+    State(s): Shared,
+    Path((_owner, _repo, number)): Path<(String, String, u64)>,
+    Json(body): Json<Value>,
+) -> Answer {
+    let mut inner = s.inner.lock().unwrap();
+    let Some(issue) = inner.issues.iter_mut().find(|i| i["number"] == number) else {
+        return not_found();
+    };
+    for key in ["title", "body", "state", "state_reason"] {
+        if let Some(v) = body.get(key) {
+            issue[key] = v.clone();
+        }
+    }
+    if body.get("state").is_some_and(|s| s == "closed") {
+        issue["closed_at"] = json!("2024-05-03T08:00:00Z");
+    }
+    (StatusCode::OK, Json(issue.clone()))
+}
+
+async fn permission(State(s): Shared, Path((_owner, _repo, user)): Path<(String, String, String)>) -> Answer {
+    let inner = s.inner.lock().unwrap();
+    match inner.permissions.get(&user) {
+        Some(permission) => (
+            StatusCode::OK,
+            Json(json!({"permission": permission, "role_name": permission, "user": {"login": user, "type": "User"}})),
+        ),
+        None => not_found(),
+    }
 }

@@ -3,6 +3,7 @@
 //! body snapshots, the webhook.
 
 mod clone;
+mod escalations;
 mod github_server;
 mod pull_requests;
 mod push;

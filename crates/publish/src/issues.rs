@@ -1,0 +1,269 @@
+//! Decisions that wait for a person, where the team works: one GitHub issue per resource for its
+//! escalations and reverts ([`publish_escalation`]: opened once, updated as later change sets on
+//! the resource arrive, labelled with the decision and the rule), closed when the drift is resolved
+//! ([`resolve_escalation`]); and the people allowed to answer in it ([`may_decide`]).
+//!
+//! Issues are found again by the resource's marker in their body among the open issues labelled
+//! [`ESCALATION_LABEL`], so a lost store never duplicates them.
+
+use std::future::Future;
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::github::{GitHub, GitHubError, PullRequestApi};
+use crate::markdown::{code, comment_safe, text};
+use crate::story::Story;
+
+/// The label every escalation issue carries.
+pub const ESCALATION_LABEL: &str = "driftback";
+/// GitHub refuses longer bodies.
+const MAX_BODY_CHARS: usize = 65_000;
+const MAX_PAGES: u32 = 10;
+const PER_PAGE: usize = 100;
+
+/// An issue as the API returns it (the fields driftback reads).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Issue {
+    pub number: u64,
+    pub html_url: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub title: String,
+    pub body: Option<String>,
+    /// Present when the "issue" is a pull request (the issues API lists both).
+    #[serde(default)]
+    pub pull_request: Option<Value>,
+}
+
+/// A new issue.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewIssue {
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+}
+
+/// A collaborator's permission on the repository, as GitHub names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Admin,
+    Maintain,
+    Write,
+    Triage,
+    Read,
+    None,
+}
+
+impl Permission {
+    /// From the collaborator permission endpoint's answer (`permission`, refined by `role_name`).
+    fn from_answer(answer: &Value) -> Permission {
+        let role = answer.get("role_name").and_then(Value::as_str).unwrap_or_default();
+        match (answer.get("permission").and_then(Value::as_str).unwrap_or_default(), role) {
+            ("admin", _) => Permission::Admin,
+            ("write", "maintain") => Permission::Maintain,
+            ("write", _) => Permission::Write,
+            ("read", "triage") => Permission::Triage,
+            ("read", _) => Permission::Read,
+            _ => Permission::None,
+        }
+    }
+
+    /// Whether someone with it may decide for the repository's code: write access or more.
+    pub fn may_write(self) -> bool {
+        matches!(self, Permission::Admin | Permission::Maintain | Permission::Write)
+    }
+}
+
+/// What the issue service can do, as driftback uses it (comments and labels come from
+/// [`PullRequestApi`]: GitHub serves both through the issues endpoints). [`GitHub`] implements it.
+pub trait IssueApi: PullRequestApi {
+    /// Open issues carrying `label`, every page (pull requests left out).
+    fn list_open_issues(&self, label: &str) -> impl Future<Output = Result<Vec<Issue>, GitHubError>> + Send;
+    fn create_issue(&self, new: &NewIssue) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
+    /// Replace the title and body.
+    fn update_issue(
+        &self,
+        number: u64,
+        title: &str,
+        body: &str,
+    ) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
+    /// Close as completed.
+    fn close_issue(&self, number: u64) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
+    /// `user`'s permission on the repository.
+    fn permission(&self, user: &str) -> impl Future<Output = Result<Permission, GitHubError>> + Send;
+}
+
+impl IssueApi for GitHub {
+    async fn list_open_issues(&self, label: &str) -> Result<Vec<Issue>, GitHubError> {
+        let mut all = Vec::new();
+        for page in 1..=MAX_PAGES {
+            let query = [
+                ("state", "open".to_string()),
+                ("labels", label.to_string()),
+                ("per_page", PER_PAGE.to_string()),
+                ("page", page.to_string()),
+            ];
+            let url = self.url("issues", &query)?;
+            let batch: Vec<Issue> = self.call("the list of open issues", Method::GET, url, None).await?;
+            let last = batch.len() < PER_PAGE;
+            all.extend(batch.into_iter().filter(|i| i.pull_request.is_none()));
+            if last {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    async fn create_issue(&self, new: &NewIssue) -> Result<Issue, GitHubError> {
+        let url = self.url("issues", &[])?;
+        let body = serde_json::to_value(new).map_err(|e| GitHubError::Config(e.to_string()))?;
+        self.call("an issue", Method::POST, url, Some(&body)).await
+    }
+
+    async fn update_issue(&self, number: u64, title: &str, body: &str) -> Result<Issue, GitHubError> {
+        let url = self.url(&format!("issues/{number}"), &[])?;
+        let payload = json!({ "title": title, "body": body });
+        self.call(&format!("the update of issue #{number}"), Method::PATCH, url, Some(&payload)).await
+    }
+
+    async fn close_issue(&self, number: u64) -> Result<Issue, GitHubError> {
+        let url = self.url(&format!("issues/{number}"), &[])?;
+        let payload = json!({ "state": "closed", "state_reason": "completed" });
+        self.call(&format!("closing issue #{number}"), Method::PATCH, url, Some(&payload)).await
+    }
+
+    async fn permission(&self, user: &str) -> Result<Permission, GitHubError> {
+        if user.is_empty()
+            || !user.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '[' || c == ']')
+        {
+            return Ok(Permission::None);
+        }
+        let url = self.url(&format!("collaborators/{user}/permission"), &[])?;
+        match self.call::<Value>(&format!("the permission of {user}"), Method::GET, url, None).await {
+            Ok(answer) => Ok(Permission::from_answer(&answer)),
+            // Not a collaborator (GitHub answers 404 for users outside the repository).
+            Err(GitHubError::NotFound { .. }) => Ok(Permission::None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The marker that identifies a resource's escalation issue among the open ones.
+pub fn escalation_marker(address: &str) -> String {
+    format!("<!-- driftback:escalation {} -->", comment_safe(address))
+}
+
+/// Whether the escalation issue was opened or an open one was updated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IssueAction {
+    Opened,
+    Updated,
+}
+
+/// The labels of an escalation: the common one, the decision kind and the rule.
+pub fn escalation_labels(story: &Story, extra: &[String]) -> Vec<String> {
+    let mut labels = vec![ESCALATION_LABEL.to_string(), format!("decision:{}", story.decision.kind)];
+    if !story.decision.rule.is_empty() {
+        let rule: String = story.decision.rule.chars().filter(|c| !c.is_control()).take(40).collect();
+        labels.push(format!("rule:{rule}"));
+    }
+    for label in extra {
+        if !labels.contains(label) {
+            labels.push(label.clone());
+        }
+    }
+    labels
+}
+
+/// Open the issue for `story`'s resource, or update the open one: the title and body follow the
+/// latest change set (the body keeps the marker), and a comment tells what arrived, so the thread
+/// is the resource's timeline.
+pub async fn publish_escalation<A: IssueApi>(
+    api: &A,
+    story: &Story,
+    extra_labels: &[String],
+) -> Result<(Issue, IssueAction), GitHubError> {
+    let marker = escalation_marker(&story.address);
+    let body = format!("{marker}\n{}", bounded(&story.escalation_body()));
+    let labels = escalation_labels(story, extra_labels);
+    if let Some(open) = find_open(api, &story.address).await? {
+        let updated = api.update_issue(open.number, &story.escalation_title(), &body).await?;
+        api.comment(open.number, &story.escalation_comment()).await?;
+        api.add_labels(open.number, &labels).await?;
+        return Ok((updated, IssueAction::Updated));
+    }
+    let new = NewIssue { title: story.escalation_title(), body, labels };
+    Ok((api.create_issue(&new).await?, IssueAction::Opened))
+}
+
+/// Close the open escalation issue of `address`, if there is one, with a comment saying why
+/// (`why` is markdown the caller wrote, not event text). Returns its number.
+pub async fn resolve_escalation<A: IssueApi>(api: &A, address: &str, why: &str) -> Result<Option<u64>, GitHubError> {
+    let Some(open) = find_open(api, address).await? else { return Ok(None) };
+    api.comment(open.number, why).await?;
+    api.close_issue(open.number).await?;
+    Ok(Some(open.number))
+}
+
+/// The open escalation issue of `address`.
+pub async fn find_open<A: IssueApi>(api: &A, address: &str) -> Result<Option<Issue>, GitHubError> {
+    let marker = escalation_marker(address);
+    let open = api.list_open_issues(ESCALATION_LABEL).await?;
+    Ok(open.into_iter().find(|i| i.body.as_deref().is_some_and(|b| b.lines().any(|l| l.trim() == marker))))
+}
+
+/// Whether `user` may answer for the repository (write access or more), asked of GitHub.
+pub async fn may_decide<A: IssueApi>(api: &A, user: &str) -> Result<bool, GitHubError> {
+    Ok(api.permission(user).await?.may_write())
+}
+
+fn bounded(body: &str) -> String {
+    if body.chars().count() <= MAX_BODY_CHARS {
+        return body.to_string();
+    }
+    let cut: String = body.chars().take(MAX_BODY_CHARS - 200).collect();
+    format!("{cut}\n\n*The rest is in the change set's record (`driftback kb`).*")
+}
+
+/// The reply to a command from someone without write access.
+pub fn refusal(user: &str) -> String {
+    format!(
+        "@{} only people with write access to this repository can answer for its code; nothing was done.",
+        text(user)
+    )
+}
+
+/// How the commands are listed in replies.
+pub fn command_help() -> String {
+    format!(
+        "Commands (from people with write access): {}, {}, {}.",
+        code("/driftback explain"),
+        code("/driftback revert"),
+        code("/driftback accept")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissions_follow_githubs_answer() {
+        let p = |v: Value| Permission::from_answer(&v);
+        assert_eq!(p(json!({"permission": "admin", "role_name": "admin"})), Permission::Admin);
+        assert_eq!(p(json!({"permission": "write", "role_name": "maintain"})), Permission::Maintain);
+        assert_eq!(p(json!({"permission": "write", "role_name": "write"})), Permission::Write);
+        assert_eq!(p(json!({"permission": "read", "role_name": "triage"})), Permission::Triage);
+        assert_eq!(p(json!({"permission": "read"})), Permission::Read);
+        assert_eq!(p(json!({"permission": "none"})), Permission::None);
+        assert!(Permission::Maintain.may_write() && !Permission::Triage.may_write());
+    }
+
+    #[test]
+    fn the_marker_cannot_be_closed_by_an_address() {
+        let marker = escalation_marker("aws_s3_bucket.x --> <script>");
+        assert_eq!(marker.matches("-->").count(), 1, "{marker}");
+    }
+}
