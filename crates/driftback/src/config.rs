@@ -23,6 +23,8 @@ pub struct Config {
     pub group: GroupConfig,
     pub store: StoreConfig,
     pub publish: PublishConfig,
+    /// Escalations and reverts posted to a chat or JSON webhook.
+    pub notify: NotifyConfig,
     pub recipes: RecipesConfig,
     pub policy: PolicyConfig,
     /// How knowledge is embedded for similarity search.
@@ -201,6 +203,32 @@ pub struct PublishConfig {
     pub retry_delay_ms: u64,
     /// The environment variable holding the webhook secret (for `X-Hub-Signature-256`).
     pub webhook_secret_env: String,
+    /// With `pull-request`: publish escalations and reverts as one GitHub issue per resource
+    /// (closed when a later change on the resource is written into the code).
+    pub escalation_issues: bool,
+}
+
+/// `[notify]`: escalations and reverts posted to a chat or JSON webhook. See docs/publishing.md.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotifyConfig {
+    /// The environment variable holding the webhook URL (a chat webhook URL is a secret: never in
+    /// the configuration file). Unset or empty: no notifications.
+    pub url_env: String,
+    /// `slack` (Slack's incoming-webhook format, `{"text": ...}`) or `json`.
+    pub format: driftback_publish::notify::NotifyFormat,
+    /// Notices arriving within this many seconds of the first become one message.
+    pub group_secs: u64,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            url_env: "DRIFTBACK_NOTIFY_URL".into(),
+            format: driftback_publish::notify::NotifyFormat::Slack,
+            group_secs: 60,
+        }
+    }
 }
 
 /// How far publishing goes.
@@ -243,6 +271,7 @@ impl Default for PublishConfig {
             retry_attempts: 4,
             retry_delay_ms: 500,
             webhook_secret_env: "DRIFTBACK_WEBHOOK_SECRET".into(),
+            escalation_issues: true,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cmd::{backfill, configuration, demo, eval, kb, policy, probe, reconcile, serve};
+use cmd::{backfill, configuration, demo, eval, kb, pending, policy, probe, reconcile, serve};
 
 /// Reads CloudTrail records, finds changes made outside Terraform, and writes them back into the
 /// Terraform code as one git branch per change set, or says why not.
@@ -62,6 +62,12 @@ enum Command {
     /// Read past events through CloudTrail LookupEvents (at most 90 days, 2 requests a second) into
     /// the same pipeline, then reconcile the change sets they make.
     Backfill(backfill::Args),
+    /// List what waits for a person: escalated and revert change sets nobody answered yet.
+    ///
+    /// Oldest first, with the resource, the age, the reason and where it was published (the
+    /// escalation issue). A later change written into the code, or a person's answer in the
+    /// thread, takes a change set off the list.
+    Pending(pending::Args),
     /// Print the effective configuration (file, DRIFTBACK_* variables, defaults) as TOML.
     ///
     /// Loading it is the check: an unknown key or a bad value fails naming the key. Passwords in
@@ -110,6 +116,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&config, &args).await.map(|_| done),
         Command::Backfill(args) => backfill::run(&config, &args).await.map(|_| done),
         Command::Config => configuration::run(&config).map(|_| done),
+        Command::Pending(args) => pending::run(&config, &args).await.map(|_| done),
         Command::Probe(_) => unreachable!("answered before the configuration is loaded"),
     }
 }

@@ -40,6 +40,13 @@ fn repo_with_origin(dir: &Path) -> (PathBuf, PathBuf) {
     (repo, origin)
 }
 
+/// `driftback pending` on the repository's knowledge base.
+fn pending(repo: &Path) -> String {
+    let out = Command::new(BIN).args(["pending", "--repo"]).arg(repo).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn reconcile(events: &Path, repo: &Path, config: &Path, token: &str) -> (bool, String) {
     let out = Command::new(BIN)
         .args(["reconcile", "--events"])
@@ -118,7 +125,28 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
         "{web_title}"
     );
     let labels = server.inner.lock().unwrap().labels.clone();
-    assert!(labels.values().all(|l| l == &["drift"]), "{labels:?}");
+    for pr in &pulls {
+        assert_eq!(labels[&pr["number"].as_u64().unwrap()], ["drift"], "{labels:?}");
+    }
+    // The world-open SSH rule was escalated: one issue for the security group, labelled with the
+    // decision and the rule, telling what happened and how people answer.
+    let issues = server.inner.lock().unwrap().issues.clone();
+    assert_eq!(issues.len(), 1, "{issues:#?}");
+    let issue = &issues[0];
+    let number = issue["number"].as_u64().unwrap();
+    let body = issue["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- driftback:escalation aws_security_group."), "{body}");
+    assert!(body.contains("debug ssh") || body.contains("AuthorizeSecurityGroupIngress"), "{body}");
+    assert!(body.contains("/driftback revert"), "{body}");
+    assert!(labels[&number].iter().any(|l| l == "decision:escalate"), "{labels:?}");
+    assert!(text.contains(&format!("issue #{number} opened")) || text.contains("escalated"), "{text}");
+    // It waits for a person, and `pending` says where.
+    let waiting = pending(&repo);
+    assert!(
+        waiting.contains("aws_security_group.") && waiting.contains(&format!("[issue #{number} opened: ")),
+        "{waiting}"
+    );
+    assert!(waiting.contains("1 change set(s) wait for a person"), "{waiting}");
 
     // An hour later alice changes the web server again: the same pull request carries both changes.
     let demo: serde_json::Value =
@@ -193,10 +221,42 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     .await
     .unwrap();
     assert!(ok, "{text}");
-    let newest = server.inner.lock().unwrap().pulls.len() as u64;
+    // Issues and pull requests share one sequence of numbers, as on GitHub.
+    let newest = server.inner.lock().unwrap().pulls.last().unwrap()["number"].as_u64().unwrap();
     assert!(text.contains(&format!("pull request #{newest} opened")), "{text}");
     let open = store.open_pull_request("aws_instance.web").await.unwrap().unwrap();
     assert_eq!(open.number, newest, "#1 was recorded as merged, the new one as open");
+
+    // A later change to the escalated security group is written into the code (a tag): its issue
+    // is closed, saying by which pull request.
+    let sg_tag = serde_json::json!({"Records": [{
+        "eventVersion": "1.09", "eventID": "3f0c1d2e-0000-4000-8000-000000000102",
+        "eventTime": "2024-05-03T09:00:00Z", "eventSource": "ec2.amazonaws.com", "eventName": "CreateTags",
+        "awsRegion": "us-east-1", "recipientAccountId": "123456789012", "readOnly": false,
+        "eventType": "AwsApiCall", "managementEvent": true, "sourceIPAddress": "203.0.113.10",
+        "userAgent": "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5 md/arch#x86_64 lang/python#3.11.8",
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice",
+            "accountId": "123456789012", "userName": "alice"},
+        "requestParameters": {"resourcesSet": {"items": [{"resourceId": "sg-0fedcba9876543210"}]},
+            "tagSet": {"items": [{"key": "Owner", "value": "platform"}]}},
+        "responseElements": {"_return": true}}]});
+    let sg_file = dir.path().join("sg-tag.json");
+    std::fs::write(&sg_file, sg_tag.to_string()).unwrap();
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&sg_file, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{text}");
+    let issue = server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == number).unwrap().clone();
+    assert_eq!(issue["state"], "closed", "{text}");
+    let comments = server.inner.lock().unwrap().comments.clone();
+    assert!(
+        comments.iter().any(|(n, c)| *n == number && c.contains("was written into the code by pull request #")),
+        "{comments:?}"
+    );
+    assert_eq!(pending(&repo).trim(), "Nothing waits for a person.");
 
     // The checked-out branch and working tree are untouched.
     assert_eq!(git(&repo, &["status", "--porcelain", "--untracked-files=no"]), "");

@@ -608,6 +608,49 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
         .unwrap();
     assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
     assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
+
+    // The world-open SSH rule waits for a person in an issue; people answer there.
+    wait_for("the escalation issue", &mut daemon, async || !github.inner.lock().unwrap().issues.is_empty()).await;
+    let issue = github.inner.lock().unwrap().issues[0].clone();
+    let issue_number = issue["number"].as_u64().unwrap();
+    {
+        let mut inner = github.inner.lock().unwrap();
+        inner.permissions.insert("maria".into(), "write".into());
+        inner.permissions.insert("visitor".into(), "read".into());
+    }
+    let say = |user: &str, text: &str| {
+        let body = json!({"action": "created", "issue": issue.clone(),
+            "comment": {"id": 1, "body": text, "user": {"login": user, "type": "User"}},
+            "sender": {"login": user, "type": "User"}})
+        .to_string();
+        let signature =
+            driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
+        http.post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
+            .header("X-GitHub-Event", "issue_comment")
+            .header("X-Hub-Signature-256", signature)
+            .body(body)
+            .send()
+    };
+    let replies = |n: u64| -> Vec<String> {
+        github.inner.lock().unwrap().comments.iter().filter(|(c, _)| *c == n).map(|(_, t)| t.clone()).collect()
+    };
+    assert_eq!(say("visitor", "/driftback revert").await.unwrap().status(), 200);
+    assert!(
+        replies(issue_number).last().unwrap().contains("only people with write access"),
+        "{:?}",
+        replies(issue_number)
+    );
+    assert_eq!(say("maria", "/driftback explain").await.unwrap().status(), 200);
+    let explained = replies(issue_number).last().unwrap().clone();
+    assert!(explained.contains("**escalate**"), "{explained}");
+    assert_eq!(say("maria", "I looked at it.\n/driftback revert").await.unwrap().status(), 200);
+    assert!(replies(issue_number).last().unwrap().contains("Recorded: @maria decided that the code's value stands"));
+    // The answer is in the audit log, with who decided.
+    let change_set = issue["body"].as_str().unwrap().rsplit("Change set `").next().unwrap().split('`').next().unwrap();
+    let decisions = store.decisions(change_set).await.unwrap();
+    let by_person = decisions.iter().find(|d| d.decision.kind == "person-revert").expect("the answer is recorded");
+    assert_eq!(by_person.decision.evidence["by"], "maria");
+    assert!(!decisions.iter().any(|d| d.decision.evidence["by"] == "visitor"), "a reader is never obeyed");
     store.close().await;
     let status = daemon.terminate();
     assert!(status.success(), "{}", daemon.log());

@@ -206,6 +206,13 @@ impl Store {
         dispatch!(self.change_set(id))
     }
 
+    /// Escalated and revert change sets nobody has answered yet, oldest first (at most `max`):
+    /// neither resolved by a later reconciled change set on the same address nor answered by a
+    /// person (an audit log decision `person-...`).
+    pub async fn waiting_for_a_person(&self, max: usize) -> Result<Vec<ChangeSetRecord>, StoreError> {
+        dispatch!(self.waiting_for_a_person(max))
+    }
+
     /// Appends a policy decision to the audit log and returns its row id. Recording the same
     /// decision for the same change set twice in a row (a retry) stores it once and returns the
     /// first row's id.

@@ -231,6 +231,24 @@ pub(crate) async fn change_set<D: Dialect>(db: &D, id: &str) -> Result<Option<Ch
     .await
 }
 
+pub(crate) async fn waiting_for_a_person<D: Dialect>(db: &D, max: usize) -> Result<Vec<ChangeSetRecord>, StoreError> {
+    list(
+        db,
+        stmt(
+            "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
+             decision, rule, rationale, branch, commit_id, diff, notes FROM change_sets c \
+             WHERE status IN ('escalated', 'revert') \
+             AND NOT EXISTS (SELECT 1 FROM change_sets later WHERE later.address = c.address \
+                 AND later.status = 'reconciled' AND later.last_event_time > c.last_event_time) \
+             AND NOT EXISTS (SELECT 1 FROM audit_log a WHERE a.change_set_id = c.id AND a.decision LIKE 'person-%') \
+             ORDER BY last_event_time, id LIMIT $1",
+        )
+        .integer(limit(max)),
+        decode::change_set,
+    )
+    .await
+}
+
 pub(crate) async fn record_decision<D: Dialect>(db: &D, d: &DecisionRecord) -> Result<i64, StoreError> {
     let mut tx = db.begin().await?;
     // Decisions of one change set take turns, so the "same as the last one" check cannot race.

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod eval;
 pub mod kb;
 pub mod kb_recipes;
+pub mod pending;
 pub mod policy;
 pub mod probe;
 pub mod reconcile;

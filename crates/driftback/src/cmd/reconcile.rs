@@ -11,7 +11,7 @@ use driftback_publish::{Author, GitRepo};
 
 use crate::config::Config;
 use crate::driver::{
-    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Status, Workspace, load_catalog, open_store,
+    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Status, Workspace, load_catalog, notifier, open_store,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -104,7 +104,9 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
             let publisher = Publisher::from_config(&config.publish, &git, &args.repo)?;
             let author =
                 Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
-            Delivery::Git(Box::new(Deliverer::new(git, publisher, &config.publish.branch_prefix, author, None)?))
+            let deliverer = Deliverer::new(git, publisher, &config.publish.branch_prefix, author, None)?
+                .with_notifier(notifier(&config.notify, &config.publish));
+            Delivery::Git(Box::new(deliverer))
         }
         None => Delivery::Off,
     };
@@ -113,6 +115,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         let driven = driver.drive(&mut workspace, change_set).await?;
         summary.add(&driven);
     }
+    driver.close().await;
     // Events are marked seen only once their change sets are committed and recorded.
     if let Some(store) = &store {
         store.record_events(&records).await?;

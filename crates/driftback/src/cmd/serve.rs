@@ -20,7 +20,9 @@ use driftback_publish::{Author, PublishError, WorkingClone};
 use driftback_store::{Store, StoreError};
 
 use crate::config::{Config, ServeConfig};
-use crate::driver::{Deliverer, Delivery, Driver, Publisher, Workspace, load_catalog, open_store, webhook_router};
+use crate::driver::{
+    Deliverer, Delivery, Driver, Publisher, Workspace, load_catalog, notifier, open_store, webhook_router,
+};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -84,7 +86,8 @@ impl Site {
         }
         let author = Author { name: config.publish.author_name.clone(), email: config.publish.author_email.clone() };
         let deliverer =
-            Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?;
+            Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?
+                .with_notifier(notifier(&config.notify, &config.publish));
         let catalog = load_catalog(config, repo_dir)?;
         let driver = Driver::new(config, catalog, Some(self.store.clone()), Delivery::Git(Box::new(deliverer)))?
             .rows_recorded_by_caller();
@@ -148,7 +151,8 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let mut router = driftback_feed::ops_router(metrics, probes);
     let mut routes = "/healthz /readyz /metrics".to_string();
     if std::env::var_os(&config.publish.webhook_secret_env).is_some_and(|v| !v.is_empty()) {
-        router = router.merge(webhook_router(&config.publish, site.store.clone())?);
+        let remote = config.publish.remote_url.as_deref().or(config.serve.repo_url.as_deref());
+        router = router.merge(webhook_router(&config.publish, remote, site.store.clone())?);
         routes.push_str(&format!(" {}", driftback_publish::webhook::WEBHOOK_PATH));
     } else {
         tracing::info!(

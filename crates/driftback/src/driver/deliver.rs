@@ -9,6 +9,8 @@ use anyhow::Context;
 
 use driftback_events::ChangeSet;
 use driftback_publish::github::PullRequestAction;
+use driftback_publish::issues::IssueAction;
+use driftback_publish::notify::{Notice, Notifier};
 use driftback_publish::{Author, GitRepo, Oid, branch_name};
 use driftback_recipes::Plan;
 use driftback_store::Store;
@@ -30,6 +32,8 @@ pub struct Deliverer {
     /// The base branch's commit change sets are planned on and branch from, and its name.
     base: Oid,
     base_branch: String,
+    /// Where decisions that wait for a person are announced (`[notify]`), when configured.
+    notifier: Option<Notifier>,
 }
 
 /// What committing and publishing one change set did.
@@ -88,7 +92,78 @@ impl Deliverer {
             (None, Some(p)) => p.base_branch().to_string(),
             (None, None) => git.head_name(),
         };
-        Ok(Deliverer { git, publisher, branch_prefix: branch_prefix.to_string(), author, base, base_branch })
+        Ok(Deliverer {
+            git,
+            publisher,
+            branch_prefix: branch_prefix.to_string(),
+            author,
+            base,
+            base_branch,
+            notifier: None,
+        })
+    }
+
+    /// Announce escalations and reverts through `notifier` too.
+    pub fn with_notifier(mut self, notifier: Option<Notifier>) -> Deliverer {
+        self.notifier = notifier;
+        self
+    }
+
+    /// A decision that waits for a person (escalate, revert): published as the resource's issue
+    /// (with pull requests on) and announced (with `[notify]`). Returns the note for the change
+    /// set's record.
+    pub async fn escalate(
+        &self,
+        change_set: &ChangeSet,
+        outcome: &Outcome,
+        label: &str,
+    ) -> anyhow::Result<Option<String>> {
+        let story = story(change_set, outcome, label, String::new(), &self.base_branch);
+        let published = match &self.publisher {
+            Some(p) => {
+                p.publish_escalation(&story).await.with_context(|| format!("publishing the escalation of {label}"))?
+            }
+            None => None,
+        };
+        if let Some(notifier) = &self.notifier {
+            notifier.notify(Notice {
+                address: label.to_string(),
+                decision: story.decision.kind.clone(),
+                rule: story.decision.rule.clone(),
+                actor: format!("{} ({})", story.actor.name, story.actor.via),
+                summary: story.summary(),
+                change_set_id: change_set.id.clone(),
+                link: published.as_ref().map(|(_, url, _)| url.clone()),
+            });
+        }
+        Ok(published.map(|(number, url, action)| {
+            let verb = match action {
+                IssueAction::Opened => "opened",
+                IssueAction::Updated => "updated",
+            };
+            format!("issue #{number} {verb}: {url}")
+        }))
+    }
+
+    /// After a change to `label` was delivered: its open escalation issue, if any, is closed
+    /// (the code now holds the change).
+    pub async fn resolve(&self, label: &str, delivered: &Delivered) -> anyhow::Result<Option<String>> {
+        let Some(p) = &self.publisher else { return Ok(None) };
+        let by = match &delivered.pull_request {
+            Some((number, url, _)) => format!("pull request #{number} ({url})"),
+            None => format!("the branch `{}`", delivered.branch),
+        };
+        let why = format!("A later change to this resource was written into the code by {by}; closing.");
+        let closed =
+            p.resolve_escalation(label, &why).await.with_context(|| format!("closing the escalation of {label}"))?;
+        Ok(closed.map(|number| format!("escalation issue #{number} closed")))
+    }
+
+    /// Send what the notifier holds before the process ends.
+    pub async fn close(self) {
+        if let Some(notifier) = self.notifier {
+            notifier.close().await;
+        }
     }
 
     /// The base commit the next change sets are planned on (after the clone was refreshed).

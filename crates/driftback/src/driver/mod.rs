@@ -37,7 +37,7 @@ use driftback_terraform::Repo;
 pub use deliver::{Delivered, Deliverer};
 pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_store};
 pub use outcome::{Outcome, Status};
-pub use publisher::{Publisher, webhook_router};
+pub use publisher::{Publisher, notifier, webhook_router};
 pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
 
 use crate::config::Config;
@@ -104,6 +104,13 @@ impl Driver {
         }
     }
 
+    /// End the run: what is waiting to be announced is sent.
+    pub async fn close(self) {
+        if let Delivery::Git(deliverer) = self.delivery {
+            deliverer.close().await;
+        }
+    }
+
     /// Start a new run: the ownership history of earlier change sets comes from the store alone.
     pub fn new_run(&mut self) {
         self.history = History::default();
@@ -159,6 +166,16 @@ impl Driver {
                     delivered = Some(done);
                 }
             }
+        }
+        if let Delivery::Git(deliverer) = &self.delivery {
+            let note = match (&outcome.status, &delivered) {
+                (Status::Escalated(_) | Status::Revert(_), _) => {
+                    deliverer.escalate(change_set, &outcome, &label).await?
+                }
+                (Status::Reconciled, Some(done)) => deliverer.resolve(&label, done).await?,
+                _ => None,
+            };
+            record.notes.extend(note);
         }
         patch::remember_created(&mut workspace.state, &outcome);
         if let Some(store) = &self.store {

@@ -611,6 +611,34 @@ pub async fn reverts_are_a_status_of_their_own(f: Fixture) {
     assert!(store.record_change_set(&change_set("x", "reverted")).await.is_err());
 }
 
+pub async fn decisions_wait_for_a_person_until_answered_or_resolved(f: Fixture) {
+    let store = &f.store;
+    let on = |id: &str, address: &str, status: &str, secs: i64| ChangeSetRecord {
+        address: Some(address.into()),
+        last_event_time: at(secs),
+        ..change_set(id, status)
+    };
+    store.record_change_set(&on("web-1", "aws_instance.web", "escalated", 10)).await.unwrap();
+    store.record_change_set(&on("db-1", "aws_db_instance.main", "revert", 20)).await.unwrap();
+    store.record_change_set(&on("sg-1", "aws_security_group.app", "escalated", 30)).await.unwrap();
+    store.record_change_set(&on("q-1", "aws_sqs_queue.jobs", "reconciled", 5)).await.unwrap();
+    let waiting = |s: Vec<ChangeSetRecord>| s.into_iter().map(|c| c.id).collect::<Vec<_>>();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["web-1", "db-1", "sg-1"]);
+    assert_eq!(waiting(store.waiting_for_a_person(1).await.unwrap()), ["web-1"]);
+    // A later change on the web server written into the code resolves its escalation ...
+    store.record_change_set(&on("web-2", "aws_instance.web", "reconciled", 40)).await.unwrap();
+    // ... and a person's answer resolves the database's revert.
+    let answer = DecisionRecord {
+        change_set_id: "db-1".into(),
+        kind: "person-revert".into(),
+        rule: Some("person".into()),
+        evidence: json!({"by": "maria"}),
+        rationale: None,
+    };
+    store.record_decision(&answer).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1"]);
+}
+
 // ---- recording deliveries ----------------------------------------------------------------------
 
 /// A kept event on resource `key` at `secs` (the key travels in the raw record, where the test
@@ -958,6 +986,7 @@ macro_rules! store_suite {
             reconciliations_are_kept_per_change_set,
             stats_count_everything,
             reverts_are_a_status_of_their_own,
+            decisions_wait_for_a_person_until_answered_or_resolved,
             a_delivery_is_recorded_whole_or_not_at_all,
             redeliveries_and_replicas_form_one_change_set,
             deliveries_never_extend_a_claimed_change_set,
