@@ -20,6 +20,7 @@
 pub mod context;
 mod kb;
 mod learn;
+mod proof;
 mod llm;
 #[cfg(feature = "scripted-model")]
 pub mod scripted;
@@ -37,4 +38,5 @@ pub use llm::LlmError;
 pub use session::{AgentOutcome, AgentResult, Finish, TokenUsage, reconcile};
 pub use settings::Settings;
 pub use tools::tool_definitions;
+pub use proof::{Footprint, Member, Proof, Rule, creatable_types};
 pub use validate::{Validation, diff_summary, validate};

@@ -74,14 +74,18 @@ enum Attempt {
     Stop(LlmError),
 }
 
+/// Longest text of the endpoint's kept in an error (a 5 MB error body is not stored).
+const MAX_ERROR_CHARS: usize = 500;
+
 fn classify(error: OpenAIError, attempts: u32) -> Attempt {
+    let text = |e: &dyn std::fmt::Display| crate::context::cut(&e.to_string(), MAX_ERROR_CHARS);
     match error {
-        OpenAIError::Reqwest(e) => Attempt::Retry(LlmError::Unreachable { attempts, message: e.to_string() }),
+        OpenAIError::Reqwest(e) => Attempt::Retry(LlmError::Unreachable { attempts, message: text(&e) }),
         OpenAIError::ApiError(e) if e.status_code.as_u16() == 429 || e.status_code.is_server_error() => {
-            Attempt::Retry(LlmError::Unreachable { attempts, message: e.to_string() })
+            Attempt::Retry(LlmError::Unreachable { attempts, message: text(&e) })
         }
-        OpenAIError::ApiError(e) => Attempt::Stop(LlmError::Refused(e.to_string())),
-        OpenAIError::JSONDeserialize(e, _) => Attempt::Stop(LlmError::Malformed(e.to_string())),
-        other => Attempt::Stop(LlmError::Refused(other.to_string())),
+        OpenAIError::ApiError(e) => Attempt::Stop(LlmError::Refused(text(&e))),
+        OpenAIError::JSONDeserialize(e, _) => Attempt::Stop(LlmError::Malformed(text(&e))),
+        other => Attempt::Stop(LlmError::Refused(text(&other))),
     }
 }
