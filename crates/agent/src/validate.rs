@@ -192,18 +192,6 @@ fn changed_files(before: &Repo, after: &Repo) -> Vec<PathBuf> {
     after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p.clone()).collect()
 }
 
-/// Whether the recorded leaf `recorded` spells the configuration value `want`.
-pub(crate) fn spells(recorded: &Value, want: &Value) -> bool {
-    match (recorded, want) {
-        (Value::String(r), Value::Bool(b)) => {
-            let r = r.to_ascii_lowercase();
-            r == b.to_string() || (*b && r == "enabled") || (!*b && (r == "disabled" || r == "suspended"))
-        }
-        (Value::Bool(r), Value::String(w)) => w == &r.to_string(),
-        (r, w) => values_equal(r, w),
-    }
-}
-
 /// Per changed file, the changed lines: common leading and trailing lines left out.
 pub fn diff_summary(before: &Repo, after: &Repo) -> String {
     let mut out = String::new();
