@@ -3,6 +3,7 @@
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
+use async_openai::middleware::ReqwestService;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionResponse,
 };
@@ -32,7 +33,10 @@ impl Llm {
         let config = OpenAIConfig::new()
             .with_api_base(settings.base_url.trim_end_matches('/'))
             .with_api_key(settings.api_key.clone());
-        Llm { client: Client::with_config(config), settings: settings.clone() }
+        // The client's default transport retries 429 and 5xx three more times on its own; ours are
+        // the only retries (`retries`), so a plain transport without that layer.
+        let client = Client::with_config(config).with_http_service(ReqwestService::default());
+        Llm { client, settings: settings.clone() }
     }
 
     pub async fn complete(

@@ -205,7 +205,8 @@ impl Session<'_> {
                 continue;
             }
             let cap = self.settings.max_tool_calls_per_turn;
-            if calls.len() > cap {
+            let over_cap = calls.len() > cap;
+            if over_cap {
                 // The turn is answered, but only its first calls are carried out; it counts as one
                 // malformed answer.
                 malformed += 1;
@@ -241,7 +242,10 @@ impl Session<'_> {
                 }
                 let reply = match workspace.call(&name, &arguments).await {
                     Ok(Step::Result(text)) => {
-                        malformed = 0;
+                        // A turn over the cap stays malformed whatever its calls do.
+                        if !over_cap {
+                            malformed = 0;
+                        }
                         text
                     }
                     Ok(Step::Escalate(reason)) => {
@@ -270,7 +274,9 @@ impl Session<'_> {
                         )
                     }
                     Err(ToolError::Refused(why)) => {
-                        malformed = 0;
+                        if !over_cap {
+                            malformed = 0;
+                        }
                         format!("error: {why}")
                     }
                     Err(ToolError::Malformed(why)) => {
