@@ -300,4 +300,3 @@ fn walk(value: &Value, prefix: String, visit: &mut dyn FnMut(&str, &Value)) {
         leaf => visit(&prefix, leaf),
     }
 }
-

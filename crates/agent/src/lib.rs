@@ -20,8 +20,8 @@
 pub mod context;
 mod kb;
 mod learn;
-mod proof;
 mod llm;
+mod proof;
 #[cfg(feature = "scripted-model")]
 pub mod scripted;
 mod session;
@@ -35,8 +35,8 @@ pub use kb::{
 };
 pub use learn::{Learned, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml};
 pub use llm::LlmError;
+pub use proof::{Footprint, Member, Proof, Rule, creatable_types};
 pub use session::{AgentOutcome, AgentResult, Finish, TokenUsage, reconcile};
 pub use settings::Settings;
 pub use tools::tool_definitions;
-pub use proof::{Footprint, Member, Proof, Rule, creatable_types};
 pub use validate::{Validation, diff_summary, validate};

@@ -83,8 +83,20 @@ const WRAPPERS: &[&str] = &["value", "values", "items", "item", "member", "membe
 /// Separators of composite identifiers (`ZONE_name_TYPE`, `cluster/service`).
 const ID_SEPARATORS: &[char] = &['_', ':', '/', ',', '|'];
 /// Verbs of calls that create something.
-const CREATING: &[&str] =
-    &["Create", "Put", "Run", "Allocate", "Register", "Import", "Copy", "Change", "Add", "Associate", "Attach", "Request"];
+const CREATING: &[&str] = &[
+    "Create",
+    "Put",
+    "Run",
+    "Allocate",
+    "Register",
+    "Import",
+    "Copy",
+    "Change",
+    "Add",
+    "Associate",
+    "Attach",
+    "Request",
+];
 /// Verbs of calls that delete something.
 const DELETING: &[&str] = &["Delete", "Terminate", "Remove", "Deregister", "Release", "Disassociate", "Detach"];
 
@@ -281,9 +293,9 @@ pub(crate) fn conversion(recorded: &Value, want: &Value) -> Option<Rule> {
         (Value::String(r), Value::String(w)) if r == w => Some(Rule::Same),
         (Value::Bool(r), Value::Bool(w)) if r == w => Some(Rule::Same),
         (Value::Number(r), Value::Number(w)) if r.as_f64().is_some() && r.as_f64() == w.as_f64() => Some(Rule::Same),
-        (Value::String(r), Value::Number(w)) => {
-            (r.trim().parse::<f64>().ok().is_some() && r.trim().parse::<f64>().ok() == w.as_f64()).then_some(Rule::Number)
-        }
+        (Value::String(r), Value::Number(w)) => (r.trim().parse::<f64>().ok().is_some()
+            && r.trim().parse::<f64>().ok() == w.as_f64())
+        .then_some(Rule::Number),
         (Value::String(r), Value::Bool(w)) => match r.to_ascii_lowercase().as_str() {
             "true" | "false" => (r.eq_ignore_ascii_case(&w.to_string())).then_some(Rule::Bool),
             "enabled" => w.then_some(Rule::Enabled),
@@ -386,7 +398,8 @@ pub(crate) fn prove_value(
 ) -> Result<Proof, String> {
     let vtype = attribute_type(schema, &address.rtype, path)?;
     let (attr, key) = attribute_name(path);
-    let members = evidence.prove(&attr, key.as_deref(), value, &vtype).map_err(|why| format!("{address}.{path}: {why}"))?;
+    let members =
+        evidence.prove(&attr, key.as_deref(), value, &vtype).map_err(|why| format!("{address}.{path}: {why}"))?;
     if members.is_empty() && !value.is_null() {
         return Err(format!("{address}.{path}: an empty value proves nothing; only values the calls set are written"));
     }
@@ -407,11 +420,10 @@ pub(crate) fn prove_reference(
         return Err(format!("{address}.{path}: {reference} is not TYPE.NAME.ATTRIBUTE"));
     };
     let target = Address { module: address.module.clone(), key: None, ..Address::resource(rtype, name) };
-    let resolved = state
-        .get(&target)
-        .and_then(|i| i.attributes.get(attr))
-        .filter(|v| !v.is_null())
-        .ok_or_else(|| format!("{address}.{path}: the state has no value for {reference}, so it cannot be checked"))?;
+    let resolved =
+        state.get(&target).and_then(|i| i.attributes.get(attr)).filter(|v| !v.is_null()).ok_or_else(|| {
+            format!("{address}.{path}: the state has no value for {reference}, so it cannot be checked")
+        })?;
     let mut proof = prove_value(evidence, schema, address, path, resolved)
         .map_err(|why| format!("{why} (the value of {reference})"))?;
     proof.value = Value::String(reference.to_string());
@@ -568,7 +580,10 @@ pub fn creatable_types(event: &ApiEvent, schema: &Schema) -> Vec<String> {
             }
             None => t.strip_prefix("aws_").is_some_and(|rest| {
                 let rest = squash(rest);
-                rest == noun || rest == singular || rest == format!("{service}{singular}") || rest == format!("{service}{noun}")
+                rest == noun
+                    || rest == singular
+                    || rest == format!("{service}{singular}")
+                    || rest == format!("{service}{noun}")
             }),
         })
         .map(str::to_string)

@@ -167,7 +167,8 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(bo
         Some(Reply::Delayed(..) | Reply::Usage(..)) => unreachable!("unwrapped above"),
     };
     let completion_tokens = count_tokens(&message.to_string());
-    let (prompt_tokens, completion_tokens) = reported.map(|(p, c)| (p as usize, c as usize)).unwrap_or((prompt_tokens, completion_tokens));
+    let (prompt_tokens, completion_tokens) =
+        reported.map(|(p, c)| (p as usize, c as usize)).unwrap_or((prompt_tokens, completion_tokens));
     let finish = if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
     Json(json!({
         "id": format!("chatcmpl-{number}"),

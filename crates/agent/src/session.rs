@@ -192,14 +192,19 @@ impl Session<'_> {
                 })
                 .collect();
             self.messages.push(ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
-                content: message.content.as_deref().map(|c| ChatCompletionRequestAssistantMessageContent::Text(cut(c, max))),
+                content: message
+                    .content
+                    .as_deref()
+                    .map(|c| ChatCompletionRequestAssistantMessageContent::Text(cut(c, max))),
                 tool_calls: (!echoed.is_empty()).then_some(echoed),
                 ..Default::default()
             }));
             if calls.is_empty() {
                 malformed += 1;
                 if malformed >= self.settings.max_malformed {
-                    return escalate(format!("the model answered {malformed} times in a row without a valid tool call"));
+                    return escalate(format!(
+                        "the model answered {malformed} times in a row without a valid tool call"
+                    ));
                 }
                 self.messages.push(user("Answer only with tool calls: edit and validate, then finish or escalate."));
                 continue;
@@ -227,7 +232,8 @@ impl Session<'_> {
                     }
                 };
                 if n >= cap {
-                    self.messages.push(tool(&id, &format!("error: not carried out: at most {cap} tool calls per turn")));
+                    self.messages
+                        .push(tool(&id, &format!("error: not carried out: at most {cap} tool calls per turn")));
                     continue;
                 }
                 let name = cut(&name, 80);
@@ -282,7 +288,8 @@ impl Session<'_> {
                     Err(ToolError::Malformed(why)) => {
                         malformed += 1;
                         if malformed >= self.settings.max_malformed {
-                            self.messages.push(tool(&id, &cut(&format!("error: {why}"), self.settings.max_tool_result_chars)));
+                            self.messages
+                                .push(tool(&id, &cut(&format!("error: {why}"), self.settings.max_tool_result_chars)));
                             return escalate(cut(
                                 &format!("the model made {malformed} malformed tool calls in a row; last: {why}"),
                                 MAX_REASON_CHARS,

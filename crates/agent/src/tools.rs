@@ -16,8 +16,8 @@ use crate::context::{block_text, cut};
 use crate::kb::{KnowledgeBase, signature};
 use driftback_attribute::{Intent, Motivation};
 
-use crate::session::Finish;
 use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_value};
+use crate::session::Finish;
 use crate::validate::{Validation, validate};
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
@@ -538,7 +538,11 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
         }
         self.work = work;
         let files: Vec<String> = applied.files.iter().map(|f| f.display().to_string()).collect();
-        let edit = format!("{}{}", describe_op(&address, &op), if files.is_empty() { String::new() } else { format!(" in {}", files.join(", ")) });
+        let edit = format!(
+            "{}{}",
+            describe_op(&address, &op),
+            if files.is_empty() { String::new() } else { format!(" in {}", files.join(", ")) }
+        );
         let created = matches!(op, Op::CreateResource { .. });
         match self.plan.changes.iter_mut().find(|c| c.address == address) {
             Some(change) => change.ops.push(op),
@@ -560,7 +564,9 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
 /// One edit in words: never empty.
 fn describe_op(address: &Address, op: &Op) -> String {
     match op {
-        Op::Set { path, value: AttrValue::Literal(v) } => format!("set {address}.{path} to {}", cut(&v.to_string(), 120)),
+        Op::Set { path, value: AttrValue::Literal(v) } => {
+            format!("set {address}.{path} to {}", cut(&v.to_string(), 120))
+        }
         Op::Set { path, value: AttrValue::Reference(r) } => format!("set {address}.{path} to {r}"),
         Op::Remove { path } => format!("removed {address}.{path}"),
         Op::RemoveResource => format!("removed {address}"),

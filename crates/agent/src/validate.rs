@@ -121,7 +121,16 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                             "{address}: the import id {import_id:?} is not the identifier of a call that creates something"
                         ));
                     }
-                    prove_spec(&evidence, schema, state, address, &AttrPath(Vec::new()), spec, &mut proofs, &mut problems);
+                    prove_spec(
+                        &evidence,
+                        schema,
+                        state,
+                        address,
+                        &AttrPath(Vec::new()),
+                        spec,
+                        &mut proofs,
+                        &mut problems,
+                    );
                 }
                 Op::AddBlock { .. } | Op::RemoveBlocks { .. } | Op::IgnoreChanges { .. } => {
                     problems.push(format!("{address}: this kind of edit cannot be proven against the calls"));

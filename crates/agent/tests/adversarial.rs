@@ -259,7 +259,10 @@ async fn edits_on_resources_the_calls_do_not_identify_are_refused() {
     let results = tool_results(&model);
     assert!(results[0].starts_with("error: no call deletes aws_kms_key.logs"), "{results:?}");
     assert!(results[1].starts_with("error: aws_ecs_service.web is not a resource the calls identify"), "{results:?}");
-    assert!(results[2].starts_with("error: aws_route53_record.api is not a resource the calls identify"), "{results:?}");
+    assert!(
+        results[2].starts_with("error: aws_route53_record.api is not a resource the calls identify"),
+        "{results:?}"
+    );
     assert_only_the_ttl(&outcome);
 
     // A plan with those edits does not validate, and a change outside the plan is caught too.
@@ -342,7 +345,10 @@ async fn a_learned_recipe_is_its_proof_and_finds_its_record_by_the_full_identity
     let toml = driftback_agent::recipe_toml(&recipe.recipe);
     assert!(toml.contains("from = \"changeBatch.changes[0].resourceRecordSet.tTL\""), "{toml}");
     assert!(toml.contains("lookup = [\"zone_id\"]"), "{toml}");
-    assert!(toml.contains("attr = \"name\"") && toml.contains("from = \"changeBatch.changes[0].resourceRecordSet.name\""), "{toml}");
+    assert!(
+        toml.contains("attr = \"name\"") && toml.contains("from = \"changeBatch.changes[0].resourceRecordSet.name\""),
+        "{toml}"
+    );
     assert!(toml.contains("attr = \"type\""), "{toml}");
     Catalog::from_toml(&toml, "learned").expect("the learned recipe is in the catalog's format");
 
@@ -375,10 +381,16 @@ async fn an_unproven_reconciliation_is_never_learned_and_a_wrong_recipe_fails_on
 
     // A hand-written recipe with the same mistake plans it, and its use does not validate: the
     // pipeline demotes it (crates/driftback/src/driver/plan.rs) before anything is committed.
-    let text = format!(
-        "[[recipe]]\nid = \"wrong\"\nsource = \"route53.amazonaws.com\"\nevents = [\"ChangeResourceRecordSets\"]\ntypes = [\"aws_route53_record\"]\nlookup = [\"zone_id\"]\nidentity = [{{attr = \"name\", from = \"changeBatch.changes[0].resourceRecordSet.name\"}}]\nset = [{{path = \"ttl\", from = \"changeBatch.changes[0].resourceRecordSet.type\"}}]\n"
-    );
-    let wrong_recipe = Catalog::from_toml(&text, "test").unwrap();
+    let text = r#"[[recipe]]
+id = "wrong"
+source = "route53.amazonaws.com"
+events = ["ChangeResourceRecordSets"]
+types = ["aws_route53_record"]
+lookup = ["zone_id"]
+identity = [{ attr = "name", from = "changeBatch.changes[0].resourceRecordSet.name" }]
+set = [{ path = "ttl", from = "changeBatch.changes[0].resourceRecordSet.type" }]
+"#;
+    let wrong_recipe = Catalog::from_toml(text, "test").unwrap();
     let planned = driftback_recipes::plan(&wrong_recipe, &cs, &state(), &repo()).unwrap();
     let validation = validate(&repo(), &apply(&planned), &state(), &cs, &planned);
     assert!(!validation.ok);
@@ -397,7 +409,8 @@ async fn many_calls_in_one_turn_are_capped_and_each_is_answered() {
     let second = &model.requests()[1]["messages"];
     let answers: Vec<&Value> = second.as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
     assert_eq!(answers.len(), 20, "every call id is answered");
-    let skipped = answers.iter().filter(|m| m["content"].as_str().unwrap().contains("at most 8 tool calls per turn")).count();
+    let skipped =
+        answers.iter().filter(|m| m["content"].as_str().unwrap().contains("at most 8 tool calls per turn")).count();
     assert_eq!(skipped, 12);
     assert_only_the_ttl(&outcome);
 
@@ -405,7 +418,9 @@ async fn many_calls_in_one_turn_are_capped_and_each_is_answered() {
     let many = |n: usize, turn: usize| {
         Reply::Tools(
             (0..n)
-                .map(|i| ("read_hcl".to_string(), json!({"file": "dns.tf", "from_line": turn * 20 + i + 1}).to_string()))
+                .map(|i| {
+                    ("read_hcl".to_string(), json!({"file": "dns.tf", "from_line": turn * 20 + i + 1}).to_string())
+                })
                 .collect(),
         )
     };

@@ -191,7 +191,8 @@ impl Planner<'_> {
         if !recipe.identity.is_empty() {
             found.retain(|i| {
                 recipe.identity.iter().all(|rule| {
-                    let (Some(want), Some(have)) = (event_value(event, &rule.from), i.attributes.get(&rule.attr)) else {
+                    let (Some(want), Some(have)) = (event_value(event, &rule.from), i.attributes.get(&rule.attr))
+                    else {
                         return false;
                     };
                     match (want.as_str(), have.as_str()) {
