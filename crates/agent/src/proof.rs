@@ -605,3 +605,67 @@ pub(crate) fn import_id_from_calls(change_set: &ChangeSet, import_id: &str) -> b
         parts.len() >= 2 && parts.iter().all(|p| normal.contains(&p.trim_end_matches('.')))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn conversions_are_the_known_rules_and_nothing_else() {
+        assert_eq!(conversion(&json!(60), &json!(60)), Some(Rule::Same));
+        assert_eq!(conversion(&json!("60"), &json!(60)), Some(Rule::Number));
+        assert_eq!(conversion(&json!("true"), &json!(true)), Some(Rule::Bool));
+        assert_eq!(conversion(&json!("Enabled"), &json!(true)), Some(Rule::Enabled));
+        assert_eq!(conversion(&json!("Suspended"), &json!(false)), Some(Rule::Enabled));
+        assert_eq!(conversion(&json!(60), &json!("60")), Some(Rule::String));
+        assert_eq!(conversion(&json!("Enabled"), &json!(false)), None);
+        assert_eq!(conversion(&json!("CNAME"), &json!(60)), None);
+        assert_eq!(conversion(&json!("60"), &json!("600")), None);
+        assert_eq!(conversion(&json!(true), &json!(1)), None);
+    }
+
+    #[test]
+    fn a_member_sets_the_attribute_it_is_named_after() {
+        assert!(same_name("ttl", "tTL"));
+        assert!(same_name("map_public_ip_on_launch", "mapPublicIpOnLaunch"));
+        assert!(same_name("records", "resourceRecords"));
+        assert!(same_name("tags", "tagSet"));
+        assert!(!same_name("ttl", "type"));
+        assert!(!same_name("name", "type"));
+        assert!(!same_name("id", "vpcId"), "two letters are too few to match a part");
+        let leaf = |names: &[&str], siblings: &[&str]| Leaf {
+            event: 0,
+            path: names.join("."),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            value: json!("x"),
+            siblings: siblings.iter().map(|n| n.to_string()).collect(),
+        };
+        assert!(sets("enable_dns_hostnames", None, &leaf(&["enableDnsHostnames", "value"], &[])));
+        assert!(!sets("enable_dns_support", None, &leaf(&["enableDnsHostnames", "value"], &[])));
+        assert!(sets("tags", Some("Team"), &leaf(&["tagSet", "items", "value"], &["Team"])));
+        assert!(!sets("tags", Some("Team"), &leaf(&["tagSet", "items", "value"], &["Owner"])));
+        assert!(sets("attributes", Some("Delay"), &leaf(&["attributes", "Delay"], &[])));
+    }
+
+    #[test]
+    fn the_types_a_call_creates_come_from_its_name_and_the_schema() {
+        let schema = Schema::newest().unwrap();
+        let event = |source: &str, name: &str| {
+            driftback_events::normalize(&json!({
+                "eventVersion": "1.08",
+                "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/erin", "accountId": "123456789012"},
+                "eventTime": "2024-10-28T12:15:02Z", "eventSource": source, "eventName": name,
+                "awsRegion": "us-east-1", "requestParameters": {}, "responseElements": null,
+                "eventID": "e", "eventType": "AwsApiCall", "readOnly": false, "recipientAccountId": "123456789012"
+            }))
+            .unwrap()
+        };
+        let types = |source: &str, name: &str| creatable_types(&event(source, name), schema);
+        assert!(types("iam.amazonaws.com", "CreateUser").contains(&"aws_iam_user".to_string()));
+        assert!(types("ec2.amazonaws.com", "RunInstances").contains(&"aws_instance".to_string()));
+        assert!(types("route53.amazonaws.com", "ChangeResourceRecordSets").contains(&"aws_route53_record".to_string()));
+        assert!(!types("route53.amazonaws.com", "ChangeResourceRecordSets").contains(&"aws_iam_user".to_string()));
+        assert!(types("ec2.amazonaws.com", "ModifySubnetAttribute").is_empty());
+    }
+}

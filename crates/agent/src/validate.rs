@@ -154,7 +154,40 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
             ));
         }
     }
+    // Resources the configuration declares that the state does not know yet: unchanged too, unless
+    // the plan adds them.
+    for address in declared_resources(before) {
+        if state.instances.iter().any(|i| i.address.without_key() == address)
+            || plan.changes.iter().any(|c| c.address.without_key() == address)
+        {
+            continue;
+        }
+        if without_lifecycle(effective_config(before, &address)) != without_lifecycle(effective_config(after, &address))
+        {
+            problems
+                .push(format!("{address} changed too, but the calls do not identify it ({})", footprint.describe()));
+        }
+    }
     Validation { ok: problems.is_empty(), problems, diff: diff_summary(before, after), proofs }
+}
+
+/// Every `resource` block of every module, by address (without instance keys).
+fn declared_resources(repo: &Repo) -> Vec<Address> {
+    let mut out = Vec::new();
+    for (module, dir) in repo.modules() {
+        let prefix = if module.is_empty() { String::new() } else { format!("{module}.") };
+        for (_, body) in repo.parsed_tf_in(dir) {
+            for block in body.get_blocks("resource") {
+                let (Some(rtype), Some(name)) = (block.labels.first(), block.labels.get(1)) else { continue };
+                if let Ok(address) = Address::parse(&format!("{prefix}{}.{}", rtype.as_str(), name.as_str())) {
+                    if !out.contains(&address) {
+                        out.push(address);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Every attribute of a new resource's block (nested blocks too), proven like an edit.

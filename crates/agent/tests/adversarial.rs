@@ -47,6 +47,10 @@ resource "aws_ecs_service" "web" {
   cluster       = "main"
   desired_count = 2
 }
+
+resource "aws_sns_topic" "alerts" {
+  name = "alerts"
+}
 "#;
 
 fn state() -> State {
@@ -286,6 +290,14 @@ async fn edits_on_resources_the_calls_do_not_identify_are_refused() {
     let problems = validate(&repo(), &sneaked, &state(), &cs, &only_ttl).problems.join("\n");
     assert!(problems.contains("aws_ecs_service.web changed too"), "{problems}");
     assert!(validate(&repo(), &apply(&only_ttl), &state(), &cs, &only_ttl).ok);
+
+    // A resource the configuration declares but the state does not know yet is held the same way.
+    let mut sneaked = apply(&only_ttl);
+    let text =
+        sneaked.text(&PathBuf::from("dns.tf")).unwrap().replace("name = \"alerts\"", "name = \"www.example.com\"");
+    sneaked.set_file(&PathBuf::from("dns.tf"), text);
+    let problems = validate(&repo(), &sneaked, &state(), &cs, &only_ttl).problems.join("\n");
+    assert!(problems.contains("aws_sns_topic.alerts changed too"), "{problems}");
 }
 
 #[tokio::test]
