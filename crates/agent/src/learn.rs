@@ -141,6 +141,9 @@ pub fn generalise(
                     Rule::Number => rule["convert"] = "number".into(),
                     Rule::Bool => rule["convert"] = "bool".into(),
                     Rule::String => rule["convert"] = "string".into(),
+                    Rule::WithoutTrailingDot => {
+                        return Err(format!("`{path}` drops a trailing dot, which no recipe conversion does"));
+                    }
                     Rule::Enabled => {
                         let Value::String(recorded) = &member.recorded else {
                             return Err(format!("`{path}`: the recorded value is not text"));

@@ -27,6 +27,8 @@ pub enum Rule {
     Enabled,
     /// A number or bool as its text.
     String,
+    /// A DNS name without its trailing dot (`www.example.com.` -> `www.example.com`).
+    WithoutTrailingDot,
 }
 
 impl Rule {
@@ -37,6 +39,7 @@ impl Rule {
             Rule::Bool => "as a bool",
             Rule::Enabled => "Enabled/Disabled as a bool",
             Rule::String => "as text",
+            Rule::WithoutTrailingDot => "without the trailing dot",
         }
     }
 }
@@ -291,6 +294,11 @@ pub(crate) fn squash(s: &str) -> String {
 pub(crate) fn conversion(recorded: &Value, want: &Value) -> Option<Rule> {
     match (recorded, want) {
         (Value::String(r), Value::String(w)) if r == w => Some(Rule::Same),
+        (Value::String(r), Value::String(w))
+            if !w.is_empty() && r.strip_suffix('.') == Some(w.as_str()) && r.contains('.') =>
+        {
+            Some(Rule::WithoutTrailingDot)
+        }
         (Value::Bool(r), Value::Bool(w)) if r == w => Some(Rule::Same),
         (Value::Number(r), Value::Number(w)) if r.as_f64().is_some() && r.as_f64() == w.as_f64() => Some(Rule::Same),
         (Value::String(r), Value::Number(w)) => (r.trim().parse::<f64>().ok().is_some()
@@ -622,6 +630,8 @@ mod tests {
         assert_eq!(conversion(&json!("Enabled"), &json!(false)), None);
         assert_eq!(conversion(&json!("CNAME"), &json!(60)), None);
         assert_eq!(conversion(&json!("60"), &json!("600")), None);
+        assert_eq!(conversion(&json!("www.example.com."), &json!("www.example.com")), Some(Rule::WithoutTrailingDot));
+        assert_eq!(conversion(&json!("www.example.com"), &json!("www.example.com.")), None);
         assert_eq!(conversion(&json!(true), &json!(1)), None);
     }
 

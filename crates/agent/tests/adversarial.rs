@@ -488,3 +488,43 @@ async fn the_token_budget_counts_what_is_exchanged_not_what_the_endpoint_reports
     assert!(outcome.usage.prompt > 0, "{:?}", outcome.usage);
     assert!(model.requests().len() < 6, "{} requests", model.requests().len());
 }
+
+#[tokio::test]
+async fn a_record_the_call_creates_is_added_with_every_attribute_proven() {
+    let mut record = ttl_change("ev-new", "new", 300);
+    record["requestParameters"]["changeBatch"]["changes"][0]["action"] = json!("CREATE");
+    let cs = change_set(&record);
+    let add = |attributes: Value| {
+        Reply::call(
+            "add_resource",
+            json!({"type": "aws_route53_record", "name": "new", "import_id": format!("{ZONE}_new.example.com_CNAME"),
+                   "attributes": attributes, "references": {"zone_id": "aws_route53_zone.main.zone_id"}}),
+        )
+    };
+    let model = ScriptedModel::start(vec![
+        // The record type where the TTL goes: refused, nothing added.
+        add(json!({"name": "new.example.com", "type": "CNAME", "ttl": "CNAME", "records": ["new-lb.example.com"]})),
+        // An attribute the call does not carry.
+        add(
+            json!({"name": "new.example.com", "type": "CNAME", "ttl": 300, "records": ["new-lb.example.com"], "health_check_id": "hc-1"}),
+        ),
+        add(json!({"name": "new.example.com", "type": "CNAME", "ttl": 300, "records": ["new-lb.example.com"]})),
+        finish(),
+    ]);
+    let kb = InMemoryKnowledgeBase::new();
+    let outcome = run(&settings(&model), &kb, &cs).await;
+    let results = tool_results(&model);
+    assert!(results[0].contains("`ttl` is a number in the provider schema"), "{}", results[0]);
+    assert!(results[1].contains("the value \"hc-1\" does not appear in the recorded calls"), "{}", results[1]);
+    let AgentResult::Reconciled { plan, validation, .. } = &outcome.result else { panic!("{:?}", outcome.result) };
+    assert_eq!(plan.changes.len(), 1);
+    assert_eq!(plan.changes[0].address.to_string(), "aws_route53_record.new");
+    let proven: Vec<&str> = validation.proofs.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(proven, ["name", "records", "ttl", "type", "zone_id"], "{:?}", validation.proofs);
+    let name = validation.proofs.iter().find(|p| p.path == "name").unwrap();
+    assert_eq!(name.members[0].rule, driftback_agent::Rule::WithoutTrailingDot);
+    let zone = validation.proofs.iter().find(|p| p.path == "zone_id").unwrap();
+    assert_eq!(zone.members[0].path, "hostedZoneId");
+    let text = apply(plan).text(&PathBuf::from("dns.tf")).unwrap().to_string();
+    assert!(text.contains("resource \"aws_route53_record\" \"new\""), "{text}");
+}
