@@ -327,6 +327,11 @@ async fn values_from_the_wrong_member_or_of_the_wrong_type_are_refused() {
     );
     assert!(results[3].contains("the value 3600 does not appear in the recorded calls"), "{}", results[3]);
     assert!(results[..4].iter().all(|r| r.starts_with("error: not written")), "{results:?}");
+    // The edit's note names the edit, its proof and the file: never an empty place.
+    let applied: Value = serde_json::from_str(&results[4]).unwrap();
+    assert_eq!(applied["applied"], "set aws_route53_record.www.ttl to 60 in dns.tf");
+    assert!(applied["proofs"][0].as_str().unwrap().contains("resourceRecordSet.tTL = 60"), "{applied}");
+    assert!(applied["notes"].as_array().unwrap().iter().all(|n| !n.as_str().unwrap().contains("  ")), "{applied}");
     assert_only_the_ttl(&outcome);
 
     // `ttl = "CNAME"` in a plan (a learned recipe reading the wrong member) does not validate.
