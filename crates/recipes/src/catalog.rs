@@ -402,6 +402,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
         None => {
             out.extend(r.key.as_deref());
             out.extend(r.set.iter().map(|s| s.from.as_str()));
+            out.extend(r.identity.iter().map(|i| i.from.as_str()));
         }
     }
     out.extend(r.ignore.iter().map(String::as_str));
