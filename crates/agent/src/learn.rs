@@ -4,11 +4,12 @@
 use serde_json::Value;
 
 use driftback_events::{ApiEvent, ChangeSet};
-use driftback_recipes::{Catalog, Plan, Recipe};
+use driftback_recipes::{Catalog, IdentityRule, Plan, Recipe};
 use driftback_terraform::{AttrValue, Op, Repo, Seg, State};
 
 use crate::kb::{KbError, KnowledgeBase, LearnedRecipe, RecipeUse, signature};
-use crate::validate::spells;
+use crate::proof::Rule;
+use crate::validate::validate;
 
 /// What [`learn`] did: the recipe it stored, or why there is none.
 #[derive(Debug, Clone)]
@@ -78,7 +79,10 @@ pub fn recipe_toml(recipe: &Recipe) -> String {
     toml::to_string(&root).unwrap_or_default()
 }
 
-/// The recipe that would have planned `plan` for the one call no recipe covers.
+/// The recipe that would have planned `plan` for the one call no recipe covers. Only what is
+/// proven is generalised: the plan must validate, each value's `from` is its proof's member (of the
+/// call without a recipe) with the proof's conversion rule, and the resource is found by the full
+/// identity the call carries.
 pub fn generalise(
     catalog: &Catalog,
     change_set: &ChangeSet,
@@ -96,6 +100,14 @@ pub fn generalise(
     let (Some(event), [_]) = (uncovered.last(), kinds.as_slice()) else {
         return Err(format!("{} kinds of call without a recipe; one is generalised at a time", kinds.len()));
     };
+    let mut after = repo.clone();
+    for op in &change.ops {
+        driftback_terraform::patch::apply(&mut after, &change.address, op).map_err(|e| e.to_string())?;
+    }
+    let validation = validate(repo, &after, state, change_set, plan);
+    if !validation.ok {
+        return Err(format!("the reconciliation does not validate: {}", validation.problems.join("; ")));
+    }
     let address = &change.address;
     let mut recipe = Recipe {
         id: recipe_id(event, &address.rtype),
@@ -111,28 +123,33 @@ pub fn generalise(
                 if path.0.iter().any(|s| matches!(s, Seg::Key(_))) {
                     return Err(format!("`{path}` is a map entry; map edits are not generalised"));
                 }
-                let found = recorded_paths(&event.request, value);
-                let candidates: Vec<String> = found.iter().map(|(p, _)| p.clone()).collect();
-                let from = match pick(&candidates, &path.to_string()) {
-                    Some(from) => from,
-                    None if candidates.is_empty() && traced_elsewhere(change_set, event, value) => continue,
-                    None if candidates.is_empty() => {
-                        return Err(format!("the value of `{path}` ({value}) is not a request parameter"));
-                    }
-                    None => return Err(format!("the value of `{path}` ({value}) matches several request parameters")),
+                let proof = validation
+                    .proofs
+                    .iter()
+                    .find(|p| p.address == address.to_string() && p.path == path.to_string())
+                    .ok_or_else(|| format!("`{path}` has no proof"))?;
+                let [member] = proof.members.as_slice() else {
+                    return Err(format!("`{path}` is proven by {} members; one is generalised", proof.members.len()));
                 };
-                let recorded = found.iter().find(|(p, _)| p == &from).map(|(_, v)| v.clone()).unwrap_or(Value::Null);
-                let mut rule = serde_json::json!({"path": path.to_string(), "from": from});
-                match (&recorded, value) {
-                    (Value::String(s), Value::Bool(_))
-                        if !matches!(s.to_ascii_lowercase().as_str(), "true" | "false") =>
-                    {
-                        rule["map"] = serde_json::json!({ s.clone(): value });
+                if member.event_id != event.id {
+                    // Set by a call a recipe covers: that recipe plans it.
+                    continue;
+                }
+                let mut rule = serde_json::json!({"path": path.to_string(), "from": member.path});
+                match member.rule {
+                    Rule::Same => {}
+                    Rule::Number => rule["convert"] = "number".into(),
+                    Rule::Bool => rule["convert"] = "bool".into(),
+                    Rule::String => rule["convert"] = "string".into(),
+                    Rule::WithoutTrailingDot => {
+                        return Err(format!("`{path}` drops a trailing dot, which no recipe conversion does"));
                     }
-                    (Value::String(_), Value::Bool(_)) => rule["convert"] = "bool".into(),
-                    (Value::String(_), Value::Number(_)) => rule["convert"] = "number".into(),
-                    (Value::Number(_) | Value::Bool(_), Value::String(_)) => rule["convert"] = "string".into(),
-                    _ => {}
+                    Rule::Enabled => {
+                        let Value::String(recorded) = &member.recorded else {
+                            return Err(format!("`{path}`: the recorded value is not text"));
+                        };
+                        rule["map"] = serde_json::json!({ recorded.clone(): value });
+                    }
                 }
                 recipe.set.push(serde_json::from_value(rule).map_err(|e| e.to_string())?);
                 expected.push(op.clone());
@@ -161,7 +178,9 @@ pub fn generalise(
 }
 
 /// How the planner finds the resource: by the change set's identifier (default), through `lookup`
-/// when the state knows the resource by another attribute, or by a request path (`key`).
+/// when the state knows the resource by another attribute, or by a request path (`key`); and, when
+/// the resource's id is composite (`ZONE_name_TYPE`), by every part of it the request carries
+/// (`identity`), so that a recipe learned on one record is never applied to its neighbour.
 fn locate_rule(
     recipe: &mut Recipe,
     event: &ApiEvent,
@@ -177,24 +196,55 @@ fn locate_rule(
             .map(|a| a.to_string())
             .or_else(|| instance.attributes.iter().find(|(_, v)| v.as_str() == Some(id)).map(|(k, _)| k.clone()))
     };
+    let mut located = false;
     if let Some(id) = &change_set.resource_id {
         if let Some(attr) = matching_attr(id) {
             if attr != "id" && attr != "arn" {
                 recipe.lookup = vec![attr];
             }
-            return Ok(());
+            located = true;
         }
     }
-    for (path, leaf) in string_leaves(&event.request, String::new()) {
-        if let Some(attr) = matching_attr(&leaf) {
-            recipe.key = Some(path);
-            if attr != "id" && attr != "arn" {
-                recipe.lookup = vec![attr];
+    if !located {
+        for (path, leaf) in string_leaves(&event.request, String::new()) {
+            if let Some(attr) = matching_attr(&leaf) {
+                recipe.key = Some(path);
+                if attr != "id" && attr != "arn" {
+                    recipe.lookup = vec![attr];
+                }
+                located = true;
+                break;
             }
-            return Ok(());
         }
     }
-    Err(format!("no request parameter identifies {address}"))
+    if !located {
+        return Err(format!("no request parameter identifies {address}"));
+    }
+    // The full identity: each part of a composite id, by the attribute that holds it and the
+    // request member that spells it.
+    let id = instance.attr_str("id").unwrap_or_default();
+    let parts: Vec<&str> = id.split(['_', ':', '/', ',', '|']).filter(|p| !p.is_empty()).collect();
+    if parts.len() >= 2 {
+        let leaves = string_leaves(&event.request, String::new());
+        for part in parts {
+            let Some((attr, _)) = instance
+                .attributes
+                .iter()
+                .filter(|(k, _)| *k != "id" && *k != "arn" && !recipe.lookup.contains(k))
+                .find(|(_, v)| v.as_str().is_some_and(|v| v.trim_end_matches('.') == part.trim_end_matches('.')))
+            else {
+                continue;
+            };
+            let Some((from, _)) = leaves.iter().find(|(_, l)| l.trim_end_matches('.') == part.trim_end_matches('.'))
+            else {
+                return Err(format!("the request does not carry {attr} of {address}, part of its identity"));
+            };
+            if !recipe.identity.iter().any(|r| &r.attr == attr) {
+                recipe.identity.push(IdentityRule { attr: attr.clone(), from: from.clone() });
+            }
+        }
+    }
+    Ok(())
 }
 
 fn recipe_id(event: &ApiEvent, rtype: &str) -> String {
@@ -222,17 +272,6 @@ fn describe(op: &Op) -> String {
         Op::RemoveResource => "removing a resource on a call that is not a Delete".into(),
         Op::CreateResource { .. } => "adding a resource".into(),
     }
-}
-
-/// Request paths (`a.b`, `items[0].c`) whose value spells `want`.
-fn recorded_paths(request: &Value, want: &Value) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    walk(request, String::new(), &mut |path, leaf| {
-        if spells(leaf, want) {
-            out.push((path.to_string(), leaf.clone()));
-        }
-    });
-    out
 }
 
 fn string_leaves(request: &Value, prefix: String) -> Vec<(String, String)> {
@@ -263,25 +302,4 @@ fn walk(value: &Value, prefix: String, visit: &mut dyn FnMut(&str, &Value)) {
         Value::Null => {}
         leaf => visit(&prefix, leaf),
     }
-}
-
-/// One candidate, or the one whose path spells the attribute's name (`enable_dns_hostnames` in
-/// `enableDnsHostnames.value`).
-fn pick(candidates: &[String], attr_path: &str) -> Option<String> {
-    if let [one] = candidates {
-        return Some(one.clone());
-    }
-    let squash = |s: &str| -> String {
-        s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase()
-    };
-    let name = attr_path.rsplit('.').next().map(squash).unwrap_or_default();
-    let named: Vec<&String> = candidates.iter().filter(|c| !name.is_empty() && squash(c).contains(&name)).collect();
-    match named.as_slice() {
-        [one] => Some((*one).clone()),
-        _ => None,
-    }
-}
-
-fn traced_elsewhere(change_set: &ChangeSet, event: &ApiEvent, value: &Value) -> bool {
-    change_set.events.iter().filter(|e| e.id != event.id).any(|e| !recorded_paths(&e.request, value).is_empty())
 }

@@ -3,6 +3,7 @@
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
+use async_openai::middleware::ReqwestService;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionResponse,
 };
@@ -32,7 +33,10 @@ impl Llm {
         let config = OpenAIConfig::new()
             .with_api_base(settings.base_url.trim_end_matches('/'))
             .with_api_key(settings.api_key.clone());
-        Llm { client: Client::with_config(config), settings: settings.clone() }
+        // The client's default transport retries 429 and 5xx three more times on its own; ours are
+        // the only retries (`retries`), so a plain transport without that layer.
+        let client = Client::with_config(config).with_http_service(ReqwestService::default());
+        Llm { client, settings: settings.clone() }
     }
 
     pub async fn complete(
@@ -74,14 +78,18 @@ enum Attempt {
     Stop(LlmError),
 }
 
+/// Longest text of the endpoint's kept in an error (a 5 MB error body is not stored).
+const MAX_ERROR_CHARS: usize = 500;
+
 fn classify(error: OpenAIError, attempts: u32) -> Attempt {
+    let text = |e: &dyn std::fmt::Display| crate::context::cut(&e.to_string(), MAX_ERROR_CHARS);
     match error {
-        OpenAIError::Reqwest(e) => Attempt::Retry(LlmError::Unreachable { attempts, message: e.to_string() }),
+        OpenAIError::Reqwest(e) => Attempt::Retry(LlmError::Unreachable { attempts, message: text(&e) }),
         OpenAIError::ApiError(e) if e.status_code.as_u16() == 429 || e.status_code.is_server_error() => {
-            Attempt::Retry(LlmError::Unreachable { attempts, message: e.to_string() })
+            Attempt::Retry(LlmError::Unreachable { attempts, message: text(&e) })
         }
-        OpenAIError::ApiError(e) => Attempt::Stop(LlmError::Refused(e.to_string())),
-        OpenAIError::JSONDeserialize(e, _) => Attempt::Stop(LlmError::Malformed(e.to_string())),
-        other => Attempt::Stop(LlmError::Refused(other.to_string())),
+        OpenAIError::ApiError(e) => Attempt::Stop(LlmError::Refused(text(&e))),
+        OpenAIError::JSONDeserialize(e, _) => Attempt::Stop(LlmError::Malformed(text(&e))),
+        other => Attempt::Stop(LlmError::Refused(text(&other))),
     }
 }

@@ -28,6 +28,9 @@ pub enum Reply {
     Delayed(Duration, Box<Reply>),
     /// This HTTP status with this body.
     Status(u16, String),
+    /// The inner reply, reporting this usage (prompt, completion tokens) whatever was exchanged:
+    /// an endpoint that under-reports.
+    Usage(u32, u32, Box<Reply>),
 }
 
 impl Reply {
@@ -126,9 +129,19 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(bo
     shared.requests.lock().expect("requests").push(body.clone());
     let number = shared.requests.lock().expect("requests").len();
     let mut reply = shared.script.lock().expect("script").pop_front();
-    while let Some(Reply::Delayed(wait, inner)) = reply {
-        tokio::time::sleep(wait).await;
-        reply = Some(*inner);
+    let mut reported = None;
+    loop {
+        match reply {
+            Some(Reply::Delayed(wait, inner)) => {
+                tokio::time::sleep(wait).await;
+                reply = Some(*inner);
+            }
+            Some(Reply::Usage(prompt, completion, inner)) => {
+                reported = Some((prompt, completion));
+                reply = Some(*inner);
+            }
+            _ => break,
+        }
     }
     let prompt_tokens = count_tokens(&body["messages"].to_string());
     let message = match reply {
@@ -151,9 +164,11 @@ async fn complete(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(bo
                 .collect();
             json!({"role": "assistant", "content": null, "tool_calls": calls})
         }
-        Some(Reply::Delayed(..)) => unreachable!("unwrapped above"),
+        Some(Reply::Delayed(..) | Reply::Usage(..)) => unreachable!("unwrapped above"),
     };
     let completion_tokens = count_tokens(&message.to_string());
+    let (prompt_tokens, completion_tokens) =
+        reported.map(|(p, c)| (p as usize, c as usize)).unwrap_or((prompt_tokens, completion_tokens));
     let finish = if message.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
     Json(json!({
         "id": format!("chatcmpl-{number}"),

@@ -16,7 +16,8 @@ use driftback_events::ChangeSet;
 use driftback_recipes::Plan;
 use driftback_terraform::{Repo, State};
 
-use crate::context::{count_tokens, first_prompt, locate};
+use crate::context::{cut, first_prompt, locate};
+use crate::proof::{Footprint, schema_for};
 use driftback_attribute::{Intent, Motivation};
 
 use crate::kb::{KnowledgeBase, signature};
@@ -70,6 +71,8 @@ pub struct AgentOutcome {
 const MAX_REPEATS: usize = 3;
 /// Finishes refused for a patch that does not validate before the session is escalated.
 const MAX_FAILED_FINISHES: u32 = 2;
+/// Longest escalation reason kept (the endpoint's or the model's text is cut to it).
+const MAX_REASON_CHARS: usize = 2_000;
 
 /// Reconcile one change set no recipe covers. `why` says why the recipes could not.
 pub async fn reconcile<K: KnowledgeBase>(
@@ -112,6 +115,8 @@ pub async fn reconcile<K: KnowledgeBase>(
         plan: Plan::default(),
         kb,
         max_chars: settings.max_tool_result_chars,
+        schema: schema_for(repo),
+        footprint: Footprint::of(change_set, state, schema_for(repo)),
     };
     let result = session.run(&mut workspace).await;
     let mut transcript: Vec<Value> =
@@ -145,49 +150,79 @@ impl Session<'_> {
                     self.settings.max_rounds
                 ));
             }
-            if self.usage.total() >= self.settings.max_tokens {
+            // What is sent is counted here, whatever the endpoint reports: an estimate of one
+            // token per 4 bytes of the request's JSON (messages and tools).
+            let sent = estimate_tokens(&self.messages, &tools);
+            if self.usage.total() + sent > self.settings.max_tokens {
                 return escalate(format!(
-                    "the agent spent {} tokens, over the budget of {} per change set",
-                    self.usage.total(),
+                    "the agent would spend {} tokens with the next request, over the budget of {} per change set",
+                    self.usage.total() + sent,
                     self.settings.max_tokens
                 ));
             }
             let response = match self.llm.complete(&self.messages, &tools).await {
                 Ok(r) => r,
-                Err(e) => return escalate(e.to_string()),
+                Err(e) => return escalate(cut(&e.to_string(), MAX_REASON_CHARS)),
             };
             self.usage.rounds += 1;
             let Some(choice) = response.choices.into_iter().next() else {
                 return escalate("the LLM endpoint answered with no choice".into());
             };
             let message = choice.message;
-            match &response.usage {
-                Some(u) => {
-                    self.usage.prompt += u64::from(u.prompt_tokens);
-                    self.usage.completion += u64::from(u.completion_tokens);
-                }
-                None => {
-                    // Endpoints that report no usage are counted with the tokenizer.
-                    self.usage.prompt +=
-                        count_tokens(&serde_json::to_string(&self.messages).unwrap_or_default()) as u64;
-                    self.usage.completion += count_tokens(&serde_json::to_string(&message).unwrap_or_default()) as u64;
-                }
-            }
+            let received = serde_json::to_string(&message).map(|t| t.len().div_ceil(4) as u64).unwrap_or(0);
+            let (reported_prompt, reported_completion) = response
+                .usage
+                .as_ref()
+                .map(|u| (u64::from(u.prompt_tokens), u64::from(u.completion_tokens)))
+                .unwrap_or_default();
+            self.usage.prompt += reported_prompt.max(sent);
+            self.usage.completion += reported_completion.max(received);
             let calls = message.tool_calls.clone().unwrap_or_default();
+            // What goes back to the endpoint in later requests is bounded like every tool result.
+            let max = self.settings.max_tool_result_chars;
+            let echoed: Vec<ChatCompletionMessageToolCalls> = calls
+                .iter()
+                .cloned()
+                .map(|mut call| {
+                    if let ChatCompletionMessageToolCalls::Function(f) = &mut call {
+                        f.function.name = cut(&f.function.name, 80);
+                        f.function.arguments = cut(&f.function.arguments, max);
+                    }
+                    call
+                })
+                .collect();
             self.messages.push(ChatCompletionRequestMessage::Assistant(ChatCompletionRequestAssistantMessage {
-                content: message.content.clone().map(ChatCompletionRequestAssistantMessageContent::Text),
-                tool_calls: (!calls.is_empty()).then(|| calls.clone()),
+                content: message
+                    .content
+                    .as_deref()
+                    .map(|c| ChatCompletionRequestAssistantMessageContent::Text(cut(c, max))),
+                tool_calls: (!echoed.is_empty()).then_some(echoed),
                 ..Default::default()
             }));
             if calls.is_empty() {
                 malformed += 1;
-                if malformed > self.settings.max_malformed {
-                    return escalate(format!("the model answered {malformed} times without a valid tool call"));
+                if malformed >= self.settings.max_malformed {
+                    return escalate(format!(
+                        "the model answered {malformed} times in a row without a valid tool call"
+                    ));
                 }
                 self.messages.push(user("Answer only with tool calls: edit and validate, then finish or escalate."));
                 continue;
             }
-            for call in calls {
+            let cap = self.settings.max_tool_calls_per_turn;
+            let over_cap = calls.len() > cap;
+            if over_cap {
+                // The turn is answered, but only its first calls are carried out; it counts as one
+                // malformed answer.
+                malformed += 1;
+                if malformed >= self.settings.max_malformed {
+                    return escalate(format!(
+                        "the model made {malformed} malformed answers in a row; last: {} tool calls in one turn, at most {cap} are carried out",
+                        calls.len()
+                    ));
+                }
+            }
+            for (n, call) in calls.into_iter().enumerate() {
                 let (id, name, arguments) = match call {
                     ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall { id, function }) => {
                         (id, function.name, function.arguments)
@@ -196,6 +231,12 @@ impl Session<'_> {
                         (custom.id, custom.custom_tool.name, custom.custom_tool.input)
                     }
                 };
+                if n >= cap {
+                    self.messages
+                        .push(tool(&id, &format!("error: not carried out: at most {cap} tool calls per turn")));
+                    continue;
+                }
+                let name = cut(&name, 80);
                 let key =
                     (name.clone(), normalise(&arguments), workspace.plan.changes.iter().map(|c| c.ops.len()).sum());
                 let seen = repeats.entry(key).or_default();
@@ -207,25 +248,30 @@ impl Session<'_> {
                 }
                 let reply = match workspace.call(&name, &arguments).await {
                     Ok(Step::Result(text)) => {
-                        malformed = 0;
+                        // A turn over the cap stays malformed whatever its calls do.
+                        if !over_cap {
+                            malformed = 0;
+                        }
                         text
                     }
                     Ok(Step::Escalate(reason)) => {
                         self.messages.push(tool(&id, "escalated"));
-                        return escalate(format!("the agent escalated: {reason}"));
+                        return escalate(format!("the agent escalated: {}", cut(&reason, MAX_REASON_CHARS)));
                     }
                     Ok(Step::Finish(finish)) => {
                         let validation = workspace.validation();
                         if validation.ok {
                             self.messages.push(tool(&id, "finished"));
-                            return AgentResult::Reconciled { plan: workspace.plan.clone(), finish, validation };
+                            let mut plan = workspace.plan.clone();
+                            plan.notes.extend(validation.proofs.iter().map(|p| format!("proof: {p}")));
+                            return AgentResult::Reconciled { plan, finish, validation };
                         }
                         failed_finishes += 1;
                         if failed_finishes >= MAX_FAILED_FINISHES {
                             self.messages.push(tool(&id, "refused: the patch does not validate"));
-                            return escalate(format!(
-                                "the agent's patch does not validate: {}",
-                                validation.problems.join("; ")
+                            return escalate(cut(
+                                &format!("the agent's patch does not validate: {}", validation.problems.join("; ")),
+                                MAX_REASON_CHARS,
                             ));
                         }
                         format!(
@@ -234,24 +280,37 @@ impl Session<'_> {
                         )
                     }
                     Err(ToolError::Refused(why)) => {
-                        malformed = 0;
+                        if !over_cap {
+                            malformed = 0;
+                        }
                         format!("error: {why}")
                     }
                     Err(ToolError::Malformed(why)) => {
                         malformed += 1;
-                        if malformed > self.settings.max_malformed {
-                            self.messages.push(tool(&id, &format!("error: {why}")));
-                            return escalate(format!(
-                                "the model made {malformed} malformed tool calls in a row; last: {why}"
+                        if malformed >= self.settings.max_malformed {
+                            self.messages
+                                .push(tool(&id, &cut(&format!("error: {why}"), self.settings.max_tool_result_chars)));
+                            return escalate(cut(
+                                &format!("the model made {malformed} malformed tool calls in a row; last: {why}"),
+                                MAX_REASON_CHARS,
                             ));
                         }
                         format!("error: {why}")
                     }
                 };
-                self.messages.push(tool(&id, &reply));
+                self.messages.push(tool(&id, &cut(&reply, self.settings.max_tool_result_chars)));
             }
         }
     }
+}
+
+/// Tokens of a request as counted locally: one per 4 bytes of its JSON (messages and tools), an
+/// over-estimate for English and JSON with the common tokenizers, so the budget is never under-spent
+/// by trusting what the endpoint reports.
+fn estimate_tokens(messages: &[ChatCompletionRequestMessage], tools: &[ChatCompletionTools]) -> u64 {
+    let bytes = serde_json::to_string(messages).map(|t| t.len()).unwrap_or(0)
+        + serde_json::to_string(tools).map(|t| t.len()).unwrap_or(0);
+    bytes.div_ceil(4) as u64
 }
 
 fn tools() -> Vec<ChatCompletionTools> {

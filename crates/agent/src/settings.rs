@@ -27,8 +27,11 @@ pub struct Settings {
     pub similar: usize,
     /// Tool results longer than this are cut, with a note saying so.
     pub max_tool_result_chars: usize,
-    /// Consecutive malformed tool calls (bad JSON, unknown tool, invalid arguments) tolerated.
+    /// Malformed answers in a row (bad JSON, unknown tool, invalid arguments, no tool call, too
+    /// many calls in one turn) that end the session: the `max_malformed`-th escalates.
     pub max_malformed: u32,
+    /// Tool calls carried out per model turn; the rest are answered with an error.
+    pub max_tool_calls_per_turn: usize,
 }
 
 impl Default for Settings {
@@ -47,6 +50,7 @@ impl Default for Settings {
             similar: 3,
             max_tool_result_chars: 4_000,
             max_malformed: 3,
+            max_tool_calls_per_turn: 8,
         }
     }
 }

@@ -10,12 +10,13 @@ use driftback_embed::ChangeSignature;
 use driftback_events::ChangeSet;
 use driftback_recipes::{Plan, ResourceChange};
 use driftback_terraform::render::is_identifier;
-use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg, State};
+use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Schema, Seg, State};
 
 use crate::context::{block_text, cut};
 use crate::kb::{KnowledgeBase, signature};
 use driftback_attribute::{Intent, Motivation};
 
+use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_value};
 use crate::session::Finish;
 use crate::validate::{Validation, validate};
 
@@ -147,6 +148,10 @@ pub(crate) struct Workspace<'a, K> {
     pub plan: Plan,
     pub kb: &'a K,
     pub max_chars: usize,
+    /// The provider schema values are type-checked against; `None` refuses every edit.
+    pub schema: Option<&'static Schema>,
+    /// What the calls let change.
+    pub footprint: Footprint,
 }
 
 #[derive(Deserialize)]
@@ -259,10 +264,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             "list_resources" => self.list_resources(args(tool, raw_args)?),
             "edit_hcl" => self.edit_hcl(args(tool, raw_args)?)?,
             "add_resource" => self.add_resource(args(tool, raw_args)?)?,
-            "remove_resource" => {
-                let a: RemoveResource = args(tool, raw_args)?;
-                self.apply(address(&a.address)?, Op::RemoveResource)?
-            }
+            "remove_resource" => self.remove_resource(args(tool, raw_args)?)?,
             "validate" => {
                 let _: NoArgs = args(tool, raw_args)?;
                 serde_json::to_string(&self.validation()).unwrap_or_default()
@@ -286,7 +288,8 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             other => {
                 let known: Vec<&str> = tool_definitions().iter().map(|(n, _, _)| *n).collect();
                 return Err(ToolError::Malformed(format!(
-                    "there is no tool {other:?}; the tools are {}",
+                    "there is no tool {:?}; the tools are {}",
+                    cut(other, 80),
                     known.join(", ")
                 )));
             }
@@ -411,52 +414,103 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
     fn edit_hcl(&mut self, a: EditHcl) -> Result<String, ToolError> {
         let address = address(&a.address)?;
         let path = AttrPath::parse(&a.path).map_err(ToolError::Malformed)?;
-        let op = match (a.value, a.expression, a.remove) {
+        if !self.footprint.identifies(&address) {
+            return Err(ToolError::Refused(format!(
+                "{address} is not a resource the calls identify, so it may not change; {}",
+                self.footprint.describe()
+            )));
+        }
+        let schema = self.schema()?;
+        let evidence = Evidence::new(self.change_set);
+        let (op, proof) = match (a.value, a.expression, a.remove) {
             (Some(value), None, false) => {
                 check_value(&path, &value)?;
-                Op::Set { path, value: AttrValue::Literal(value) }
+                let proof = prove_value(&evidence, schema, &address, &path, &value).map_err(unproven)?;
+                (Op::Set { path, value: AttrValue::Literal(value) }, Some(proof))
             }
             (None, Some(expression), false) => {
                 let value = AttrValue::Reference(expression.trim().to_string());
                 value.render("").map_err(ToolError::Malformed)?;
                 self.check_reference(&address, expression.trim())?;
-                Op::Set { path, value }
+                let proof = prove_reference(&evidence, schema, self.state, &address, &path, expression.trim())
+                    .map_err(unproven)?;
+                (Op::Set { path, value }, Some(proof))
             }
-            (None, None, true) => Op::Remove { path },
+            (None, None, true) => (Op::Remove { path }, None),
             _ => return Err(ToolError::Malformed("give exactly one of value, expression and remove = true".into())),
         };
-        self.apply(address, op)
+        self.apply(address, op, proof.into_iter().collect())
     }
 
     fn add_resource(&mut self, a: AddResource) -> Result<String, ToolError> {
         if !is_identifier(&a.rtype) || !is_identifier(&a.name) {
             return Err(ToolError::Malformed(format!(
                 "{:?}.{:?} is not a valid resource type and name",
-                a.rtype, a.name
+                cut(&a.rtype, 80),
+                cut(&a.name, 80)
             )));
         }
         let address = Address::resource(&a.rtype, &a.name);
         if self.work.find_resource(&address).is_some() || self.state.get(&address).is_some() {
             return Err(ToolError::Refused(format!("{address} already exists; choose another name")));
         }
+        if !self.footprint.creates(&a.rtype) {
+            return Err(ToolError::Refused(format!(
+                "the calls create no {}; {}. Add only what a call created.",
+                a.rtype,
+                self.footprint.describe()
+            )));
+        }
         if a.import_id.contains(REDACTED) || a.import_id.is_empty() {
             return Err(ToolError::Refused("the import id must be the cloud object's real id".into()));
         }
+        if !import_id_from_calls(self.change_set, &a.import_id) {
+            return Err(ToolError::Refused(format!(
+                "the import id {:?} is not the identifier a creating call recorded",
+                cut(&a.import_id, 200)
+            )));
+        }
+        let schema = self.schema()?;
+        let evidence = Evidence::new(self.change_set);
         let mut spec = BlockSpec::default();
+        let mut proofs = Vec::new();
         for (name, value) in a.attributes {
-            check_value(&AttrPath(vec![Seg::Name(name.clone())]), &value)?;
+            let path = AttrPath(vec![Seg::Name(name.clone())]);
+            check_value(&path, &value)?;
+            proofs.push(prove_value(&evidence, schema, &address, &path, &value).map_err(unproven)?);
             spec.attrs.push((name, AttrValue::Literal(value)));
         }
         for (name, reference) in a.references {
             let Value::String(reference) = reference else {
-                return Err(ToolError::Malformed(format!("reference for {name} must be a string")));
+                return Err(ToolError::Malformed(format!("reference for {} must be a string", cut(&name, 80))));
             };
             let value = AttrValue::Reference(reference.trim().to_string());
             value.render("").map_err(ToolError::Malformed)?;
             self.check_reference(&address, reference.trim())?;
+            let path = AttrPath(vec![Seg::Name(name.clone())]);
+            proofs.push(
+                prove_reference(&evidence, schema, self.state, &address, &path, reference.trim()).map_err(unproven)?,
+            );
             spec.attrs.push((name, value));
         }
-        self.apply(address, Op::CreateResource { spec, import_id: a.import_id })
+        self.apply(address, Op::CreateResource { spec, import_id: a.import_id }, proofs)
+    }
+
+    fn remove_resource(&mut self, a: RemoveResource) -> Result<String, ToolError> {
+        let address = address(&a.address)?;
+        if !self.footprint.deletes(&address) {
+            return Err(ToolError::Refused(format!(
+                "no call deletes {address}, so it must stay; {}",
+                self.footprint.describe()
+            )));
+        }
+        self.apply(address, Op::RemoveResource, Vec::new())
+    }
+
+    fn schema(&self) -> Result<&'static Schema, ToolError> {
+        self.schema.ok_or_else(|| {
+            ToolError::Refused("no provider schema is available, so no value can be type-checked: escalate".into())
+        })
     }
 
     /// A reference must name a resource the configuration declares in the same module.
@@ -473,7 +527,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
         Ok(())
     }
 
-    fn apply(&mut self, address: Address, op: Op) -> Result<String, ToolError> {
+    fn apply(&mut self, address: Address, op: Op, proofs: Vec<Proof>) -> Result<String, ToolError> {
         let mut work = self.work.clone();
         let applied = driftback_terraform::patch::apply(&mut work, &address, &op)
             .map_err(|e| ToolError::Refused(e.to_string()))?;
@@ -483,6 +537,12 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             }
         }
         self.work = work;
+        let files: Vec<String> = applied.files.iter().map(|f| f.display().to_string()).collect();
+        let edit = format!(
+            "{}{}",
+            describe_op(&address, &op),
+            if files.is_empty() { String::new() } else { format!(" in {}", files.join(", ")) }
+        );
         let created = matches!(op, Op::CreateResource { .. });
         match self.plan.changes.iter_mut().find(|c| c.address == address) {
             Some(change) => change.ops.push(op),
@@ -493,10 +553,33 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
                 created,
             }),
         }
-        let files: Vec<String> = applied.files.iter().map(|f| f.display().to_string()).collect();
-        Ok(serde_json::to_string(&json!({"applied": address.to_string(), "files": files, "notes": applied.notes}))
+        // The engine's notes, without any whose place came out empty.
+        let notes: Vec<&String> = applied.notes.iter().filter(|n| !n.contains("  ") && !n.trim().is_empty()).collect();
+        let proofs: Vec<String> = proofs.iter().map(|p| p.to_string()).collect();
+        Ok(serde_json::to_string(&json!({"applied": edit, "proofs": proofs, "files": files, "notes": notes}))
             .unwrap_or_default())
     }
+}
+
+/// One edit in words: never empty.
+fn describe_op(address: &Address, op: &Op) -> String {
+    match op {
+        Op::Set { path, value: AttrValue::Literal(v) } => {
+            format!("set {address}.{path} to {}", cut(&v.to_string(), 120))
+        }
+        Op::Set { path, value: AttrValue::Reference(r) } => format!("set {address}.{path} to {r}"),
+        Op::Remove { path } => format!("removed {address}.{path}"),
+        Op::RemoveResource => format!("removed {address}"),
+        Op::CreateResource { import_id, .. } => format!("added {address}, imported by {}", cut(import_id, 120)),
+        other => format!("{address}: {other:?}"),
+    }
+}
+
+/// An edit without proof: refused, and the model told why.
+fn unproven(why: String) -> ToolError {
+    ToolError::Refused(format!(
+        "not written: {why}. Only a value a call recorded for that attribute (the member that sets it) may be written."
+    ))
 }
 
 /// Values from the model are data, and never a secret or a redacted value.

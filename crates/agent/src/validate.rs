@@ -10,7 +10,9 @@ use driftback_events::ChangeSet;
 use driftback_recipes::Plan;
 use driftback_terraform::eval::{effective_config, value_at_path};
 use driftback_terraform::patch::values_equal;
-use driftback_terraform::{AttrValue, Op, Repo, Seg, State};
+use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Schema, Seg, State};
+
+use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_value, schema_for};
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 const MAX_DIFF: usize = 3_000;
@@ -23,15 +25,21 @@ pub struct Validation {
     pub problems: Vec<String>,
     /// The change, as short per-file hunks.
     pub diff: String,
+    /// Every value the plan writes, with the call member it comes from.
+    pub proofs: Vec<Proof>,
 }
 
 /// Check `after` (the configuration with `plan` applied to `before`) against the observed change:
 /// every changed file parses and holds no redacted value; every value the plan sets is the
-/// effective value afterwards and appears in the recorded calls; removed paths and resources are
-/// gone and created ones are there; every other managed resource's effective configuration is
+/// effective value afterwards and is proven (the member of a call that sets that attribute,
+/// converted by a known rule, of the type the provider schema gives it); only resources the calls
+/// identify change, only resources a deleting call identifies are removed, only types a creating
+/// call creates are added (with the call's identifier as import id); removed paths and resources
+/// are gone and created ones are there; every other managed resource's effective configuration is
 /// unchanged.
 pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeSet, plan: &Plan) -> Validation {
     let mut problems = Vec::new();
+    let mut proofs = Vec::new();
     let changed = changed_files(before, after);
     for d in &after.diagnostics() {
         if changed.contains(&d.file) {
@@ -46,8 +54,22 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
     if plan.is_empty() {
         problems.push("nothing was changed".into());
     }
+    let Some(schema) = schema_for(after) else {
+        problems.push("no provider schema is available, so no value can be type-checked".into());
+        return Validation { ok: false, problems, diff: diff_summary(before, after), proofs };
+    };
+    let footprint = Footprint::of(change_set, state, Some(schema));
+    let evidence = Evidence::new(change_set);
     for change in &plan.changes {
         let address = &change.address;
+        let creates = change.ops.iter().any(|op| matches!(op, Op::CreateResource { .. }));
+        if creates {
+            if !footprint.creates(&address.rtype) {
+                problems.push(format!("{address}: the calls create no {}; {}", address.rtype, footprint.describe()));
+            }
+        } else if !footprint.identifies(address) {
+            problems.push(format!("{address} is not a resource the calls identify; {}", footprint.describe()));
+        }
         let config = effective_config(after, address);
         for op in &change.ops {
             match op {
@@ -57,30 +79,24 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                         continue;
                     };
                     let got = value_at_path(config, path);
-                    match value {
+                    let proven = match value {
                         AttrValue::Literal(want) => {
                             if !got.as_ref().is_some_and(|g| values_equal(g, want)) {
                                 let got = got.map(|g| g.to_string()).unwrap_or_else(|| "not set".into());
                                 problems.push(format!("{address}.{path} is {got} after the patch, not {want}"));
                             }
-                            if let Some(leaf) = untraceable(want, change_set) {
-                                problems.push(format!(
-                                    "{address}.{path}: the value {leaf} does not appear in the recorded calls"
-                                ));
-                            }
-                            if let Some(Seg::Key(k)) = path.0.last() {
-                                if untraceable(&Value::String(k.clone()), change_set).is_some() {
-                                    problems.push(format!(
-                                        "{address}.{path}: the key {k:?} does not appear in the recorded calls"
-                                    ));
-                                }
-                            }
+                            prove_value(&evidence, schema, address, path, want)
                         }
-                        AttrValue::Reference(_) => {
+                        AttrValue::Reference(reference) => {
                             if got.is_none() {
                                 problems.push(format!("{address}.{path} is not set after the patch"));
                             }
+                            prove_reference(&evidence, schema, state, address, path, reference)
                         }
+                    };
+                    match proven {
+                        Ok(proof) => proofs.push(proof),
+                        Err(why) => problems.push(why),
                     }
                 }
                 Op::Remove { path } => {
@@ -92,24 +108,38 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                     if after.find_resource(address).is_some() {
                         problems.push(format!("{address} is still in the configuration"));
                     }
+                    if !footprint.deletes(address) {
+                        problems.push(format!("{address}: no call deletes it, so it must stay"));
+                    }
                 }
-                Op::CreateResource { import_id, .. } => {
+                Op::CreateResource { spec, import_id } => {
                     if after.find_resource(address).is_none() {
                         problems.push(format!("{address} was not added"));
                     }
-                    if untraceable(&Value::String(import_id.clone()), change_set).is_some() {
+                    if !import_id_from_calls(change_set, import_id) {
                         problems.push(format!(
-                            "{address}: the import id {import_id:?} does not appear in the recorded calls"
+                            "{address}: the import id {import_id:?} is not the identifier of a call that creates something"
                         ));
                     }
+                    prove_spec(
+                        &evidence,
+                        schema,
+                        state,
+                        address,
+                        &AttrPath(Vec::new()),
+                        spec,
+                        &mut proofs,
+                        &mut problems,
+                    );
                 }
-                Op::AddBlock { .. } | Op::RemoveBlocks { .. } | Op::IgnoreChanges { .. } => {}
+                Op::AddBlock { .. } | Op::RemoveBlocks { .. } | Op::IgnoreChanges { .. } => {
+                    problems.push(format!("{address}: this kind of edit cannot be proven against the calls"));
+                }
             }
         }
     }
-    let touched: Vec<String> = plan.changes.iter().map(|c| c.address.without_key().to_string()).collect();
     for instance in &state.instances {
-        if instance.address.data || touched.contains(&instance.address.without_key().to_string()) {
+        if instance.address.data || footprint.identifies(&instance.address) {
             continue;
         }
         let was = without_lifecycle(effective_config(before, &instance.address));
@@ -117,10 +147,78 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
             continue;
         }
         if was != without_lifecycle(effective_config(after, &instance.address)) {
-            problems.push(format!("{} changed too, but only the drifted resource should", instance.address));
+            problems.push(format!(
+                "{} changed too, but the calls do not identify it ({})",
+                instance.address,
+                footprint.describe()
+            ));
         }
     }
-    Validation { ok: problems.is_empty(), problems, diff: diff_summary(before, after) }
+    // Resources the configuration declares that the state does not know yet: unchanged too, unless
+    // the plan adds them.
+    for address in declared_resources(before) {
+        if state.instances.iter().any(|i| i.address.without_key() == address)
+            || plan.changes.iter().any(|c| c.address.without_key() == address)
+        {
+            continue;
+        }
+        if without_lifecycle(effective_config(before, &address)) != without_lifecycle(effective_config(after, &address))
+        {
+            problems
+                .push(format!("{address} changed too, but the calls do not identify it ({})", footprint.describe()));
+        }
+    }
+    Validation { ok: problems.is_empty(), problems, diff: diff_summary(before, after), proofs }
+}
+
+/// Every `resource` block of every module, by address (without instance keys).
+fn declared_resources(repo: &Repo) -> Vec<Address> {
+    let mut out = Vec::new();
+    for (module, dir) in repo.modules() {
+        let prefix = if module.is_empty() { String::new() } else { format!("{module}.") };
+        for (_, body) in repo.parsed_tf_in(dir) {
+            for block in body.get_blocks("resource") {
+                let (Some(rtype), Some(name)) = (block.labels.first(), block.labels.get(1)) else { continue };
+                if let Ok(address) = Address::parse(&format!("{prefix}{}.{}", rtype.as_str(), name.as_str())) {
+                    if !out.contains(&address) {
+                        out.push(address);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every attribute of a new resource's block (nested blocks too), proven like an edit.
+#[allow(clippy::too_many_arguments)]
+fn prove_spec(
+    evidence: &Evidence<'_>,
+    schema: &Schema,
+    state: &State,
+    address: &Address,
+    at: &AttrPath,
+    spec: &BlockSpec,
+    proofs: &mut Vec<Proof>,
+    problems: &mut Vec<String>,
+) {
+    for (name, value) in &spec.attrs {
+        let mut path = at.clone();
+        path.0.push(Seg::Name(name.clone()));
+        let proven = match value {
+            AttrValue::Literal(v) => prove_value(evidence, schema, address, &path, v),
+            AttrValue::Reference(r) => prove_reference(evidence, schema, state, address, &path, r),
+        };
+        match proven {
+            Ok(proof) => proofs.push(proof),
+            Err(why) => problems.push(why),
+        }
+    }
+    for (name, block) in &spec.blocks {
+        let mut path = at.clone();
+        path.0.push(Seg::Name(name.clone()));
+        prove_spec(evidence, schema, state, address, &path, block, proofs, problems);
+    }
 }
 
 fn without_lifecycle(value: Option<Value>) -> Option<Value> {
@@ -134,45 +232,6 @@ fn without_lifecycle(value: Option<Value>) -> Option<Value> {
 
 fn changed_files(before: &Repo, after: &Repo) -> Vec<PathBuf> {
     after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p.clone()).collect()
-}
-
-/// The first leaf of `value` that no request or response value of the change set spells (strings
-/// exactly; numbers by value, also from numeric strings; booleans also from `Enabled`/`Disabled`).
-fn untraceable(value: &Value, change_set: &ChangeSet) -> Option<String> {
-    match value {
-        Value::Array(items) => items.iter().find_map(|i| untraceable(i, change_set)),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            untraceable(&Value::String(k.clone()), change_set).or_else(|| untraceable(v, change_set))
-        }),
-        Value::Null => None,
-        leaf => {
-            let found = change_set
-                .events
-                .iter()
-                .any(|e| any_leaf(&e.request, &|v| spells(v, leaf)) || any_leaf(&e.response, &|v| spells(v, leaf)));
-            (!found).then(|| leaf.to_string())
-        }
-    }
-}
-
-fn any_leaf(value: &Value, test: &dyn Fn(&Value) -> bool) -> bool {
-    match value {
-        Value::Object(map) => map.values().any(|v| any_leaf(v, test)),
-        Value::Array(items) => items.iter().any(|v| any_leaf(v, test)),
-        leaf => test(leaf),
-    }
-}
-
-/// Whether the recorded leaf `recorded` spells the configuration value `want`.
-pub(crate) fn spells(recorded: &Value, want: &Value) -> bool {
-    match (recorded, want) {
-        (Value::String(r), Value::Bool(b)) => {
-            let r = r.to_ascii_lowercase();
-            r == b.to_string() || (*b && r == "enabled") || (!*b && (r == "disabled" || r == "suspended"))
-        }
-        (Value::Bool(r), Value::String(w)) => w == &r.to_string(),
-        (r, w) => values_equal(r, w),
-    }
 }
 
 /// Per changed file, the changed lines: common leading and trailing lines left out.

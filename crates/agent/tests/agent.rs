@@ -239,12 +239,25 @@ async fn malformed_tool_calls_go_back_to_the_model_and_end_in_escalation_when_th
     ]);
     let outcome = run(&model, &settings(&model), &kb, &cs).await;
     let AgentResult::Escalated { reason } = &outcome.result else { panic!("{:?}", outcome.result) };
-    assert!(reason.contains("4 times without a valid tool call"), "{reason}");
-    assert_eq!(model.requests().len(), 4);
-    assert_eq!(model.remaining(), 1);
+    // Three malformed answers in a row, as documented: the third ends the session.
+    assert!(reason.contains("3 malformed tool calls in a row"), "{reason}");
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(model.remaining(), 2);
     let transcript = serde_json::to_string(&outcome.transcript).unwrap();
     assert!(transcript.contains("there is no tool \\\"rm_rf\\\""), "{transcript}");
     assert!(transcript.contains("unknown field `shell`"), "{transcript}");
+
+    // An answer without a tool call counts too.
+    let model = ScriptedModel::start(vec![
+        Reply::Text("thinking".into()),
+        Reply::call("rm_rf", json!({})),
+        Reply::Text("done".into()),
+        Reply::call("escalate", json!({"reason": "never reached"})),
+    ]);
+    let outcome = run(&model, &settings(&model), &kb, &cs).await;
+    let AgentResult::Escalated { reason } = &outcome.result else { panic!("{:?}", outcome.result) };
+    assert!(reason.contains("3 times in a row without a valid tool call"), "{reason}");
+    assert_eq!(model.requests().len(), 3);
 }
 
 #[tokio::test]
@@ -276,7 +289,10 @@ async fn a_patch_that_does_not_validate_is_never_returned() {
     let outcome = run(&model, &settings(&model), &kb, &cs).await;
     let AgentResult::Escalated { reason } = &outcome.result else { panic!("{:?}", outcome.result) };
     assert!(reason.contains("does not validate"), "{reason}");
-    assert!(reason.contains("\"0.0.0.0/0\" does not appear in the recorded calls"), "{reason}");
+    // The edit itself was refused with the reason, as a tool error.
+    let edit_reply = model.requests()[1]["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+    assert!(edit_reply.contains("error: not written"), "{edit_reply}");
+    assert!(edit_reply.contains("\\\"0.0.0.0/0\\\" does not appear in the recorded calls"), "{edit_reply}");
     let refusal = model.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
     assert!(refusal.contains("cannot finish"), "{refusal}");
 }

@@ -41,6 +41,11 @@ pub struct Recipe {
     /// Event path of the identifier (default: the change set's resource).
     #[serde(default)]
     pub key: Option<String>,
+    /// The rest of the call's identity: state attributes that must each equal a request value for
+    /// a resource to be the one the call changes (a DNS record by zone, name, type and set
+    /// identifier, where the zone alone finds every record in it). Learned recipes carry it.
+    #[serde(default)]
+    pub identity: Vec<IdentityRule>,
     /// Event path of a list (or one object) of items that each change one resource: `key` and the
     /// rules' paths are then read inside each item (`ModifySecurityGroupRules` on several rules).
     #[serde(default)]
@@ -107,6 +112,15 @@ pub struct KeyedBlocksRule {
     pub key: String,
     /// Paths inside the block, from item fields.
     pub set: Vec<SetRule>,
+}
+
+/// One part of a call's identity: the state attribute `attr` equals the event value at `from`
+/// (strings compared without a trailing dot, as DNS names are written both ways).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityRule {
+    pub attr: String,
+    pub from: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -388,6 +402,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
         None => {
             out.extend(r.key.as_deref());
             out.extend(r.set.iter().map(|s| s.from.as_str()));
+            out.extend(r.identity.iter().map(|i| i.from.as_str()));
         }
     }
     out.extend(r.ignore.iter().map(String::as_str));

@@ -10,5 +10,5 @@ mod extract;
 mod plan;
 
 pub use calls::{Call, Calls, closest};
-pub use catalog::{Catalog, CatalogError, Recipe};
+pub use catalog::{Catalog, CatalogError, IdentityRule, Recipe};
 pub use plan::{Plan, PlanError, ResourceChange, plan};

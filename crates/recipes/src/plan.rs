@@ -188,6 +188,20 @@ impl Planner<'_> {
         let types: Vec<&str> = recipe.types.iter().map(String::as_str).collect();
         let lookup: Vec<&str> = recipe.lookup.iter().map(String::as_str).collect();
         let mut found = self.state.find(id, &types, &lookup);
+        if !recipe.identity.is_empty() {
+            found.retain(|i| {
+                recipe.identity.iter().all(|rule| {
+                    let (Some(want), Some(have)) = (event_value(event, &rule.from), i.attributes.get(&rule.attr))
+                    else {
+                        return false;
+                    };
+                    match (want.as_str(), have.as_str()) {
+                        (Some(w), Some(h)) => w.trim_end_matches('.') == h.trim_end_matches('.'),
+                        _ => driftback_terraform::patch::values_equal(&want, have),
+                    }
+                })
+            });
+        }
         if found.len() > 1 {
             // Prefer what the configuration actually declares.
             found.retain(|i| self.repo.find_resource(&i.address).is_some());

@@ -162,7 +162,10 @@ impl Planner {
         if used.is_empty() || outcome.status != Status::Reconciled {
             return;
         }
-        let problems = validate(repo, after, state, change_set, plan).problems;
+        let validation = validate(repo, after, state, change_set, plan);
+        // The commit and the story list every edit with its proof, as for the agent's own plans.
+        outcome.notes.extend(validation.proofs.iter().map(|p| format!("proof: {p}")));
+        let problems = validation.problems;
         let usage =
             if problems.is_empty() { RecipeUse::Validated } else { RecipeUse::FailedValidation(problems.join("; ")) };
         for id in &used {
