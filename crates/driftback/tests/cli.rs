@@ -61,6 +61,8 @@ fn reconcile_commits_each_change_set_on_its_own_branch_and_is_idempotent() {
     let diff = git(repo.path(), &["diff", "main", web]);
     assert!(diff.contains("+  instance_type = \"t3.large\""), "{diff}");
     assert!(diff.contains("+    CostCenter = \"cc-4411\""), "{diff}");
+    // Laid out as terraform fmt would: the tag's siblings are aligned with the longer key.
+    assert!(diff.contains("+    Name       = \"web\""), "{diff}");
     let log = git(repo.path(), &["log", "-1", "--format=%B", web]);
     assert!(log.contains("Drift-Event-Id: 3f0c1d2e-0000-4000-8000-000000000002"), "{log}");
     assert!(log.contains("Drift-Actor: arn:aws:iam::123456789012:user/alice"), "{log}");

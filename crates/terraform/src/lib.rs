@@ -6,6 +6,7 @@
 pub mod address;
 pub mod edit;
 pub mod eval;
+pub mod fmt;
 pub mod functions;
 pub mod gate;
 pub(crate) mod origin;

@@ -779,7 +779,13 @@ fn remove_block_of(repo: &mut Repo, dir: &Path, sel: &BlockSel, applied: &mut Ap
     Ok(())
 }
 
+/// Write a file the patch changed, with what the change touched laid out as `terraform fmt` would
+/// ([`crate::fmt::tidy`]).
 fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
+    let text = match repo.text(file) {
+        Some(before) => crate::fmt::tidy(before, &text),
+        None => crate::fmt::format(&text),
+    };
     repo.set_file(file, text);
     if !applied.files.iter().any(|f| f == file) {
         applied.files.push(file.to_path_buf());
