@@ -93,6 +93,10 @@ pub struct Recipe {
     pub rules: Option<RulesRule>,
     #[serde(default)]
     pub rules_remove: Option<RulesRemoveRule>,
+    /// Add one `aws_security_group_rule` per source of each permission (the provider's older
+    /// standalone-rule style), with the provider's composite import id.
+    #[serde(default)]
+    pub permission_rules: Option<PermissionRulesRule>,
     /// Nested blocks known by a key attribute (S3 lifecycle rules by `id`): each request item sets
     /// attributes of the block whose key matches.
     #[serde(default)]
@@ -185,6 +189,7 @@ impl Recipe {
             ("attach", self.attach.is_some()),
             ("rules", self.rules.is_some()),
             ("rules_remove", self.rules_remove.is_some()),
+            ("permission_rules", self.permission_rules.is_some()),
             ("keyed_blocks", self.keyed_blocks.is_some()),
         ]
         .into_iter()
@@ -294,10 +299,25 @@ pub struct RulesRemoveRule {
     pub rtype: String,
     /// Event path of rule ids, when the request names them.
     pub ids: String,
-    /// Otherwise: items whose fields must match the rule's attributes.
+    /// Otherwise: items whose fields must match the rule's attributes. A list attribute matches
+    /// when it holds the value, and only alone: a rule resource holding more than the call revoked
+    /// is not removed (that would revoke more than the call did).
     pub items: String,
     #[serde(rename = "match")]
     pub matching: serde_json::Map<String, serde_json::Value>,
+    /// Attributes the matching rule must also have (`type = "ingress"`).
+    #[serde(default)]
+    pub fixed: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `aws_security_group_rule` resources for the permissions a call adds, one per source.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionRulesRule {
+    /// `ingress` or `egress`.
+    pub direction: String,
+    /// The request's permissions (`ipPermissions.items`).
+    pub items: String,
 }
 
 impl Catalog {
@@ -435,6 +455,9 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     }
     if let Some(rule) = &r.rules_remove {
         out.extend([rule.ids.as_str(), rule.items.as_str()]);
+    }
+    if let Some(rule) = &r.permission_rules {
+        out.push(&rule.items);
     }
     if let Some(k) = &r.keyed_blocks {
         out.push(&k.items);

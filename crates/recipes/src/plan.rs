@@ -453,23 +453,38 @@ impl Planner<'_> {
                 .collect();
             if targets.is_empty() {
                 for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
-                    let want = item_attrs(&item, &rule.matching);
-                    targets.extend(
-                        self.state
-                            .instances
-                            .iter()
-                            .filter(|i| {
-                                i.address.rtype == rule.rtype && i.attr_str("security_group_id") == Some(&group_id)
-                            })
-                            .filter(|i| {
-                                want.iter().all(|(k, v)| {
-                                    i.attributes
-                                        .get(k)
-                                        .is_some_and(|have| driftback_terraform::patch::values_equal(have, v))
-                                })
-                            })
-                            .map(|i| i.address.clone()),
-                    );
+                    let mut want = item_attrs(&item, &rule.matching);
+                    want.extend(rule.fixed.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    for instance in
+                        self.state.instances.iter().filter(|i| {
+                            i.address.rtype == rule.rtype && i.attr_str("security_group_id") == Some(&group_id)
+                        })
+                    {
+                        let mut wider = None;
+                        let matches = want.iter().all(|(k, v)| match instance.attributes.get(k) {
+                            // A list attribute (a rule's CIDR blocks) matches when it holds the value.
+                            Some(Value::Array(have)) if !v.is_array() => {
+                                let holds = have.iter().any(|h| driftback_terraform::patch::values_equal(h, v));
+                                if holds && have.len() > 1 {
+                                    wider = Some(k.clone());
+                                }
+                                holds
+                            }
+                            Some(have) => driftback_terraform::patch::values_equal(have, v),
+                            None => false,
+                        });
+                        if !matches {
+                            continue;
+                        }
+                        if let Some(list) = wider {
+                            return Err(err(format!(
+                                "{} also allows other sources in {list}; removing it would revoke more than the \
+                                 call did",
+                                instance.address
+                            )));
+                        }
+                        targets.push(instance.address.clone());
+                    }
                 }
             }
             for target in targets {
@@ -480,7 +495,101 @@ impl Planner<'_> {
                 return Err(err("no managed rule matches the revoked permission".into()));
             }
         }
+        if let Some(rule) = &recipe.permission_rules {
+            self.permission_rules(recipe, rule, event, address)?;
+        }
         Ok(ops)
+    }
+
+    /// One `aws_security_group_rule` per source of each permission the call adds, in the style the
+    /// code already uses for this group, each with the provider's composite import id
+    /// (`sg-..._ingress_tcp_443_443_10.0.0.0/16`). The rule goes beside the group when the group's
+    /// module serves one instance; when its module is shared (called several times, or with
+    /// `count`/`for_each`), beside the module call in the root module, so no other instance gains it.
+    fn permission_rules(
+        &mut self,
+        recipe: &Recipe,
+        rule: &crate::catalog::PermissionRulesRule,
+        event: &ApiEvent,
+        group: &Address,
+    ) -> Result<(), PlanError> {
+        let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let group_id = event_value(event, "groupId").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        if !group_id.starts_with("sg-") {
+            return Err(err("the call names no security group id".into()));
+        }
+        let in_root = group.module.is_empty() || module_is_shared(self.repo, group);
+        let group_ref = if in_root && !group.module.is_empty() {
+            module_output_for(self.repo, group).map(AttrValue::Reference)
+        } else if group.key.is_none() {
+            Some(AttrValue::Reference(format!("{}.id", group.block_name())))
+        } else {
+            None
+        };
+        let group_ref = group_ref.unwrap_or_else(|| AttrValue::Literal(Value::String(group_id.clone())));
+        let items = event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default();
+        if items.is_empty() {
+            return Err(err("the call adds no permission".into()));
+        }
+        for item in items {
+            let protocol =
+                value_at(&item, "ipProtocol").and_then(|p| p.as_str().map(str::to_string)).unwrap_or_default();
+            let (from, to) = if protocol == "-1" {
+                (0, 0)
+            } else {
+                let port = |k: &str| value_at(&item, k).and_then(|p| p.as_i64().or_else(|| p.as_str()?.parse().ok()));
+                match (port("fromPort"), port("toPort")) {
+                    (Some(f), Some(t)) => (f, t),
+                    _ => return Err(err(format!("a {protocol} permission without ports"))),
+                }
+            };
+            // Each source is its own rule in AWS, with its own description.
+            let mut sources: Vec<(&str, Value, Option<Value>)> = Vec::new();
+            for (list, field, attr) in [
+                ("ipRanges", "cidrIp", "cidr_blocks"),
+                ("ipv6Ranges", "cidrIpv6", "ipv6_cidr_blocks"),
+                ("prefixListIds", "prefixListId", "prefix_list_ids"),
+                ("groups", "groupId", "source_security_group_id"),
+            ] {
+                for source in value_at(&item, &format!("{list}.items")).map(|v| as_list(&v)).unwrap_or_default() {
+                    if let Some(v) = source.get(field).filter(|v| v.is_string()) {
+                        sources.push((attr, v.clone(), source.get("description").cloned()));
+                    }
+                }
+            }
+            if sources.is_empty() {
+                return Err(err("a permission with no source this recipe knows".into()));
+            }
+            for (attr, source, description) in sources {
+                let shown = source.as_str().unwrap_or_default().to_string();
+                let mut spec = BlockSpec::default();
+                spec.attrs.push(("type".into(), AttrValue::Literal(Value::from(rule.direction.clone()))));
+                spec.attrs.push(("security_group_id".into(), group_ref.clone()));
+                spec.attrs.push(("protocol".into(), AttrValue::Literal(Value::from(protocol.clone()))));
+                spec.attrs.push(("from_port".into(), AttrValue::Literal(Value::from(from))));
+                spec.attrs.push(("to_port".into(), AttrValue::Literal(Value::from(to))));
+                let value = if attr == "source_security_group_id" {
+                    self.reference_or_literal(
+                        source,
+                        &if in_root { Address::resource("x", "x") } else { group.clone() },
+                    )
+                } else {
+                    AttrValue::Literal(Value::Array(vec![source]))
+                };
+                spec.attrs.push((attr.into(), value));
+                if let Some(d) = description.filter(|d| d.as_str().is_some_and(|d| !d.is_empty())) {
+                    spec.attrs.push(("description".into(), AttrValue::Literal(d)));
+                }
+                let proto = if protocol == "-1" { "all".to_string() } else { protocol.to_ascii_lowercase() };
+                let import_id = format!("{group_id}_{}_{proto}_{from}_{to}_{shown}", rule.direction);
+                let base = format!("{}_{}_{proto}_{from}", group.name, rule.direction);
+                let name = self.unique_name("aws_security_group_rule", &base);
+                let module = if in_root { Vec::new() } else { group.module.clone() };
+                let new = Address { module, key: None, ..Address::resource("aws_security_group_rule", &name) };
+                self.push(new, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
+            }
+        }
+        Ok(())
     }
 
     /// APIs that take a whole configuration (`PutMetricAlarm`) re-send values that did not change.
@@ -847,4 +956,34 @@ fn fill_template(template: &str, event: &ApiEvent) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Whether the module holding `address` serves more than one instance: its directory is called
+/// from several places, or its call has `count` or `for_each`.
+fn module_is_shared(repo: &Repo, address: &Address) -> bool {
+    let path = address.module_path();
+    let Some(dir) = repo.module_dir(&path) else { return true };
+    if repo.modules().values().filter(|d| *d == dir).count() > 1 {
+        return true;
+    }
+    address.module.iter().any(|step| step.key.is_some())
+}
+
+/// `module.NAME.OUTPUT` for an output of the group's module whose value is the group's id, when
+/// the group sits in a module the root calls directly.
+fn module_output_for(repo: &Repo, group: &Address) -> Option<String> {
+    let [step] = group.module.as_slice() else { return None };
+    let dir = repo.module_dir(&group.module_path())?;
+    let wanted = format!("aws_security_group.{}.id", group.name);
+    for (file, body) in repo.parsed_tf_in(dir) {
+        let text = repo.text(file)?;
+        for output in body.get_blocks("output") {
+            let value = output.body.get_attribute("value")?;
+            if driftback_terraform::edit::expr_text(text, &value.value).trim() == wanted {
+                let name = output.labels.first().map(driftback_terraform::edit::label_str)?;
+                return Some(format!("module.{}.{name}", step.name));
+            }
+        }
+    }
+    None
 }

@@ -225,3 +225,118 @@ fn a_source_added_to_the_ports_of_an_existing_block_widens_it() {
     let added = ops_of(&catalog, &authorize(8443));
     assert!(matches!(added.as_slice(), [Op::AddBlock { .. }]), "{added:?}");
 }
+
+/// A group whose rules are `aws_security_group_rule` resources (the provider's older standalone style).
+fn legacy_rules() -> (State, Repo) {
+    let main = r#"resource "aws_security_group" "alb" {
+  name = "alb"
+}
+
+resource "aws_security_group_rule" "http" {
+  type              = "ingress"
+  security_group_id = aws_security_group.alb.id
+  protocol          = "tcp"
+  from_port         = 80
+  to_port           = 80
+  cidr_blocks       = ["0.0.0.0/0"]
+}
+
+resource "aws_security_group_rule" "office" {
+  type              = "ingress"
+  security_group_id = aws_security_group.alb.id
+  protocol          = "tcp"
+  from_port         = 22
+  to_port           = 22
+  cidr_blocks       = ["10.1.0.0/16", "10.2.0.0/16"]
+}
+"#;
+    let rule = |name: &str, port: u16, cidrs: Value| {
+        json!({"mode": "managed", "type": "aws_security_group_rule", "name": name,
+               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances": [{"schema_version": 2, "attributes": {"id": format!("sgrule-{port}"),
+                   "security_group_id": "sg-alb", "type": "ingress", "protocol": "tcp",
+                   "from_port": port, "to_port": port, "cidr_blocks": cidrs}}]})
+    };
+    let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+    "resources": [
+        {"mode": "managed", "type": "aws_security_group", "name": "alb",
+         "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+         "instances": [{"schema_version": 1, "attributes": {"id": "sg-alb", "name": "alb"}}]},
+        rule("http", 80, json!(["0.0.0.0/0"])),
+        rule("office", 22, json!(["10.1.0.0/16", "10.2.0.0/16"])),
+    ]});
+    (
+        State::parse(&state.to_string(), "terraform.tfstate").unwrap(),
+        Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), main.to_string())])),
+    )
+}
+
+#[test]
+fn a_group_with_standalone_rule_resources_gains_rule_resources_not_an_inline_block() {
+    let (state, repo) = legacy_rules();
+    let catalog = Catalog::builtin();
+    let permission = json!({"ipProtocol": "tcp", "fromPort": 8443, "toPort": 8443,
+        "ipRanges": {"items": [{"cidrIp": "10.40.0.0/16", "description": "admin UI"}]},
+        "groups": {"items": [{"groupId": "sg-alb"}]}});
+    let cs = change_set(
+        "ec2.amazonaws.com",
+        "AuthorizeSecurityGroupIngress",
+        json!({"groupId": "sg-alb", "ipPermissions": {"items": [permission]}}),
+    );
+    let plan = plan(&catalog, &cs, &state, &repo).unwrap();
+    let created: Vec<(String, String, BTreeMap<String, driftback_terraform::AttrValue>)> = plan
+        .changes
+        .iter()
+        .flat_map(|c| c.ops.iter().map(move |op| (c, op)))
+        .map(|(c, op)| match op {
+            Op::CreateResource { spec, import_id } => {
+                (c.address.to_string(), import_id.clone(), spec.attrs.iter().cloned().collect())
+            }
+            other => panic!("only new rule resources, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(created.len(), 2, "one resource per source: {created:?}");
+    let (address, import_id, attrs) = &created[0];
+    assert!(address.starts_with("aws_security_group_rule.alb_ingress_tcp_8443"), "{address}");
+    assert_eq!(import_id, "sg-alb_ingress_tcp_8443_8443_10.40.0.0/16");
+    assert_eq!(attrs["type"], driftback_terraform::AttrValue::Literal(json!("ingress")));
+    assert_eq!(attrs["cidr_blocks"], driftback_terraform::AttrValue::Literal(json!(["10.40.0.0/16"])));
+    assert_eq!(attrs["description"], driftback_terraform::AttrValue::Literal(json!("admin UI")));
+    assert_eq!(
+        attrs["security_group_id"],
+        driftback_terraform::AttrValue::Reference("aws_security_group.alb.id".into())
+    );
+    // The group as a source: its own rule, the source a reference to the managed group.
+    let (_, import_id, attrs) = &created[1];
+    assert_eq!(import_id, "sg-alb_ingress_tcp_8443_8443_sg-alb");
+    assert_eq!(
+        attrs["source_security_group_id"],
+        driftback_terraform::AttrValue::Reference("aws_security_group.alb.id".into())
+    );
+}
+
+#[test]
+fn a_revoked_permission_removes_its_rule_resource_and_never_a_wider_one() {
+    let (state, repo) = legacy_rules();
+    let catalog = Catalog::builtin();
+    let revoke = |port: u16, cidr: &str| {
+        let permission = json!({"ipProtocol": "tcp", "fromPort": port, "toPort": port,
+            "ipRanges": {"items": [{"cidrIp": cidr}]}});
+        change_set(
+            "ec2.amazonaws.com",
+            "RevokeSecurityGroupIngress",
+            json!({"groupId": "sg-alb", "ipPermissions": {"items": [permission]}}),
+        )
+    };
+    let plan = plan(&catalog, &revoke(80, "0.0.0.0/0"), &state, &repo).unwrap();
+    let removed: Vec<String> = plan
+        .changes
+        .iter()
+        .filter(|c| c.ops.iter().any(|o| matches!(o, Op::RemoveResource)))
+        .map(|c| c.address.to_string())
+        .collect();
+    assert_eq!(removed, ["aws_security_group_rule.http"]);
+    // The office rule allows two ranges; the call revoked one: removing the resource would revoke both.
+    let err = driftback_recipes::plan(&catalog, &revoke(22, "10.1.0.0/16"), &state, &repo).unwrap_err();
+    assert!(err.to_string().contains("aws_security_group_rule.office also allows other sources"), "{err}");
+}

@@ -845,18 +845,43 @@ fn create_resource(
         .max_by_key(|(_, n)| **n)
         .map(|(f, _)| (*f).clone())
         .unwrap_or_else(|| dir.join(format!("{}.tf", address.rtype.trim_start_matches("aws_"))));
-    let text = repo.text(&file).unwrap_or_default().to_string();
-    let text = edit::append_block(&text, "resource", &[&address.rtype, &address.name], spec)?;
+    // Terraform reads import blocks in the root module only: one for a resource in a child module
+    // names it by its full address, beside the module's call.
+    let to = if address.module.is_empty() { address.block_name() } else { address.without_key().to_string() };
+    if address.module.iter().any(|step| step.key.is_some()) {
+        return Err(EditError::Value(format!(
+            "{address} would be written into a module that has several instances; an import block cannot \
+             name the one it belongs to"
+        )));
+    }
     let import = BlockSpec {
         attrs: vec![
-            ("to".into(), AttrValue::Reference(address.block_name())),
+            ("to".into(), AttrValue::Reference(to)),
             ("id".into(), AttrValue::Literal(Value::String(import_id.to_string()))),
         ],
         blocks: vec![],
     };
-    let text = edit::append_block(&text, "import", &[], &import)?;
-    applied.notes.push(format!("added {} to {} with an import block for {import_id:?}", address, file.display()));
+    let text = repo.text(&file).unwrap_or_default().to_string();
+    let text = edit::append_block(&text, "resource", &[&address.rtype, &address.name], spec)?;
+    if address.module.is_empty() {
+        let text = edit::append_block(&text, "import", &[], &import)?;
+        applied.notes.push(format!("added {} to {} with an import block for {import_id:?}", address, file.display()));
+        write(repo, &file, text, applied);
+        return Ok(());
+    }
     write(repo, &file, text, applied);
+    let root = repo.module_dir("").cloned().unwrap_or_default();
+    let call = BlockSel::new("module", &[&address.module[0].name]);
+    let import_file = repo.find_block(&root, &call).cloned().unwrap_or_else(|| root.join("imports.tf"));
+    let root_text = repo.text(&import_file).unwrap_or_default().to_string();
+    let root_text = edit::append_block(&root_text, "import", &[], &import)?;
+    applied.notes.push(format!(
+        "added {} to {} with an import block for {import_id:?} in {} (the root module)",
+        address,
+        file.display(),
+        import_file.display()
+    ));
+    write(repo, &import_file, root_text, applied);
     Ok(())
 }
 

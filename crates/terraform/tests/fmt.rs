@@ -3,7 +3,6 @@
 //! they are written), so formatting any of them must change nothing; and a file with its layout
 //! undone must come back to it.
 
-
 use std::path::{Path, PathBuf};
 
 use driftback_terraform::fmt::format;
