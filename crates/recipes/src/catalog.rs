@@ -88,6 +88,11 @@ pub struct Recipe {
     /// Add a companion resource (an attachment) with an import block.
     #[serde(default)]
     pub attach: Option<AttachRule>,
+    /// When the recipe's resource (its first type) does not exist but the resource it belongs to
+    /// does (created by this change set, or managed without a key), write it as a new resource beside
+    /// that one, with what the call sets and an import block: an S3 bucket's split resources.
+    #[serde(default)]
+    pub adopt: Option<AdoptRule>,
     /// Add one standalone rule resource per item (security group rules).
     #[serde(default)]
     pub rules: Option<RulesRule>,
@@ -125,6 +130,20 @@ pub struct KeyedBlocksRule {
 pub struct IdentityRule {
     pub attr: String,
     pub from: String,
+}
+
+/// See [`Recipe::adopt`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdoptRule {
+    /// The type of the resource it belongs to (`aws_s3_bucket`), found by the same identifier.
+    pub beside: String,
+    /// The attribute that names that resource (`bucket`), written as a reference to it.
+    pub link: String,
+    /// The block of that resource that holds the same configuration inline (`versioning`): when its
+    /// code has it, the repository keeps the older inline style and the inline recipe follows.
+    #[serde(default)]
+    pub inline: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -187,6 +206,7 @@ impl Recipe {
             ("no_op", self.no_op),
             ("create", self.create.is_some()),
             ("attach", self.attach.is_some()),
+            ("adopt", self.adopt.is_some()),
             ("rules", self.rules.is_some()),
             ("rules_remove", self.rules_remove.is_some()),
             ("permission_rules", self.permission_rules.is_some()),

@@ -171,6 +171,11 @@ impl Planner<'_> {
                     if let Some(create) = &recipe.create {
                         return self.create(recipe, create, event, &id);
                     }
+                    if let Some(adopt) = &recipe.adopt {
+                        if self.adopt(recipe, adopt, event, &id)? {
+                            return Ok(());
+                        }
+                    }
                     last_missing = Some(id);
                 }
             }
@@ -182,7 +187,13 @@ impl Planner<'_> {
     }
 
     fn target(&self, recipe: &Recipe, id: &str, event: &ApiEvent) -> Result<Target, PlanError> {
-        if let Some(address) = self.created.get(id) {
+        // A resource this change set creates, when it is of a type the recipe changes.
+        let of_its_types =
+            |a: &&Address| recipe.types.iter().any(|t| t == "*" || *t == a.rtype) || recipe.types.is_empty();
+        if let Some(address) = self.created.get(id).filter(of_its_types) {
+            return Ok(Target::Found(address.clone()));
+        }
+        if let Some(address) = recipe.types.iter().find_map(|t| self.created.get(&format!("{t}:{id}"))) {
             return Ok(Target::Found(address.clone()));
         }
         let types: Vec<&str> = recipe.types.iter().map(String::as_str).collect();
@@ -679,6 +690,68 @@ impl Planner<'_> {
         Ok(())
     }
 
+    /// The recipe's resource written beside the one it belongs to (see [`Recipe::adopt`]): `false`
+    /// when there is no such resource to stand beside.
+    fn adopt(
+        &mut self,
+        recipe: &Recipe,
+        adopt: &crate::catalog::AdoptRule,
+        event: &ApiEvent,
+        id: &str,
+    ) -> Result<bool, PlanError> {
+        let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let Some(rtype) = recipe.types.first() else { return Ok(false) };
+        let parent = match self.created.get(id).filter(|a| a.rtype == adopt.beside) {
+            Some(created) => created.clone(),
+            None => {
+                let found = self.state.find(
+                    id,
+                    &[adopt.beside.as_str()],
+                    &recipe.lookup.iter().map(String::as_str).collect::<Vec<_>>(),
+                );
+                match found.as_slice() {
+                    // One managed without a key: a `count`/`for_each` resource's companions follow its
+                    // own pattern, which a new literal block would not.
+                    [one] if one.address.key.is_none() && self.repo.find_resource(&one.address).is_some() => {
+                        let inline = adopt.inline.as_deref().is_some_and(|block| {
+                            effective_config(self.repo, &one.address).is_some_and(|c| c.get(block).is_some())
+                        });
+                        if inline {
+                            return Ok(false);
+                        }
+                        one.address.clone()
+                    }
+                    _ => return Ok(false),
+                }
+            }
+        };
+        let address = Address { module: parent.module.clone(), key: None, ..Address::resource(rtype, &parent.name) };
+        if self.state.instances.iter().any(|i| i.address.without_key() == address)
+            || self.repo.find_resource(&address).is_some()
+        {
+            return Ok(false);
+        }
+        let ops = self.ops(recipe, event, &address)?;
+        let mut spec = BlockSpec::default();
+        spec.attrs.push((adopt.link.clone(), AttrValue::Reference(format!("{}.id", parent.block_name()))));
+        for op in ops {
+            let Op::Set { path, value } = op else {
+                return Err(err(format!("a new {rtype} can only be written from the values the call sets")));
+            };
+            let mut names = Vec::new();
+            for seg in &path.0 {
+                match seg {
+                    Seg::Name(n) => names.push(n.clone()),
+                    _ => return Err(err(format!("a new {rtype} cannot be written at `{path}`"))),
+                }
+            }
+            insert_at(&mut spec, &names, value);
+        }
+        self.created.insert(format!("{rtype}:{id}"), address.clone());
+        self.push(address, vec![Op::CreateResource { spec, import_id: id.to_string() }], &recipe.id, true);
+        Ok(true)
+    }
+
     /// A managed resource's id becomes a reference to it (`aws_vpc.main.id`); anything else stays data.
     fn reference_or_literal(&self, value: Value, near: &Address) -> AttrValue {
         if let Value::String(s) = &value {
@@ -986,4 +1059,23 @@ fn module_output_for(repo: &Repo, group: &Address) -> Option<String> {
         }
     }
     None
+}
+
+/// Put `value` at `names` in `spec`: the last name an attribute, the others nested blocks (made
+/// once, reused by later paths).
+fn insert_at(spec: &mut BlockSpec, names: &[String], value: AttrValue) {
+    match names {
+        [] => {}
+        [attr] => spec.attrs.push((attr.clone(), value)),
+        [block, rest @ ..] => {
+            let nested = match spec.blocks.iter().position(|(b, _)| b == block) {
+                Some(i) => &mut spec.blocks[i].1,
+                None => {
+                    spec.blocks.push((block.clone(), BlockSpec::default()));
+                    &mut spec.blocks.last_mut().expect("just pushed").1
+                }
+            };
+            insert_at(nested, rest, value);
+        }
+    }
 }

@@ -340,3 +340,67 @@ fn a_revoked_permission_removes_its_rule_resource_and_never_a_wider_one() {
     let err = driftback_recipes::plan(&catalog, &revoke(22, "10.1.0.0/16"), &state, &repo).unwrap_err();
     assert!(err.to_string().contains("aws_security_group_rule.office also allows other sources"), "{err}");
 }
+
+fn s3_call(name: &str, request: Value, id: &str) -> Value {
+    json!({"eventID": id, "eventTime": "2024-03-01T10:00:00Z", "eventSource": "s3.amazonaws.com", "eventName": name,
+           "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/ines", "userName": "ines"},
+           "requestParameters": request})
+}
+
+#[test]
+fn a_bucket_made_in_the_console_is_adopted_with_its_split_resources() {
+    let bucket = "athena-results";
+    let events: Vec<_> = [
+        s3_call("CreateBucket", json!({"bucketName": bucket, "Host": "s3.amazonaws.com"}), "e1"),
+        s3_call(
+            "PutBucketVersioning",
+            json!({"bucketName": bucket, "versioning": "", "VersioningConfiguration": {"Status": "Enabled"}}),
+            "e2",
+        ),
+        s3_call(
+            "PutBucketPublicAccessBlock",
+            json!({"bucketName": bucket, "publicAccessBlock": "", "PublicAccessBlockConfiguration": {
+                "BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true}}),
+            "e3",
+        ),
+    ]
+    .iter()
+    .map(|e| normalize(e).unwrap())
+    .collect();
+    let cs = group(events, &GroupConfig::default()).remove(0);
+    let plan = plan(&Catalog::builtin(), &cs, &state(), &repo()).unwrap();
+    let created: BTreeMap<String, (String, driftback_terraform::BlockSpec)> = plan
+        .changes
+        .iter()
+        .flat_map(|c| c.ops.iter().map(move |op| (c, op)))
+        .filter_map(|(c, op)| match op {
+            Op::CreateResource { spec, import_id } => Some((c.address.to_string(), (import_id.clone(), spec.clone()))),
+            _ => None,
+        })
+        .collect();
+    let names: Vec<&String> = created.keys().collect();
+    assert_eq!(
+        names,
+        [
+            "aws_s3_bucket.athena_results",
+            "aws_s3_bucket_public_access_block.athena_results",
+            "aws_s3_bucket_versioning.athena_results"
+        ]
+    );
+    assert!(created.values().all(|(import_id, _)| import_id == bucket));
+    // Versioning in its own resource, linked to the new bucket, never inside aws_s3_bucket.
+    let (_, versioning) = &created["aws_s3_bucket_versioning.athena_results"];
+    assert_eq!(
+        versioning.attrs[0],
+        ("bucket".into(), driftback_terraform::AttrValue::Reference("aws_s3_bucket.athena_results.id".into()))
+    );
+    assert_eq!(versioning.blocks[0].0, "versioning_configuration");
+    assert_eq!(
+        versioning.blocks[0].1.attrs,
+        [("status".into(), driftback_terraform::AttrValue::Literal(json!("Enabled")))]
+    );
+    let (_, bucket_spec) = &created["aws_s3_bucket.athena_results"];
+    assert!(bucket_spec.blocks.is_empty(), "{bucket_spec:?}");
+    let (_, pab) = &created["aws_s3_bucket_public_access_block.athena_results"];
+    assert_eq!(pab.attrs.len(), 5, "{pab:?}");
+}

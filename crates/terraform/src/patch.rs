@@ -840,10 +840,22 @@ fn create_resource(
     for (file, _) in &existing {
         *counts.entry(file).or_default() += 1;
     }
+    // Else beside the resource it refers to (a bucket's split resources go with the bucket); else
+    // a new file named for the type.
+    let referenced = || {
+        spec.attrs.iter().find_map(|(_, value)| {
+            let AttrValue::Reference(r) = value else { return None };
+            let mut parts = r.split('.');
+            let (rtype, name) = (parts.next()?, parts.next()?);
+            let target = Address { module: address.module.clone(), key: None, ..Address::resource(rtype, name) };
+            repo.find_resource(&target).map(|l| l.file)
+        })
+    };
     let file = counts
         .iter()
         .max_by_key(|(_, n)| **n)
         .map(|(f, _)| (*f).clone())
+        .or_else(referenced)
         .unwrap_or_else(|| dir.join(format!("{}.tf", address.rtype.trim_start_matches("aws_"))));
     // Terraform reads import blocks in the root module only: one for a resource in a child module
     // names it by its full address, beside the module's call.
