@@ -50,6 +50,11 @@ pub struct Recipe {
     /// rules' paths are then read inside each item (`ModifySecurityGroupRules` on several rules).
     #[serde(default)]
     pub each: Option<String>,
+    /// The call re-sends the resource's whole configuration, changed or not (the console's form for
+    /// an Auto Scaling group sends min, max and desired together): an argument the configuration
+    /// leaves to the provider (optional and computed in its schema) is then not pinned in the code.
+    #[serde(default)]
+    pub resends_whole_config: bool,
     /// Use this recipe only when the state has a resource of this type whose attribute equals the identifier.
     #[serde(default)]
     pub if_state_has: Option<StateCondition>,
@@ -78,6 +83,13 @@ pub struct Recipe {
     pub block_add: Vec<BlockRule>,
     #[serde(default)]
     pub block_remove: Vec<BlockRule>,
+    /// Every nested block of a type replaced by one per item (a listener's default actions).
+    #[serde(default)]
+    pub block_replace: Vec<BlockRule>,
+    /// Attributes from a list of key/value items (`[{"key": "idle_timeout.timeout_seconds",
+    /// "value": "120"}]`): each known key sets its path; an unknown key refuses the recipe by name.
+    #[serde(default)]
+    pub set_keyed: Option<SetKeyedRule>,
     #[serde(default)]
     pub delete: bool,
     /// A run-time operation with no configuration counterpart (stop, start, reboot, purge): no drift.
@@ -166,6 +178,10 @@ pub struct SetRule {
     /// Value translation (`Enabled` -> `true`).
     #[serde(default)]
     pub map: BTreeMap<String, serde_json::Value>,
+    /// The value the call sets whenever `from` is present (a call whose name says it:
+    /// `MonitorInstances` turns detailed monitoring on).
+    #[serde(default)]
+    pub value: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,6 +195,19 @@ pub enum Convert {
     Json,
     /// A list of `{name, value}` pairs as a map (CloudWatch alarm dimensions).
     NameValueMap,
+}
+
+/// See [`Recipe::set_keyed`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetKeyedRule {
+    /// The request's list of items.
+    pub items: String,
+    /// The item field holding the key, and the one holding the value.
+    pub key: String,
+    pub value: String,
+    /// Key -> resource attribute path, optionally suffixed `:number` or `:bool`.
+    pub paths: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -202,6 +231,8 @@ impl Recipe {
             ("map_replace", !self.map_replace.is_empty()),
             ("block_add", !self.block_add.is_empty()),
             ("block_remove", !self.block_remove.is_empty()),
+            ("block_replace", !self.block_replace.is_empty()),
+            ("set_keyed", self.set_keyed.is_some()),
             ("delete", self.delete),
             ("no_op", self.no_op),
             ("create", self.create.is_some()),
@@ -454,7 +485,8 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
         out.extend(m.items.as_deref());
         out.extend(m.object.as_deref());
     }
-    out.extend(r.block_add.iter().chain(&r.block_remove).map(|b| b.items.as_str()));
+    out.extend(r.block_add.iter().chain(&r.block_remove).chain(&r.block_replace).map(|b| b.items.as_str()));
+    out.extend(r.set_keyed.as_ref().map(|k| k.items.as_str()));
     if let Some(c) = &r.create {
         out.extend([c.name.as_str(), c.import_id.as_str()]);
         out.extend(c.attrs.values().filter_map(|v| v.as_str()).map(|v| v.split_once(':').map_or(v, |(p, _)| p)));

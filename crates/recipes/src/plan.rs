@@ -255,13 +255,17 @@ impl Planner<'_> {
         let config = effective_config(self.repo, address);
         for rule in &recipe.set {
             let Some(raw) = event_value(event, &rule.from) else { continue };
-            let value = match raw.as_str().and_then(|s| rule.map.get(s)) {
-                Some(mapped) => mapped.clone(),
-                None => convert(raw, rule.convert),
+            let value = match (&rule.value, raw.as_str().and_then(|s| rule.map.get(s))) {
+                (Some(fixed), _) => fixed.clone(),
+                (None, Some(mapped)) => mapped.clone(),
+                (None, None) => convert(raw, rule.convert),
             };
             let path = parse_path(&rule.path)?;
             check_secret(&path, &value)?;
             if self.resent_unchanged(address, config.as_ref(), &path, &value) {
+                continue;
+            }
+            if recipe.resends_whole_config && self.provider_computes_unset(address, config.as_ref(), &path) {
                 continue;
             }
             if rule.convert == Some(Convert::Json) {
@@ -404,6 +408,74 @@ impl Planner<'_> {
             for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
                 let matching = item_attrs(&item, &rule.attrs).into_iter().filter(|(k, _)| k != "description").collect();
                 ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching });
+            }
+        }
+        for rule in &recipe.block_replace {
+            let items = event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default();
+            if items.is_empty() {
+                return Err(err(format!("the call gives no `{}` to replace the blocks with", rule.items)));
+            }
+            // The whole block is written from what the item holds: a member no rule reads would be lost.
+            let read: Vec<&str> = rule
+                .attrs
+                .values()
+                .filter_map(|v| v.as_str())
+                .flat_map(|v| v.split('|'))
+                .map(|p| p.trim().split(['.', '[']).next().unwrap_or_default())
+                .collect();
+            let unread: Vec<String> = items
+                .iter()
+                .filter_map(Value::as_object)
+                .flat_map(|o| o.keys())
+                .filter(|k| !read.contains(&k.as_str()))
+                .map(|k| format!("{}.{k}", rule.items))
+                .collect();
+            if !unread.is_empty() {
+                return Err(PlanError::Unmapped {
+                    recipe: recipe.id.clone(),
+                    name: event.raw_name.clone(),
+                    params: unread.join(", "),
+                });
+            }
+            ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching: vec![] });
+            for item in items {
+                let attrs = item_attrs(&item, &rule.attrs)
+                    .into_iter()
+                    .map(|(k, v)| (k, self.reference_or_literal(v, address)))
+                    .collect();
+                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec: BlockSpec { attrs, blocks: vec![] } });
+            }
+        }
+        if let Some(rule) = &recipe.set_keyed {
+            let mut unknown = Vec::new();
+            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let Some(Value::String(key)) = value_at(&item, &rule.key) else { continue };
+                let Some(value) = value_at(&item, &rule.value) else { continue };
+                let Some(target) = rule.paths.get(&key) else {
+                    unknown.push(key);
+                    continue;
+                };
+                let (path, conv) = match target.split_once(':') {
+                    Some((p, "number")) => (p, Some(Convert::Number)),
+                    Some((p, "bool")) => (p, Some(Convert::Bool)),
+                    _ => (target.as_str(), None),
+                };
+                let path = parse_path(path)?;
+                let value = convert(value, conv);
+                check_secret(&path, &value)?;
+                if self.resent_unchanged(address, config.as_ref(), &path, &value)
+                    || (recipe.resends_whole_config && self.provider_computes_unset(address, config.as_ref(), &path))
+                {
+                    continue;
+                }
+                ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+            }
+            if !unknown.is_empty() {
+                return Err(PlanError::Unmapped {
+                    recipe: recipe.id.clone(),
+                    name: event.raw_name.clone(),
+                    params: unknown.join(", "),
+                });
             }
         }
         if recipe.delete {
@@ -628,6 +700,30 @@ impl Planner<'_> {
         let mut ops = Vec::new();
         json_diff(path, &old, &new, &mut ops);
         Some(ops)
+    }
+
+    /// An argument the configuration leaves out and the provider computes (optional and computed in
+    /// the AWS provider's schema, like an Auto Scaling group's `desired_capacity`), re-sent by a call
+    /// that sends the whole configuration: Terraform does not manage its value, the next apply keeps
+    /// whatever it is now, and writing it would pin what the code leaves to AWS on purpose. Not
+    /// drift; the plan says so.
+    fn provider_computes_unset(&mut self, address: &Address, config: Option<&Value>, path: &AttrPath) -> bool {
+        let (Some(config), [Seg::Name(name)]) = (config, path.0.as_slice()) else { return false };
+        if config.get(name).is_some_and(|v| !v.is_null()) {
+            return false;
+        }
+        let computed = driftback_terraform::Schema::newest()
+            .ok()
+            .and_then(|schema| schema.resource(&address.rtype))
+            .and_then(|resource| resource.argument(name))
+            .is_some_and(|attribute| attribute.is_computed());
+        if computed {
+            self.plan.notes.push(format!(
+                "{address}: `{name}` is not set by the configuration and the provider computes it, so the next \
+                 apply keeps the new value; nothing to write"
+            ));
+        }
+        computed
     }
 
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {

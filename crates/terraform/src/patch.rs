@@ -118,6 +118,22 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
             write(repo, &file, current, &mut applied);
         }
         Op::IgnoreChanges { attr } => {
+            // An argument the configuration leaves out and the provider computes is not managed by
+            // Terraform at all: `ignore_changes` on it would change nothing.
+            let unset =
+                effective_config(repo, address).is_some_and(|c| c.get(attr.as_str()).is_none_or(Value::is_null));
+            let computed = crate::schema::Schema::newest()
+                .ok()
+                .and_then(|s| s.resource(&address.rtype))
+                .and_then(|r| r.argument(attr))
+                .is_some_and(|a| a.is_computed());
+            if unset && computed {
+                applied.notes.push(format!(
+                    "{address}: `{attr}` is not set by the configuration and the provider computes it: Terraform \
+                     already leaves it alone, so no ignore_changes is written"
+                ));
+                return Ok(applied);
+            }
             let new = edit::add_ignore_changes(&text, &location.sel, attr).map_err(|e| err(&file, e))?;
             write(repo, &file, new, &mut applied);
         }
