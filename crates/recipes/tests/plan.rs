@@ -404,3 +404,67 @@ fn a_bucket_made_in_the_console_is_adopted_with_its_split_resources() {
     let (_, pab) = &created["aws_s3_bucket_public_access_block.athena_results"];
     assert_eq!(pab.attrs.len(), 5, "{pab:?}");
 }
+
+#[test]
+fn load_balancer_attributes_map_by_key_and_an_unknown_key_or_action_member_is_refused() {
+    let main = r#"resource "aws_lb" "web" {
+  name = "web"
+}
+
+resource "aws_lb_listener" "http" {
+  load_balancer_arn = aws_lb.web.arn
+  port              = 80
+
+  default_action {
+    type = "fixed-response"
+  }
+}
+
+resource "aws_lb_target_group" "app" {
+  name = "app"
+}
+"#;
+    let lb = "arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/web/1";
+    let listener = "arn:aws:elasticloadbalancing:us-east-1:123456789012:listener/app/web/1/2";
+    let tg = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/app/3";
+    let resource = |rtype: &str, name: &str, arn: &str| {
+        json!({"mode": "managed", "type": rtype, "name": name,
+               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances": [{"schema_version": 0, "attributes": {"id": arn, "arn": arn}}]})
+    };
+    let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+        "resources": [resource("aws_lb", "web", lb), resource("aws_lb_listener", "http", listener),
+                      resource("aws_lb_target_group", "app", tg)]});
+    let state = State::parse(&state.to_string(), "terraform.tfstate").unwrap();
+    let repo = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), main.to_string())]));
+    let catalog = Catalog::builtin();
+    let elb = |name: &str, request: Value| change_set("elasticloadbalancing.amazonaws.com", name, request);
+
+    let attributes = |key: &str| {
+        elb(
+            "ModifyLoadBalancerAttributes",
+            json!({"loadBalancerArn": lb, "attributes": [{"key": "idle_timeout.timeout_seconds", "value": "120"},
+                                                          {"key": key, "value": "true"}]}),
+        )
+    };
+    let set = ops(plan(&catalog, &attributes("deletion_protection.enabled"), &state, &repo));
+    let shown: Vec<String> = set.iter().map(|o| format!("{o:?}")).collect();
+    assert!(matches!(&set[..], [Op::Set { .. }, Op::Set { .. }]), "{shown:?}");
+    assert!(shown[0].contains("idle_timeout") && shown[0].contains("120") && !shown[0].contains("\"120\""), "{shown:?}");
+    assert!(shown[1].contains("enable_deletion_protection") && shown[1].contains("Bool(true)"), "{shown:?}");
+    let err = plan(&catalog, &attributes("some.future.attribute"), &state, &repo).unwrap_err();
+    assert!(matches!(&err, PlanError::Unmapped { params, .. } if params == "some.future.attribute"), "{err}");
+
+    // The listener's default actions are replaced whole; the target group becomes a reference.
+    let forward = |action: Value| elb("ModifyListener", json!({"listenerArn": listener, "defaultActions": [action]}));
+    let replaced = ops(plan(&catalog, &forward(json!({"type": "forward", "targetGroupArn": tg})), &state, &repo));
+    let [Op::RemoveBlocks { block_type, matching }, Op::AddBlock { spec, .. }] = replaced.as_slice() else {
+        panic!("{replaced:?}")
+    };
+    assert_eq!((block_type.as_str(), matching.len()), ("default_action", 0));
+    assert!(spec.attrs.contains(&("target_group_arn".into(), driftback_terraform::AttrValue::Reference("aws_lb_target_group.app.id".into()))));
+    // A weighted forward holds what the recipe does not write: refused by name, never cut down.
+    let weighted = forward(json!({"type": "forward", "forwardConfig": {"targetGroups": [{"targetGroupArn": tg, "weight": 80}]}}));
+    let err = plan(&catalog, &weighted, &state, &repo).unwrap_err();
+    assert!(err.to_string().contains("defaultActions.forwardConfig"), "{err}");
+}
