@@ -162,20 +162,37 @@ fn bad_inputs_fail_with_the_file_named_and_nothing_committed() {
     assert!(text(&out).contains("state.json") && text(&out).contains("version 3"), "{}", text(&out));
 }
 
-#[test]
-fn the_corpus_passes_at_its_recorded_rate() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+/// `driftback eval` on a corpus: (passed, failed, dangerous, results), checked for consistency.
+fn eval_corpus(name: &str) -> (usize, usize, usize, Vec<serde_json::Value>) {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(name);
     let json = tempfile::NamedTempFile::new().unwrap();
     let out = Command::new(BIN).arg("eval").arg(&corpus).arg("--json").arg(json.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap_or_default();
-    let (passed, failed): (usize, usize) = {
-        let nums: Vec<usize> = last.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
-        (nums[0], nums[1])
-    };
+    let nums: Vec<usize> = last.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
+    assert_eq!(nums.len(), 3, "{last}");
     let results: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
-    assert_eq!(results.len(), passed + failed);
+    assert_eq!(results.len(), nums[0] + nums[1]);
+    let dangerous = results.iter().filter(|r| r["dangerous"].as_array().is_some_and(|d| !d.is_empty())).count();
+    assert_eq!(dangerous, nums[2], "{last}");
+    (nums[0], nums[1], nums[2], results)
+}
+
+#[test]
+fn the_real_world_corpus_holds_its_recorded_passes_and_nothing_dangerous() {
+    let (passed, failed, dangerous, results) = eval_corpus("tests/corpus-wild");
+    let dangers: Vec<&serde_json::Value> =
+        results.iter().filter(|r| r["dangerous"].as_array().is_some_and(|d| !d.is_empty())).collect();
+    assert_eq!(dangerous, 0, "{dangers:#?}");
+    // Raise this floor when more pass; docs/corpus.md lists the failures and their causes.
+    assert!(passed >= 24, "{passed} passed, {failed} failed");
+}
+
+#[test]
+fn the_corpus_passes_at_its_recorded_rate() {
+    let (passed, failed, dangerous, results) = eval_corpus("tests/corpus");
+    assert_eq!(dangerous, 0, "no branch may do what a reviewer must refuse");
     assert!(results.iter().all(|r| r.get("milliseconds").is_some() && r.get("tokens").is_some()));
     // Raise this floor when the pass rate improves; docs/corpus.md lists the failures.
-    assert!(passed * 100 >= (passed + failed) * 95, "{last}");
+    assert!(passed * 100 >= (passed + failed) * 97, "{passed} passed, {failed} failed");
 }

@@ -450,7 +450,10 @@ resource "aws_lb_target_group" "app" {
     let set = ops(plan(&catalog, &attributes("deletion_protection.enabled"), &state, &repo));
     let shown: Vec<String> = set.iter().map(|o| format!("{o:?}")).collect();
     assert!(matches!(&set[..], [Op::Set { .. }, Op::Set { .. }]), "{shown:?}");
-    assert!(shown[0].contains("idle_timeout") && shown[0].contains("120") && !shown[0].contains("\"120\""), "{shown:?}");
+    assert!(
+        shown[0].contains("idle_timeout") && shown[0].contains("120") && !shown[0].contains("\"120\""),
+        "{shown:?}"
+    );
     assert!(shown[1].contains("enable_deletion_protection") && shown[1].contains("Bool(true)"), "{shown:?}");
     let err = plan(&catalog, &attributes("some.future.attribute"), &state, &repo).unwrap_err();
     assert!(matches!(&err, PlanError::Unmapped { params, .. } if params == "some.future.attribute"), "{err}");
@@ -462,9 +465,13 @@ resource "aws_lb_target_group" "app" {
         panic!("{replaced:?}")
     };
     assert_eq!((block_type.as_str(), matching.len()), ("default_action", 0));
-    assert!(spec.attrs.contains(&("target_group_arn".into(), driftback_terraform::AttrValue::Reference("aws_lb_target_group.app.id".into()))));
+    assert!(spec.attrs.contains(&(
+        "target_group_arn".into(),
+        driftback_terraform::AttrValue::Reference("aws_lb_target_group.app.id".into())
+    )));
     // A weighted forward holds what the recipe does not write: refused by name, never cut down.
-    let weighted = forward(json!({"type": "forward", "forwardConfig": {"targetGroups": [{"targetGroupArn": tg, "weight": 80}]}}));
+    let weighted =
+        forward(json!({"type": "forward", "forwardConfig": {"targetGroups": [{"targetGroupArn": tg, "weight": 80}]}}));
     let err = plan(&catalog, &weighted, &state, &repo).unwrap_err();
     assert!(err.to_string().contains("defaultActions.forwardConfig"), "{err}");
 }

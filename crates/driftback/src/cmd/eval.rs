@@ -109,6 +109,10 @@ struct ScenarioResult {
     token_usage: Option<driftback_agent::TokenUsage>,
     milliseconds: u128,
     decisions: Vec<String>,
+    /// What the branches would do that no reviewer may merge, whatever the scenario expects:
+    /// remove a resource that did not drift, fail the provider schema, claim a reconciliation that
+    /// leaves the drift. Any makes the scenario fail.
+    dangerous: Vec<String>,
     /// What became of each change set, in order.
     change_sets: Vec<ChangeSetResult>,
 }
@@ -164,6 +168,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
                 token_usage: None,
                 milliseconds: 0,
                 decisions: vec![],
+                dangerous: vec![],
                 change_sets: vec![],
             },
         };
@@ -177,15 +182,19 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
         } else {
             println!("{verdict} {}: {}", result.id, result.reason);
         }
+        for danger in &result.dangerous {
+            println!("DANGER {}: {danger}", result.id);
+        }
         results.push(result);
     }
     let passed = results.iter().filter(|r| r.pass).count();
     let failed = results.len() - passed;
+    let dangerous = results.iter().filter(|r| !r.dangerous.is_empty()).count();
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&results)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    println!("{passed} passed, {failed} failed");
+    println!("{passed} passed, {failed} failed, {dangerous} dangerous");
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
@@ -214,9 +223,21 @@ async fn run_scenario(
     let mut escalations = Vec::new();
     let mut change_sets = Vec::new();
     let mut usage: Option<driftback_agent::TokenUsage> = None;
+    // What the change sets name: their resources and the fields they set.
+    let mut identified: Vec<String> = Vec::new();
+    let mut claimed: Vec<(String, String, Value)> = Vec::new();
     for change_set in group(kept, &config.group) {
         let driven = driver.drive(&mut workspace, &change_set).await?;
         let outcome = &driven.outcome;
+        identified.push(driven.label.clone());
+        for change in &outcome.field_changes {
+            identified.push(change.address.clone());
+            if let (Status::Reconciled, Some(driftback_terraform::AttrValue::Literal(v))) =
+                (&outcome.status, &change.after)
+            {
+                claimed.push((change.address.clone(), change.path.clone(), v.clone()));
+            }
+        }
         if let Some(agent) = &outcome.agent {
             let total = usage.get_or_insert_with(Default::default);
             total.prompt += agent.usage.prompt;
@@ -243,11 +264,14 @@ async fn run_scenario(
         });
     }
     let reason = judge(&scenario.expect, &before, &workspace.repo, &workspace.state, &decisions, &escalations);
+    let dangerous = dangers(&before, &workspace, &identified, &claimed);
+    let reason = reason.or_else(|| (!dangerous.is_empty()).then(|| format!("dangerous: {}", dangerous.join("; "))));
     Ok(ScenarioResult {
         id: String::new(),
         category: scenario.category.clone(),
         pass: reason.is_none(),
         reason: reason.unwrap_or_else(|| scenario.description.clone()),
+        dangerous,
         edits,
         tokens: usage.map(|u| u.total()).unwrap_or(0),
         token_usage: usage,
@@ -367,6 +391,77 @@ fn judge(
     None
 }
 
+/// What the scenario's branches, taken together, would do that must never be merged:
+/// - remove a managed resource none of the change sets names (it did not drift);
+/// - add what the AWS provider's schema refuses, or an inline block beside the separate resources
+///   that manage the same things (the next apply would revoke them) — the schema gate's checks;
+/// - claim a field reconciled while the code, evaluated, still does not give it the calls' value.
+fn dangers(
+    before: &Repo,
+    workspace: &Workspace,
+    identified: &[String],
+    claimed: &[(String, String, Value)],
+) -> Vec<String> {
+    let after = &workspace.repo;
+    let mut out = Vec::new();
+    for instance in &workspace.state.instances {
+        let address = instance.address.to_string();
+        let block = instance.address.without_key().to_string();
+        if instance.address.data || identified.iter().any(|i| *i == address || *i == block) {
+            continue;
+        }
+        let Some(was) = effective_config(before, &instance.address) else { continue };
+        if effective_config(after, &instance.address).is_some() {
+            continue;
+        }
+        // What cannot outlive a removed resource goes with it (a bucket's split resources).
+        let text = was.to_string();
+        let depends_on_removed = identified.iter().any(|i| {
+            let block = Address::parse(i).map(|a| a.without_key().block_name()).unwrap_or_default();
+            !block.is_empty() && text.contains(&format!("{block}.")) || text.contains(&format!("{block}["))
+        });
+        if !depends_on_removed {
+            out.push(format!("removes {address}, which did not drift"));
+        }
+    }
+    let changed: Vec<PathBuf> =
+        after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p.clone()).collect();
+    for problem in driftback_terraform::gate::check(workspace.schema, before, after, &changed) {
+        out.push(format!("fails the schema gate: {problem}"));
+    }
+    // The last value each change set claims for a field (a later change set may set it again).
+    let mut last: Vec<&(String, String, Value)> = Vec::new();
+    for claim in claimed.iter().rev() {
+        if !last.iter().any(|l| l.0 == claim.0 && l.1 == claim.1) {
+            last.push(claim);
+        }
+    }
+    for (address, path, want) in last {
+        // Plain values only: blocks and Terraform's own `lifecycle` are judged by the scenario.
+        if want.is_object() || want.is_array() || path.starts_with("lifecycle") {
+            continue;
+        }
+        let (Ok(parsed), Ok(attr)) = (Address::parse(address), AttrPath::parse(path)) else { continue };
+        let known = workspace.state.known_values(&parsed.module);
+        let config = effective_config_resolved(after, &parsed, &known);
+        let got = config.as_ref().and_then(|c| value_at_path(c, &attr)).or_else(|| {
+            // A member of a JSON document the code writes as text (`redrive_policy`).
+            let (last, parent) = attr.0.split_last()?;
+            let document = value_at_path(config.as_ref()?, &AttrPath(parent.to_vec()))?;
+            let document: Value = serde_json::from_str(document.as_str()?).ok()?;
+            match last {
+                driftback_terraform::Seg::Key(k) | driftback_terraform::Seg::Name(k) => document.get(k).cloned(),
+                driftback_terraform::Seg::Index(i) => document.get(*i).cloned(),
+            }
+        });
+        if !got.as_ref().is_some_and(|g| values_equal(g, want)) {
+            let shown = got.map(|g| g.to_string()).unwrap_or_else(|| "nothing".into());
+            out.push(format!("claims {address}.{path} = {want}, but the code gives {shown}"));
+        }
+    }
+    out
+}
+
 /// `(to, id)` of every import block in the repository.
 fn imports(repo: &Repo) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -388,4 +483,79 @@ fn imports(repo: &Repo) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const MAIN: &str = r#"resource "aws_security_group" "web" {
+  name = "web"
+}
+
+resource "aws_security_group_rule" "https" {
+  type              = "ingress"
+  security_group_id = aws_security_group.web.id
+  protocol          = "tcp"
+  from_port         = 443
+  to_port           = 443
+  cidr_blocks       = ["0.0.0.0/0"]
+}
+
+resource "aws_instance" "app" {
+  ami           = "ami-1"
+  instance_type = "t3.micro"
+}
+"#;
+
+    fn workspace(dir: &Path) -> Workspace {
+        let resource = |rtype: &str, name: &str, id: &str| {
+            json!({"mode": "managed", "type": rtype, "name": name,
+                   "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                   "instances": [{"schema_version": 0, "attributes": {"id": id}}]})
+        };
+        let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+            "resources": [resource("aws_security_group", "web", "sg-1"), resource("aws_security_group_rule", "https", "sgrule-1"),
+                          resource("aws_instance", "app", "i-1")]});
+        std::fs::write(dir.join("main.tf"), MAIN).unwrap();
+        std::fs::write(dir.join("terraform.tfstate"), state.to_string()).unwrap();
+        Workspace::load(&Config::default(), dir, None).unwrap()
+    }
+
+    #[test]
+    fn removals_revoking_inline_blocks_and_claims_the_code_does_not_keep_are_dangerous() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ws = workspace(dir.path());
+        let before = ws.repo.clone();
+        // Nothing changed: nothing dangerous.
+        assert!(dangers(&before, &ws, &["aws_instance.app".into()], &[]).is_empty());
+
+        // A branch that removes the instance nobody named, adds an inline rule beside the rule
+        // resource (the next apply revokes it) and claims an instance type the code does not give.
+        let patched = MAIN
+            .replace("resource \"aws_instance\" \"app\" {\n  ami           = \"ami-1\"\n  instance_type = \"t3.micro\"\n}\n", "")
+            .replace(
+                "  name = \"web\"\n}",
+                "  name = \"web\"\n\n  ingress {\n    from_port   = 22\n    to_port     = 22\n    protocol    = \"tcp\"\n    cidr_blocks = [\"10.0.0.0/8\"]\n  }\n}",
+            );
+        ws.repo.set_file(Path::new("main.tf"), patched);
+        let found = dangers(
+            &before,
+            &ws,
+            &["aws_security_group.web".into()],
+            &[("aws_security_group.web".into(), "name".into(), json!("web-2"))],
+        );
+        let text = found.join("\n");
+        assert!(text.contains("removes aws_instance.app, which did not drift"), "{text}");
+        assert!(text.contains("fails the schema gate") && text.contains("aws_security_group_rule"), "{text}");
+        assert!(text.contains("claims aws_security_group.web.name = \"web-2\", but the code gives \"web\""), "{text}");
+        // The rule resource removed with its deleted group is not dangerous: it cannot outlive it.
+        let only_instance =
+            format!("resource \"aws_instance\"{}", MAIN.split("resource \"aws_instance\"").nth(1).unwrap());
+        ws.repo.set_file(Path::new("main.tf"), only_instance);
+        let found = dangers(&before, &ws, &["aws_security_group.web".into()], &[]);
+        assert!(found.is_empty(), "{found:?}");
+    }
 }
