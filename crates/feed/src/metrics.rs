@@ -20,6 +20,9 @@ pub const QUEUE_LAG_SECONDS: &str = "driftback_queue_lag_seconds";
 pub const QUEUE_VISIBLE: &str = "driftback_queue_messages_visible";
 pub const STORE_ERRORS: &str = "driftback_store_errors_total";
 pub const BACKFILL_REQUESTS: &str = "driftback_backfill_requests_total";
+pub const KNOWLEDGE_WRITES_LOST: &str = "driftback_knowledge_writes_lost_total";
+/// Counted by the publish stage's notifier (driftback-publish), described here with the rest.
+pub const NOTIFICATIONS_LOST: &str = "driftback_notifications_lost_total";
 
 /// Buckets for durations from milliseconds to an hour (the quiet window dominates event-to-commit).
 pub const DURATION_BUCKETS: &[f64] =
@@ -45,6 +48,12 @@ pub fn describe() {
     describe_gauge!(QUEUE_VISIBLE, "Messages waiting in the queue (ApproximateNumberOfMessages)");
     describe_counter!(STORE_ERRORS, "Failed store writes, by operation (retried)");
     describe_counter!(BACKFILL_REQUESTS, "LookupEvents requests, by result (ok, throttled)");
+    describe_counter!(
+        KNOWLEDGE_WRITES_LOST,
+        "Best-effort knowledge-base writes that failed and were not retried (learned recipes, recipe uses, \
+         remembered reconciliations), by write"
+    );
+    describe_counter!(NOTIFICATIONS_LOST, "Escalation notices whose webhook post failed after every retry");
     // Zero-valued series exist from the start, so a rate() over them works.
     counter!(LLM_TOKENS).absolute(0);
 }
@@ -64,6 +73,13 @@ pub(crate) fn duplicates(n: usize) {
 pub(crate) fn bad_input(source: &'static str, location: &str, reason: &str) {
     tracing::warn!(source, location, reason, "unusable input recorded in bad_records");
     counter!(BAD_INPUT, "source" => source).increment(1);
+}
+
+/// A best-effort knowledge-base write that failed: the reconciliation stands, what it would have
+/// taught is lost (and counted, so an outage's cost shows).
+pub fn knowledge_write_lost(write: &'static str, error: &dyn std::fmt::Display) {
+    tracing::warn!(write, %error, "a knowledge-base write failed and is not retried");
+    counter!(KNOWLEDGE_WRITES_LOST, "write" => write).increment(1);
 }
 
 pub(crate) fn store_error(operation: &'static str, error: &dyn std::fmt::Display) {

@@ -131,7 +131,7 @@ impl Planner {
                     self.refresh().await;
                 }
                 Ok(Learned::NotGeneralised(why)) => outcome.notes.push(format!("no recipe learned: {why}")),
-                Err(e) => tracing::warn!(error = %e, "the learned recipe was not stored"),
+                Err(e) => driftback_feed::metrics::knowledge_write_lost("learned_recipe", &e),
             }
         }
         let past = PastReconciliation {
@@ -144,7 +144,7 @@ impl Planner {
             tokens: outcome.tokens(),
         };
         if let Err(e) = self.kb.record_reconciliation(&past).await {
-            tracing::warn!(error = %e, "the reconciliation was not remembered");
+            driftback_feed::metrics::knowledge_write_lost("reconciliation", &e);
         }
     }
 
@@ -170,7 +170,7 @@ impl Planner {
             if problems.is_empty() { RecipeUse::Validated } else { RecipeUse::FailedValidation(problems.join("; ")) };
         for id in &used {
             if let Err(e) = self.kb.record_recipe_use(id, &usage).await {
-                tracing::warn!(error = %e, recipe = %id, "the recipe's use was not counted");
+                driftback_feed::metrics::knowledge_write_lost("recipe_use", &e);
             }
         }
         if !problems.is_empty() {
