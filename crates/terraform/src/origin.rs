@@ -80,9 +80,22 @@ impl<'a> Tracer<'a> {
                 return self.expr(site, file, inner.inner(), tail, change, trail, depth + 1);
             }
             Expression::Traversal(_) => {
-                if let Some((root, first, rest)) = split_traversal(expr) {
+                // `var.list[count.index]` in a block with `count`: the element of this instance.
+                let count_index = match &site.key {
+                    Some(InstanceKey::Int(i)) => Some(*i as usize),
+                    _ => None,
+                };
+                if let Some((root, first, rest)) = split_traversal_at(expr, count_index) {
                     let tail = [rest, tail.to_vec()].concat();
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
+                }
+            }
+            // `try(var.list[count.index].key, default)`: the first argument is the value when it
+            // exists, so that is where the change goes (an entry gains the key it lacked).
+            Expression::FuncCall(call) if call.name.name.as_str() == "try" => {
+                if let Some(first) = call.args.iter().next() {
+                    let trail = format!("{trail} -> try()'s first argument");
+                    self.expr(site, file, first, tail, change, &trail, depth + 1);
                 }
             }
             // A member of a JSON document the code builds: edited in the object it is built from.
@@ -502,7 +515,9 @@ pub(crate) fn refers_to_other_objects(expr: &Expression) -> bool {
     }
 }
 
-pub(crate) fn split_traversal(expr: &Expression) -> Option<(String, String, Vec<Seg>)> {
+/// `var.NAME.rest...` as (`var`, `NAME`, rest), with `[count.index]` read as `[count_index]` when
+/// it is known; `None` for anything else.
+fn split_traversal_at(expr: &Expression, count_index: Option<usize>) -> Option<(String, String, Vec<Seg>)> {
     let Expression::Traversal(t) = expr else { return None };
     let Expression::Variable(root) = &t.expr else { return None };
     let mut ops = t.operators.iter().map(|o| o.value());
@@ -517,10 +532,19 @@ pub(crate) fn split_traversal(expr: &Expression) -> Option<(String, String, Vec<
             TraversalOperator::Index(Expression::String(s)) => rest.push(Seg::Key(s.as_str().to_string())),
             TraversalOperator::Index(Expression::Number(n)) => rest.push(Seg::Index(n.as_u64()? as usize)),
             TraversalOperator::LegacyIndex(i) => rest.push(Seg::Index(*i.value() as usize)),
+            TraversalOperator::Index(index) if is_count_index(index) => rest.push(Seg::Index(count_index?)),
             _ => return None,
         }
     }
     Some((root.as_str().to_string(), first, rest))
+}
+
+/// `count.index`.
+fn is_count_index(expr: &Expression) -> bool {
+    let Expression::Traversal(t) = expr else { return false };
+    matches!(&t.expr, Expression::Variable(v) if v.as_str() == "count")
+        && matches!(t.operators.iter().map(|o| o.value()).collect::<Vec<_>>().as_slice(),
+            [TraversalOperator::GetAttr(n)] if n.as_str() == "index")
 }
 
 /// The attribute expression a path reaches inside a block body (through nested blocks), and the

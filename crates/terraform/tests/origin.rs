@@ -288,3 +288,43 @@ fn a_member_of_a_json_document_built_from_other_resources_is_edited_in_place() {
     // Without them, the reference stays symbolic.
     assert!(value(&r, "aws_sqs_queue.orders", "redrive_policy").unwrap().as_str().unwrap().starts_with("${"));
 }
+
+/// A module called once per list entry, each call reading its own entry through
+/// `try(var.list[count.index].key, default)`.
+#[test]
+fn a_count_call_reading_its_list_entry_through_try_changes_that_entry() {
+    let root = r#"variable "servers" {
+  default = [
+    { type = "m5.large" },
+    {},
+  ]
+}
+
+module "api" {
+  source        = "./server"
+  count         = length(var.servers)
+  instance_type = try(var.servers[count.index].type, "t3.small")
+}
+"#;
+    let module = r#"variable "instance_type" {}
+
+resource "aws_instance" "this" {
+  instance_type = var.instance_type
+}
+"#;
+    let files: BTreeMap<PathBuf, String> = [("main.tf", root), ("server/main.tf", module)]
+        .iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+    let mut r = Repo::from_files(files);
+    let second = "module.api[1].aws_instance.this";
+    assert_eq!(value(&r, second, "instance_type"), Some(json!("t3.small")));
+    let before = others(&r, &[second]);
+    let applied = set(&mut r, second, "instance_type", json!("m5.xlarge")).unwrap();
+    assert_eq!(value(&r, second, "instance_type"), Some(json!("m5.xlarge")));
+    assert_eq!(others(&r, &[second]), before, "the first server keeps its type");
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("type = \"m5.xlarge\""), "the entry gained the key: {text}");
+    assert!(text.contains("try(var.servers[count.index].type, \"t3.small\")"), "the call is untouched: {text}");
+    assert!(applied.notes.iter().any(|n| n.contains("try()")), "{:?}", applied.notes);
+}
