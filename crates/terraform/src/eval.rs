@@ -271,8 +271,19 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scop
         if let Some(file) = repo.find_block(&parent_dir, &sel) {
             let (text, body) = (repo.text(file)?, repo.body(file)?);
             if let Some(block) = edit::find_block(body, &sel) {
+                // A module instance the call's `count` does not produce does not exist.
+                if let (Some(InstanceKey::Int(i)), Some(count)) = (&call.key, block.body.get_attribute("count")) {
+                    if let Some(n) = eval_expr(text, &count.value, &ctx).and_then(|v| v.as_f64()) {
+                        if (*i as f64) >= n || *i < 0 {
+                            return None;
+                        }
+                    }
+                }
                 if let (Some(InstanceKey::Str(k)), Some(fe)) = (&call.key, block.body.get_attribute("for_each")) {
                     if let Some(Value::Object(m)) = eval_expr(text, &fe.value, &ctx) {
+                        if !m.contains_key(k) {
+                            return None;
+                        }
                         if let Some(v) = m.get(k) {
                             ctx.declare_var(
                                 "each",

@@ -520,6 +520,9 @@ fn remove_resource(
     applied: &mut Applied,
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    if let Some(done) = remove_module_instance(repo, address, applied) {
+        return done;
+    }
     let text = repo.text(&location.file).unwrap_or_default().to_string();
     if address.key.is_some() && has_count_or_for_each(&text, &location.sel) {
         return remove_instance(repo, address, location, applied);
@@ -661,6 +664,73 @@ fn remove_in_module(
         ));
     }
     Ok(())
+}
+
+/// The only managed resource of one instance of a module called with `count = length(LIST)` (the
+/// community-module pattern: `count = var.create ? 1 : 0` inside, `try(aws_x.this[0].id, null)`
+/// outputs): the instance goes by the module's own switch, its entry leaving `LIST` at the list's
+/// origin, when it is the last one (an earlier one would renumber the others). `None` when the
+/// resource is not such a module instance's only one.
+fn remove_module_instance(repo: &mut Repo, address: &Address, applied: &mut Applied) -> Option<Result<(), PatchError>> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let call = address.module.last()?;
+    let Some(InstanceKey::Int(k)) = call.key.clone() else { return None };
+    let dir = repo.module_dir(&address.module_path())?.clone();
+    let mut doomed = vec![(address.rtype.clone(), address.name.clone())];
+    doomed.extend(dependents_of(repo, &dir, &address.rtype, &address.name));
+    let index = repo.module_index(&dir);
+    let only = index.resources.iter().filter(|r| !r.data).all(|r| doomed.contains(&(r.rtype.clone(), r.name.clone())));
+    if !only || !index.module_calls.is_empty() {
+        return None;
+    }
+    let parent_module = address.module[..address.module.len() - 1].to_vec();
+    let parent_path = parent_module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
+    let parent_dir = repo.module_dir(&parent_path)?.clone();
+    let sel = BlockSel::new("module", &[&call.name]);
+    let call_file = repo.find_block(&parent_dir, &sel)?.clone();
+    let block = repo.body(&call_file).and_then(|b| edit::find_block(b, &sel))?;
+    let count = block.body.get_attribute("count")?;
+    let Expression::FuncCall(length) = &count.value else { return None };
+    if length.name.name.as_str() != "length" || length.args.iter().count() != 1 {
+        return None;
+    }
+    let list = length.args.iter().next()?;
+    // A reference to this very instance (`module.api[2]`) elsewhere would break.
+    let own = format!("module.{}[{k}]", call.name);
+    if let Some((file, _)) =
+        repo.parsed_tf_in(&parent_dir).find(|(f, _)| repo.text(f).is_some_and(|t| t.contains(&own)))
+    {
+        return Some(Err(refused(format!(
+            "{} refers to {own}; a person must remove that reference first",
+            file.display()
+        ))));
+    }
+    let text = repo.text(&call_file).unwrap_or_default();
+    let source = edit::expr_text(text, &count.value);
+    let n = crate::eval::eval_in_block(repo, &parent_module, &call_file, &sel, None, &source)?.as_i64()?;
+    if n != k + 1 {
+        return Some(Err(refused(format!(
+            "module.{}[{k}] is not the last instance of the call; removing it would renumber the others, so a \
+             person must decide",
+            call.name
+        ))));
+    }
+    let site =
+        Site { module: parent_module, dir: parent_dir, file: call_file.clone(), block: sel, key: call.key.clone() };
+    let mut tracer = Tracer::new(repo);
+    tracer.expr(&site, &call_file, list, &[Seg::Index(k as usize)], &Change::Remove, "the module's count", 0);
+    let candidates = tracer.out;
+    let instance = address.module.clone();
+    let gone = |a: &Address| a.module.starts_with(&instance);
+    let chosen = match choose(repo, address, candidates, &|config: Option<Value>| config.is_none(), &gone) {
+        Ok(chosen) => chosen,
+        Err(e) => return Some(Err(refused(e))),
+    };
+    applied
+        .notes
+        .push(format!("{address}: the last instance of module.{} goes with its entry: {}", call.name, chosen.note));
+    write(repo, &chosen.file, chosen.text, applied);
+    Some(Ok(()))
 }
 
 /// One instance of a count/for_each resource: its entry leaves the `for_each` map at its origin, or

@@ -328,3 +328,63 @@ resource "aws_instance" "this" {
     assert!(text.contains("try(var.servers[count.index].type, \"t3.small\")"), "the call is untouched: {text}");
     assert!(applied.notes.iter().any(|n| n.contains("try()")), "{:?}", applied.notes);
 }
+
+#[test]
+fn the_last_instance_of_a_count_module_goes_with_its_list_entry() {
+    let root = r#"variable "servers" {
+  default = [
+    { type = "m5.large" },
+    {},
+    { type = "t3.micro" },
+  ]
+}
+
+module "api" {
+  source        = "./server"
+  count         = length(var.servers)
+  instance_type = try(var.servers[count.index].type, "t3.small")
+}
+
+output "api_ids" {
+  value = module.api[*].id
+}
+"#;
+    let module = r#"variable "create" {
+  default = true
+}
+
+variable "instance_type" {}
+
+resource "aws_instance" "this" {
+  count         = var.create ? 1 : 0
+  instance_type = var.instance_type
+}
+
+output "id" {
+  value = try(aws_instance.this[0].id, null)
+}
+"#;
+    let files: BTreeMap<PathBuf, String> = [("main.tf", root), ("server/main.tf", module)]
+        .iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+    let mut r = Repo::from_files(files);
+    // The middle one: the others would be renumbered.
+    let middle = patch::apply(&mut r.clone(), &addr("module.api[1].aws_instance.this[0]"), &Op::RemoveResource);
+    assert!(
+        matches!(&middle, Err(PatchError::Refused { reason, .. }) if reason.contains("not the last")),
+        "{middle:?}"
+    );
+    // The last one: its entry leaves the list; the others are as they were.
+    let last = "module.api[2].aws_instance.this[0]";
+    let before = others(&r, &[last]);
+    patch::apply(&mut r, &addr(last), &Op::RemoveResource).unwrap();
+    assert!(effective_config(&r, &addr(last)).is_none());
+    assert_eq!(others(&r, &[last]), before);
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(!text.contains("t3.micro") && text.contains("m5.large"), "{text}");
+    assert!(
+        r.text(Path::new("server/main.tf")).unwrap().contains("try(aws_instance.this[0].id, null)"),
+        "the module is untouched"
+    );
+}
