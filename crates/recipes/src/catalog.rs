@@ -55,6 +55,10 @@ pub struct Recipe {
     /// leaves to the provider (optional and computed in its schema) is then not pinned in the code.
     #[serde(default)]
     pub resends_whole_config: bool,
+    /// Use this recipe only when the request has every one of these paths (a call whose members
+    /// belong to different resources: a queue's redrive policy managed by its own resource).
+    #[serde(default)]
+    pub if_request_has: Vec<String>,
     /// Use this recipe only when the state has a resource of this type whose attribute equals the identifier.
     #[serde(default)]
     pub if_state_has: Option<StateCondition>,
@@ -511,6 +515,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     if let Some(rule) = &r.permission_rules {
         out.push(&rule.items);
     }
+    out.extend(r.if_request_has.iter().map(String::as_str));
     if let Some(k) = &r.keyed_blocks {
         out.push(&k.items);
     }

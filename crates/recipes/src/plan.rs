@@ -147,6 +147,9 @@ impl Planner<'_> {
                     None => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
                 },
             };
+            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) {
+                continue;
+            }
             if let Some(cond) = &recipe.if_state_has {
                 let has = self
                     .state
@@ -285,10 +288,30 @@ impl Planner<'_> {
                     b.get(&rule.key_attr).is_some_and(|k| driftback_terraform::patch::values_equal(k, &key))
                 });
                 let Some(index) = index else {
-                    return Err(err(format!(
-                        "the request has a `{}` block {key} that the configuration does not have",
-                        rule.block
-                    )));
+                    // A block the code does not have yet (a setting enabled, a rule added): added
+                    // whole, when the code writes this block type as plain blocks it can hold.
+                    let dynamic = self.repo.find_resource(address).is_some_and(|l| {
+                        self.repo.text(&l.file).is_some_and(|t| t.contains(&format!("dynamic \"{}\"", rule.block)))
+                    });
+                    if dynamic {
+                        return Err(err(format!(
+                            "the request has a `{}` block {key} that the configuration's dynamic blocks do not show",
+                            rule.block
+                        )));
+                    }
+                    let mut spec = BlockSpec::default();
+                    spec.attrs.push((rule.key_attr.clone(), AttrValue::Literal(key.clone())));
+                    for set in &rule.set {
+                        let Some(raw) = value_at(&item, &set.from) else { continue };
+                        let value = match raw.as_str().and_then(|s| set.map.get(s)) {
+                            Some(mapped) => mapped.clone(),
+                            None => convert(raw, set.convert),
+                        };
+                        let names: Vec<String> = set.path.split('.').map(str::to_string).collect();
+                        insert_at(&mut spec, &names, AttrValue::Literal(value));
+                    }
+                    ops.push(Op::AddBlock { block_type: rule.block.clone(), spec });
+                    continue;
                 };
                 for set in &rule.set {
                     let Some(raw) = value_at(&item, &set.from) else { continue };

@@ -87,9 +87,10 @@ fn resource_paths(body: &Body) -> Vec<ResourcePaths<'_>> {
         .collect()
 }
 
-/// Inline blocks that a resource type must not have beside separate resources managing the same
-/// sub-objects: with any inline block present, Terraform takes the inline list as complete and
-/// removes what the separate resources manage on the next apply. Each entry: (resource type, its
+/// Inline blocks (and arguments) that a resource type must not have beside separate resources
+/// managing the same things: with any inline block present, Terraform takes the inline list as
+/// complete and removes what the separate resources manage on the next apply; an argument and its
+/// own resource undo each other on every apply. Each entry: (resource type, its
 /// inline block, the separate resource types, the argument by which they name the resource). The
 /// source is each resource's documentation in the AWS provider ("Terraform currently provides both
 /// a standalone ... resource and ... inline. At this time you cannot use ... in conjunction").
@@ -122,6 +123,26 @@ pub const EXCLUSIVE_INLINE_BLOCKS: &[(&str, &str, &[&str], &str)] = &[
         "security_group_id",
     ),
     ("aws_iam_role", "inline_policy", &["aws_iam_role_policy"], "role"),
+    ("aws_iam_role", "managed_policy_arns", &["aws_iam_role_policy_attachment"], "role"),
+    // Arguments with a resource of their own: both set, they undo each other on every apply.
+    ("aws_sqs_queue", "redrive_policy", &["aws_sqs_queue_redrive_policy"], "queue_url"),
+    ("aws_sqs_queue", "redrive_allow_policy", &["aws_sqs_queue_redrive_allow_policy"], "queue_url"),
+    ("aws_sqs_queue", "policy", &["aws_sqs_queue_policy"], "queue_url"),
+    ("aws_sns_topic", "policy", &["aws_sns_topic_policy"], "arn"),
+    // The S3 bucket's older inline configuration, split into resources in AWS provider v4.
+    ("aws_s3_bucket", "policy", &["aws_s3_bucket_policy"], "bucket"),
+    ("aws_s3_bucket", "versioning", &["aws_s3_bucket_versioning"], "bucket"),
+    (
+        "aws_s3_bucket",
+        "server_side_encryption_configuration",
+        &["aws_s3_bucket_server_side_encryption_configuration"],
+        "bucket",
+    ),
+    ("aws_s3_bucket", "lifecycle_rule", &["aws_s3_bucket_lifecycle_configuration"], "bucket"),
+    ("aws_s3_bucket", "logging", &["aws_s3_bucket_logging"], "bucket"),
+    ("aws_s3_bucket", "cors_rule", &["aws_s3_bucket_cors_configuration"], "bucket"),
+    ("aws_s3_bucket", "website", &["aws_s3_bucket_website_configuration"], "bucket"),
+    ("aws_s3_bucket", "replication_configuration", &["aws_s3_bucket_replication_configuration"], "bucket"),
 ];
 
 /// The separate resources in `file`'s directory whose `link` argument refers to `rtype.rname`.
@@ -189,15 +210,16 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
             }
             // An inline block beside the separate resources that manage the same sub-objects.
             for (_, block, types, link) in EXCLUSIVE_INLINE_BLOCKS.iter().filter(|(t, ..)| *t == rtype) {
-                let adds = new_paths.iter().any(|p| !known.contains(p) && p.first() == Some(&Step::Block(block)));
+                let adds =
+                    new_paths.iter().any(|p| !known.contains(p) && p.first().is_some_and(|step| step.name() == *block));
                 if !adds {
                     continue;
                 }
                 let separate = separate_resources(after, file, rtype, rname, types, link);
                 if !separate.is_empty() {
                     problems.push(format!(
-                        "{}: {rtype}.{rname} {block}{{}}: an inline {block} block beside {} makes Terraform remove \
-                         what those manage on the next apply; this change belongs in a separate {} resource",
+                        "{}: {rtype}.{rname} {block}: an inline {block} beside {} makes Terraform remove or undo \
+                         what those manage on every apply; this change belongs in the separate {} resource",
                         file.display(),
                         separate.join(", "),
                         types.join(" or ")
@@ -273,7 +295,7 @@ resource "aws_security_group" "other" {
         };
         let problems = check(schema, &before, &on("alb"), &files);
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].contains("aws_security_group.alb ingress{}"), "{problems:?}");
+        assert!(problems[0].contains("aws_security_group.alb ingress: an inline ingress beside"), "{problems:?}");
         assert!(problems[0].contains("aws_security_group_rule.http"), "{problems:?}");
         // A group whose rules are all inline (no rule resource refers to it) may get another.
         assert_eq!(check(schema, &before, &on("other"), &files), Vec::<String>::new());
@@ -286,6 +308,35 @@ resource "aws_security_group" "other" {
                 assert!(separate.argument(link).is_some(), "{t}.{link}");
             }
         }
+    }
+
+    #[test]
+    fn an_argument_beside_its_own_resource_is_refused() {
+        let schema = Schema::version("5.100.0").unwrap();
+        let files = [PathBuf::from("main.tf")];
+        let code = r#"resource "aws_sqs_queue" "orders" {
+  name = "orders"
+}
+
+resource "aws_sqs_queue_redrive_policy" "orders" {
+  queue_url      = aws_sqs_queue.orders.id
+  redrive_policy = "{}"
+}
+"#;
+        let before = repo(code);
+        let after =
+            repo(&code.replace("  name = \"orders\"\n", "  name           = \"orders\"\n  redrive_policy = \"{}\"\n"));
+        let problems = check(schema, &before, &after, &files);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("aws_sqs_queue.orders redrive_policy")
+                && problems[0].contains("aws_sqs_queue_redrive_policy.orders"),
+            "{problems:?}"
+        );
+        // Without the separate resource the argument is the queue's own.
+        let alone = "resource \"aws_sqs_queue\" \"orders\" {\n  name = \"orders\"\n}\n";
+        let set = alone.replace("  name = \"orders\"\n", "  name           = \"orders\"\n  redrive_policy = \"{}\"\n");
+        assert!(check(schema, &repo(alone), &repo(&set), &files).is_empty());
     }
 
     fn repo(text: &str) -> Repo {
