@@ -334,6 +334,10 @@ pub struct AttachRule {
     /// `{field}` placeholders are replaced by request values.
     pub import_id: String,
     pub attrs: serde_json::Map<String, serde_json::Value>,
+    /// Request path of the text the new resource is named after, beside the resource's own name
+    /// (default `policyArn`, by its last segment).
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -499,6 +503,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     }
     if let Some(a) = &r.attach {
         out.extend(a.attrs.values().filter_map(|v| v.as_str()));
+        out.extend(a.name.as_deref());
         let mut rest = a.import_id.as_str();
         while let Some(start) = rest.find('{') {
             let Some(end) = rest[start..].find('}') else { break };

@@ -505,17 +505,25 @@ impl Planner<'_> {
             ops.push(Op::RemoveResource);
         }
         if let Some(rule) = &recipe.attach {
+            // Beside the resource when its module serves one instance; in the root module when the
+            // module is shared (a resource written there would appear in every instance).
+            let module = if module_is_shared(self.repo, address) { Vec::new() } else { address.module.clone() };
+            let near = Address { module: module.clone(), ..Address::resource(&rule.rtype, "new") };
             let mut spec = BlockSpec::default();
             for (attr, from) in &rule.attrs {
                 let Some(value) = from.as_str().and_then(|f| event_value(event, f)) else { continue };
-                spec.attrs.push((attr.clone(), self.reference_or_literal(value, address)));
+                spec.attrs.push((attr.clone(), self.reference_or_literal(value, &near)));
             }
             let import_id = fill_template(&rule.import_id, event);
-            let policy =
-                event_value(event, "policyArn").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            let policy_name = policy.rsplit('/').next().unwrap_or("policy");
-            let name = self.unique_name(&rule.rtype, &format!("{}_{}", address.name, policy_name));
-            let new = Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
+            let named_by = rule.name.as_deref().unwrap_or("policyArn");
+            let text = event_value(event, named_by).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            // An ARN by its last segment (`AmazonS3ReadOnlyAccess`); other text whole (`10.30.0.0/16`).
+            let base = match text.strip_prefix("arn:") {
+                Some(_) => text.rsplit('/').next().unwrap_or(&text).to_string(),
+                None => text.replace(['.', '/', ':'], "_"),
+            };
+            let name = self.unique_name(&rule.rtype, &format!("{}_{}", address.name, base));
+            let new = Address { module, key: None, ..Address::resource(&rule.rtype, &name) };
             self.push(new, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
         }
         if let Some(rule) = &recipe.rules {
