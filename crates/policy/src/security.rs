@@ -94,6 +94,41 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
             let unscoped = strings_under(r, &["sourceArn", "sourceAccount", "principalOrgID"]).is_empty();
             (principal == "*" && unscoped).then(|| format!("{} lets anyone invoke the function", event.raw_name))
         }
+        // A network ACL rule that allows every protocol from anywhere.
+        ("ec2", "CreateNetworkAclEntry") | ("ec2", "ReplaceNetworkAclEntry") => {
+            let allow = strings_under(r, &["ruleAction"]).iter().any(|a| a == "allow");
+            let ingress = !bools_under(r, &["egress"]).contains(&true);
+            let all = strings_under(r, &["protocol"]).iter().any(|p| p == "-1" || p.eq_ignore_ascii_case("all"));
+            let open =
+                strings_under(r, &["cidrBlock", "ipv6CidrBlock"]).iter().any(|c| OPEN_CIDRS.contains(&c.as_str()));
+            (allow && ingress && all && open)
+                .then(|| format!("{} allows all traffic from the whole internet", event.raw_name))
+        }
+        // A snapshot or an image shared with everyone.
+        ("ec2", "ModifySnapshotAttribute") | ("ec2", "ModifyImageAttribute") => {
+            let text = r.to_string();
+            (text.contains("\"add\"") && text.contains("\"group\":\"all\""))
+                .then(|| format!("{} shares it with every AWS account", event.raw_name))
+        }
+        ("ec2", "DisableEbsEncryptionByDefault") => says("turns default EBS encryption off"),
+        ("config", "StopConfigurationRecorder") | ("config", "DeleteConfigurationRecorder") => {
+            says("turns configuration recording off")
+        }
+        ("guardduty", "DeleteDetector") => says("turns threat detection off"),
+        ("kinesis", "StopStreamEncryption") => says("turns the stream's encryption off"),
+        // Resource policies open to everyone.
+        ("ecr", "SetRepositoryPolicy") => strings_under(r, &["policyText"])
+            .iter()
+            .any(|doc| public_principal(doc))
+            .then(|| format!("{} grants access to the repository to everyone", event.raw_name)),
+        ("secretsmanager", "PutResourcePolicy") => strings_under(r, &["resourcePolicy"])
+            .iter()
+            .any(|doc| public_principal(doc))
+            .then(|| format!("{} grants access to the secret to everyone", event.raw_name)),
+        ("kms", "PutKeyPolicy") => strings_under(r, &["policy"])
+            .iter()
+            .any(|doc| public_principal(doc))
+            .then(|| format!("{} grants use of the key to everyone", event.raw_name)),
         ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
             // Storage encryption cannot be changed by these calls (they have no such member).
             let public = bools_under(r, &["publiclyAccessible"]).contains(&true);

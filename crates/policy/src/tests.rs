@@ -418,6 +418,15 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
         ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "arn:aws:sns:us-east-1:1:t", "attributeName": "KmsMasterKeyId", "attributeValue": ""})),
         ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "arn:aws:sns:us-east-1:1:t", "attributeName": "Policy", "attributeValue": public_policy})),
         ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "statementId": "s", "action": "lambda:InvokeFunction", "principal": "*"})),
+        ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "allow", "protocol": "-1", "cidrBlock": "0.0.0.0/0"})),
+        ("ec2.amazonaws.com", "ModifySnapshotAttribute", json!({"snapshotId": "snap-1", "attribute": "createVolumePermission", "createVolumePermission": {"add": {"items": [{"group": "all"}]}}})),
+        ("ec2.amazonaws.com", "DisableEbsEncryptionByDefault", json!({})),
+        ("config.amazonaws.com", "StopConfigurationRecorder", json!({"configurationRecorderName": "default"})),
+        ("guardduty.amazonaws.com", "DeleteDetector", json!({"detectorId": "d1"})),
+        ("kinesis.amazonaws.com", "StopStreamEncryption", json!({"streamName": "s", "encryptionType": "KMS", "keyId": "alias/k"})),
+        ("ecr.amazonaws.com", "SetRepositoryPolicy", json!({"repositoryName": "r", "policyText": public_policy})),
+        ("kms.amazonaws.com", "PutKeyPolicy", json!({"keyId": "k", "policyName": "default", "policy": public_policy})),
+        ("secretsmanager.amazonaws.com", "PutResourcePolicy", json!({"secretId": "s", "resourcePolicy": public_policy})),
     ];
     for (source, name, request) in weakening {
         let call = calls.check_event(source, name).unwrap_or_else(|e| panic!("{source} {name}: {e}"));
@@ -440,6 +449,11 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
         ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "t", "attributeName": "DisplayName", "attributeValue": ""})),
         ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "principal": "*", "sourceArn": "arn:aws:s3:::b"})),
         ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "principal": "s3.amazonaws.com"})),
+        // HTTPS from anywhere on a public subnet's ACL is ordinary; all traffic is not.
+        ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 120, "egress": false, "ruleAction": "allow", "protocol": "6", "cidrBlock": "0.0.0.0/0", "portRange": {"from": 443, "to": 443}})),
+        ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "deny", "protocol": "-1", "cidrBlock": "0.0.0.0/0"})),
+        ("ec2.amazonaws.com", "ModifySnapshotAttribute", json!({"snapshotId": "snap-1", "createVolumePermission": {"add": {"items": [{"userId": "210987654321"}]}}})),
+        ("kms.amazonaws.com", "PutKeyPolicy", json!({"keyId": "k", "policy": scoped})),
     ];
     for (source, name, request) in ordinary {
         let cs = change_set(&alice(), source, name, request.clone());
