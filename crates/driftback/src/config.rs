@@ -311,6 +311,8 @@ pub struct AgentConfig {
     pub backoff_ms: u64,
     /// Similar past reconciliations put in the first prompt.
     pub similar: usize,
+    /// Tool calls carried out from one model turn; the rest are answered with an error.
+    pub max_tool_calls_per_turn: usize,
     /// Generalise validated LLM reconciliations into recipes.
     pub learn: bool,
 }
@@ -331,6 +333,7 @@ impl Default for AgentConfig {
             retries: d.retries,
             backoff_ms: d.backoff.as_millis() as u64,
             similar: d.similar,
+            max_tool_calls_per_turn: d.max_tool_calls_per_turn,
             learn: true,
         }
     }
@@ -354,6 +357,7 @@ impl AgentConfig {
         anyhow::ensure!((0.0..=2.0).contains(&self.temperature), "[agent] temperature must be between 0 and 2");
         anyhow::ensure!(self.max_rounds >= 1, "[agent] max_rounds must be at least 1");
         anyhow::ensure!(self.timeout_secs >= 1, "[agent] timeout_secs must be at least 1");
+        anyhow::ensure!(self.max_tool_calls_per_turn >= 1, "[agent] max_tool_calls_per_turn must be at least 1");
         Ok(Ok(driftback_agent::Settings {
             base_url: self.base_url.clone(),
             model: self.model.clone(),
@@ -366,6 +370,7 @@ impl AgentConfig {
             retries: self.retries,
             backoff: std::time::Duration::from_millis(self.backoff_ms),
             similar: self.similar,
+            max_tool_calls_per_turn: self.max_tool_calls_per_turn,
             ..driftback_agent::Settings::default()
         }))
     }
