@@ -167,12 +167,19 @@ fn the_corpus_passes_at_its_recorded_rate() {
     let out = Command::new(BIN).arg("eval").arg(&corpus).arg("--json").arg(json.path()).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap_or_default();
-    let (passed, failed): (usize, usize) = {
+    let (passed, failed, dangerous): (usize, usize, usize) = {
         let nums: Vec<usize> = last.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
-        (nums[0], nums[1])
+        (nums[0], nums[1], nums[2])
     };
     let results: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
     assert_eq!(results.len(), passed + failed);
+    // Every dangerous outcome is in the JSON, fails its scenario and has its own output line.
+    let listed: usize = results.iter().map(|r| r["dangerous"].as_array().map_or(0, Vec::len)).sum();
+    assert_eq!(listed, dangerous, "{last}");
+    assert!(
+        results.iter().filter(|r| r["dangerous"].as_array().is_some_and(|d| !d.is_empty())).all(|r| r["pass"] == false)
+    );
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("DANGEROUS ")).count(), dangerous, "{last}");
     assert!(results.iter().all(|r| r.get("milliseconds").is_some() && r.get("tokens").is_some()));
     // Raise this floor when the pass rate improves; docs/corpus.md lists the failures.
     assert!(passed * 100 >= (passed + failed) * 95, "{last}");
