@@ -254,6 +254,7 @@ async fn run_scenario(
         });
     }
     let mut reason = judge(&scenario.expect, &before, &workspace.repo, &workspace.state, &decisions, &escalations);
+    dangerous.extend(deleted_without_drift(&scenario.expect, &before, &workspace.repo, &workspace.state));
     if reason.is_none() && !dangerous.is_empty() {
         reason = Some(format!("dangerous: {}", dangerous.join("; ")));
     }
@@ -270,6 +271,20 @@ async fn run_scenario(
         dangerous,
         change_sets,
     })
+}
+
+/// Instances the patched code no longer configures although the scenario does not say they went:
+/// the next apply would destroy something that did not drift.
+fn deleted_without_drift(expect: &Expect, before: &Repo, after: &Repo, state: &State) -> Vec<String> {
+    let gone: Vec<String> =
+        expect.absent.iter().filter_map(|a| Address::parse(&a.address).ok().map(|a| a.to_string())).collect();
+    state
+        .instances
+        .iter()
+        .filter(|i| !i.address.data && !gone.contains(&i.address.to_string()))
+        .filter(|i| effective_config(before, &i.address).is_some() && effective_config(after, &i.address).is_none())
+        .map(|i| format!("deletes {}, which did not drift", i.address))
+        .collect()
 }
 
 /// The security weakenings among a reconciled change set's calls: writing them into the code would
@@ -427,6 +442,27 @@ mod tests {
             "requestParameters": request
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn removing_an_instance_the_scenario_does_not_name_is_dangerous() {
+        let tf = |body: &str| Repo::from_files([(PathBuf::from("main.tf"), body.to_string())].into_iter().collect());
+        let both = tf(
+            "resource \"aws_sqs_queue\" \"a\" {\n  name = \"a\"\n}\n\nresource \"aws_sqs_queue\" \"b\" {\n  name = \"b\"\n}\n",
+        );
+        let only_a = tf("resource \"aws_sqs_queue\" \"a\" {\n  name = \"a\"\n}\n");
+        let instance = |name: &str| {
+            json!({"mode": "managed", "type": "aws_sqs_queue", "name": name, "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                "instances": [{"schema_version": 0, "attributes": {"id": name, "name": name}}]})
+        };
+        let state_json = json!({"version": 4, "terraform_version": "1.7.0", "serial": 1, "lineage": "l",
+            "outputs": {}, "resources": [instance("a"), instance("b")]});
+        let state = State::parse(&state_json.to_string(), "state").unwrap();
+        let harms = deleted_without_drift(&Expect::default(), &both, &only_a, &state);
+        assert_eq!(harms, vec!["deletes aws_sqs_queue.b, which did not drift".to_string()]);
+        let named = Expect { absent: vec![ExpectAbsent { address: "aws_sqs_queue.b".into() }], ..Expect::default() };
+        assert!(deleted_without_drift(&named, &both, &only_a, &state).is_empty());
+        assert!(deleted_without_drift(&Expect::default(), &both, &both, &state).is_empty());
     }
 
     #[test]
