@@ -175,6 +175,12 @@ fn eval_corpus(name: &str) -> (usize, usize, usize, Vec<serde_json::Value>) {
     assert_eq!(results.len(), nums[0] + nums[1]);
     let dangerous = results.iter().filter(|r| r["dangerous"].as_array().is_some_and(|d| !d.is_empty())).count();
     assert_eq!(dangerous, nums[2], "{last}");
+    // Every dangerous outcome is in the JSON, fails its scenario and has its own output line.
+    assert!(
+        results.iter().filter(|r| r["dangerous"].as_array().is_some_and(|d| !d.is_empty())).all(|r| r["pass"] == false)
+    );
+    let listed: usize = results.iter().map(|r| r["dangerous"].as_array().map_or(0, Vec::len)).sum();
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("DANGER ")).count(), listed, "{last}");
     (nums[0], nums[1], nums[2], results)
 }
 

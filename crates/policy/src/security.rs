@@ -110,25 +110,42 @@ pub fn security_weakening(event: &ApiEvent) -> Option<String> {
             (text.contains("\"add\"") && text.contains("\"group\":\"all\""))
                 .then(|| format!("{} shares it with every AWS account", event.raw_name))
         }
-        ("ec2", "DisableEbsEncryptionByDefault") => says("turns default EBS encryption off"),
-        ("config", "StopConfigurationRecorder") | ("config", "DeleteConfigurationRecorder") => {
-            says("turns configuration recording off")
+        // Resource policies, logged as JSON text (or an object), open to everyone.
+        ("ecr", "SetRepositoryPolicy") => public_policy_under(r, &["policyText"])
+            .then(|| format!("{} opens the repository to everyone", event.raw_name)),
+        ("kms", "PutKeyPolicy") => {
+            public_policy_under(r, &["policy"]).then(|| format!("{} lets everyone use the key", event.raw_name))
         }
-        ("guardduty", "DeleteDetector") => says("turns threat detection off"),
-        ("kinesis", "StopStreamEncryption") => says("turns the stream's encryption off"),
-        // Resource policies open to everyone.
-        ("ecr", "SetRepositoryPolicy") => strings_under(r, &["policyText"])
-            .iter()
-            .any(|doc| public_principal(doc))
-            .then(|| format!("{} grants access to the repository to everyone", event.raw_name)),
-        ("secretsmanager", "PutResourcePolicy") => strings_under(r, &["resourcePolicy"])
-            .iter()
-            .any(|doc| public_principal(doc))
+        ("secretsmanager", "PutResourcePolicy") => public_policy_under(r, &["resourcePolicy"])
             .then(|| format!("{} grants access to the secret to everyone", event.raw_name)),
-        ("kms", "PutKeyPolicy") => strings_under(r, &["policy"])
-            .iter()
-            .any(|doc| public_principal(doc))
-            .then(|| format!("{} grants use of the key to everyone", event.raw_name)),
+        ("dynamodb", "PutResourcePolicy") | ("kinesis", "PutResourcePolicy") | ("redshift", "PutResourcePolicy") => {
+            public_policy_under(r, &["policy"]).then(|| format!("{} grants access to everyone", event.raw_name))
+        }
+        ("es", "UpdateDomainConfig") | ("es", "UpdateElasticsearchDomainConfig") => {
+            public_policy_under(r, &["accessPolicies"])
+                .then(|| format!("{} makes the search domain publicly accessible", event.raw_name))
+        }
+        // Encryption turned off or its key removed.
+        ("ec2", "DisableEbsEncryptionByDefault") => says("turns EBS encryption by default off"),
+        ("kinesis", "StopStreamEncryption") => says("turns the stream's server-side encryption off"),
+        ("dynamodb", "UpdateTable") => {
+            let sse: Vec<bool> =
+                r.get("sSESpecification").map(|spec| bools_under(spec, &["enabled"])).unwrap_or_default();
+            sse.contains(&false)
+                .then(|| format!("{} removes the table's customer-managed encryption key", event.raw_name))
+        }
+        // Public accessibility.
+        ("redshift", "ModifyCluster") => bools_under(r, &["publiclyAccessible"])
+            .contains(&true)
+            .then(|| format!("{} makes the cluster publicly accessible", event.raw_name)),
+        // Audit turned off.
+        ("config", "StopConfigurationRecorder") | ("config", "DeleteConfigurationRecorder") => {
+            says("turns AWS Config recording off")
+        }
+        ("guardduty", "DeleteDetector") => says("turns GuardDuty off"),
+        ("guardduty", "UpdateDetector") => {
+            bools_under(r, &["enable"]).contains(&false).then(|| format!("{} turns GuardDuty off", event.raw_name))
+        }
         ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
             // Storage encryption cannot be changed by these calls (they have no such member).
             let public = bools_under(r, &["publiclyAccessible"]).contains(&true);
@@ -161,6 +178,21 @@ pub fn iam_grant_to_existing_identity(events: &[ApiEvent]) -> Option<String> {
         (!created(kind, key, &name))
             .then(|| format!("{} grants permissions to the existing IAM {} {name}", e.raw_name, kind.to_lowercase()))
     })
+}
+
+/// A policy under one of `keys`, as JSON text or an object, that lets everyone in.
+fn public_policy_under(value: &Value, keys: &[&str]) -> bool {
+    let mut public = false;
+    walk(value, &mut |k, v| {
+        if keys.contains(&k) {
+            public |= match v {
+                Value::String(doc) => public_principal(doc),
+                Value::Object(_) => public_principal(&v.to_string()),
+                _ => false,
+            };
+        }
+    });
+    public
 }
 
 /// A resource policy (JSON text) with a statement allowing `"Principal": "*"` or `{"AWS": "*"}`

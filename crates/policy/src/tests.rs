@@ -420,13 +420,22 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
         ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "statementId": "s", "action": "lambda:InvokeFunction", "principal": "*"})),
         ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "allow", "protocol": "-1", "cidrBlock": "0.0.0.0/0"})),
         ("ec2.amazonaws.com", "ModifySnapshotAttribute", json!({"snapshotId": "snap-1", "attribute": "createVolumePermission", "createVolumePermission": {"add": {"items": [{"group": "all"}]}}})),
-        ("ec2.amazonaws.com", "DisableEbsEncryptionByDefault", json!({})),
-        ("config.amazonaws.com", "StopConfigurationRecorder", json!({"configurationRecorderName": "default"})),
-        ("guardduty.amazonaws.com", "DeleteDetector", json!({"detectorId": "d1"})),
-        ("kinesis.amazonaws.com", "StopStreamEncryption", json!({"streamName": "s", "encryptionType": "KMS", "keyId": "alias/k"})),
-        ("ecr.amazonaws.com", "SetRepositoryPolicy", json!({"repositoryName": "r", "policyText": public_policy})),
+        ("ecr.amazonaws.com", "SetRepositoryPolicy", json!({"repositoryName": "app", "policyText": public_policy})),
         ("kms.amazonaws.com", "PutKeyPolicy", json!({"keyId": "k", "policyName": "default", "policy": public_policy})),
-        ("secretsmanager.amazonaws.com", "PutResourcePolicy", json!({"secretId": "s", "resourcePolicy": public_policy})),
+        ("secretsmanager.amazonaws.com", "PutResourcePolicy", json!({"secretId": "s", "resourcePolicy": public_policy, "blockPublicPolicy": false})),
+        ("dynamodb.amazonaws.com", "PutResourcePolicy", json!({"resourceArn": "arn:aws:dynamodb:us-east-1:1:table/t", "policy": public_policy})),
+        ("kinesis.amazonaws.com", "PutResourcePolicy", json!({"resourceARN": "arn:aws:kinesis:us-east-1:1:stream/s", "policy": public_policy})),
+        ("es.amazonaws.com", "UpdateDomainConfig", json!({"domainName": "d", "accessPolicies": public_policy})),
+        ("ec2.amazonaws.com", "DisableEbsEncryptionByDefault", json!({})),
+        ("kinesis.amazonaws.com", "StopStreamEncryption", json!({"streamName": "s", "encryptionType": "KMS", "keyId": "alias/aws/kinesis"})),
+        ("dynamodb.amazonaws.com", "UpdateTable", json!({"tableName": "t", "sSESpecification": {"enabled": false}})),
+        ("redshift.amazonaws.com", "ModifyCluster", json!({"clusterIdentifier": "c", "publiclyAccessible": true})),
+        ("config.amazonaws.com", "StopConfigurationRecorder", json!({"configurationRecorderName": "default"})),
+        ("config.amazonaws.com", "DeleteConfigurationRecorder", json!({"configurationRecorderName": "default"})),
+        ("guardduty.amazonaws.com", "DeleteDetector", json!({"detectorId": "d"})),
+        ("guardduty.amazonaws.com", "UpdateDetector", json!({"detectorId": "d", "enable": false})),
+        ("ec2.amazonaws.com", "DeleteFlowLogs", json!({"DeleteFlowLogsRequest": {"FlowLogId": {"content": "fl-1", "tag": 1}}})),
+        ("cloudtrail.amazonaws.com", "DeleteTrail", json!({"name": "main"})),
     ];
     for (source, name, request) in weakening {
         let call = calls.check_event(source, name).unwrap_or_else(|e| panic!("{source} {name}: {e}"));
@@ -453,7 +462,14 @@ fn security_checks_fire_on_the_names_cloudtrail_logs() {
         ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 120, "egress": false, "ruleAction": "allow", "protocol": "6", "cidrBlock": "0.0.0.0/0", "portRange": {"from": 443, "to": 443}})),
         ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "deny", "protocol": "-1", "cidrBlock": "0.0.0.0/0"})),
         ("ec2.amazonaws.com", "ModifySnapshotAttribute", json!({"snapshotId": "snap-1", "createVolumePermission": {"add": {"items": [{"userId": "210987654321"}]}}})),
+        ("ecr.amazonaws.com", "SetRepositoryPolicy", json!({"repositoryName": "app", "policyText": scoped})),
         ("kms.amazonaws.com", "PutKeyPolicy", json!({"keyId": "k", "policy": scoped})),
+        ("secretsmanager.amazonaws.com", "PutResourcePolicy", json!({"secretId": "s", "resourcePolicy": scoped})),
+        ("es.amazonaws.com", "UpdateDomainConfig", json!({"domainName": "d", "clusterConfig": {"instanceCount": 3}})),
+        ("dynamodb.amazonaws.com", "UpdateTable", json!({"tableName": "t", "sSESpecification": {"enabled": true, "sSEType": "KMS"}})),
+        ("dynamodb.amazonaws.com", "UpdateTable", json!({"tableName": "t", "deletionProtectionEnabled": false})),
+        ("redshift.amazonaws.com", "ModifyCluster", json!({"clusterIdentifier": "c", "publiclyAccessible": false})),
+        ("guardduty.amazonaws.com", "UpdateDetector", json!({"detectorId": "d", "enable": true})),
     ];
     for (source, name, request) in ordinary {
         let cs = change_set(&alice(), source, name, request.clone());
