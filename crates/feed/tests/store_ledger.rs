@@ -260,6 +260,28 @@ async fn the_daemon_forms_the_change_sets_the_file_path_forms_with_the_same_ids(
     }
 }
 
+/// The record of a change set reconciled with nothing to change.
+fn no_change(change_set: &driftback_events::ChangeSet, rationale: Option<String>) -> driftback_store::ChangeSetRecord {
+    driftback_store::ChangeSetRecord {
+        id: change_set.id.clone(),
+        resource_id: change_set.resource_id.clone(),
+        address: None,
+        actor: change_set.actor.display_name.clone(),
+        via: change_set.actor.via.as_str().into(),
+        first_event_time: change_set.first_time(),
+        last_event_time: change_set.last_time(),
+        event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
+        status: "no-change".into(),
+        decision: None,
+        rule: None,
+        rationale,
+        branch: None,
+        commit_id: None,
+        diff: None,
+        notes: vec![],
+    }
+}
+
 /// Fails the change sets on `poison` for good, those on `flaky` once for a while, reconciles the rest.
 struct Scripted {
     poison: &'static str,
@@ -279,25 +301,7 @@ impl driftback_feed::Reconcile for Scripted {
         if on == self.flaky && self.flaky_failures.fetch_add(1, Ordering::SeqCst) == 0 {
             return Err(driftback_feed::ReconcileError::transient("the remote did not answer"));
         }
-        let record = driftback_store::ChangeSetRecord {
-            id: change_set.id.clone(),
-            resource_id: change_set.resource_id.clone(),
-            address: None,
-            actor: change_set.actor.display_name.clone(),
-            via: change_set.actor.via.as_str().into(),
-            first_event_time: change_set.first_time(),
-            last_event_time: change_set.last_time(),
-            event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
-            status: "no-change".into(),
-            decision: None,
-            rule: None,
-            rationale: None,
-            branch: None,
-            commit_id: None,
-            diff: None,
-            notes: vec![],
-        };
-        Ok(driftback_feed::Reconciled { record, tokens: 0 })
+        Ok(driftback_feed::Reconciled { record: no_change(change_set, None), tokens: 0 })
     }
 }
 
@@ -436,27 +440,9 @@ impl driftback_feed::Reconcile for RefusedRecord {
         &self,
         change_set: &driftback_events::ChangeSet,
     ) -> Result<driftback_feed::Reconciled, driftback_feed::ReconcileError> {
-        let on = change_set.resource_id.clone();
-        let rationale = (on.as_deref() == Some(self.refused)).then(|| "a value with a \0 in it".to_string());
-        let record = driftback_store::ChangeSetRecord {
-            id: change_set.id.clone(),
-            resource_id: on,
-            address: None,
-            actor: change_set.actor.display_name.clone(),
-            via: change_set.actor.via.as_str().into(),
-            first_event_time: change_set.first_time(),
-            last_event_time: change_set.last_time(),
-            event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
-            status: "no-change".into(),
-            decision: None,
-            rule: None,
-            rationale,
-            branch: None,
-            commit_id: None,
-            diff: None,
-            notes: vec![],
-        };
-        Ok(driftback_feed::Reconciled { record, tokens: 0 })
+        let refused = change_set.resource_id.as_deref() == Some(self.refused);
+        let rationale = refused.then(|| "a value with a \0 in it".to_string());
+        Ok(driftback_feed::Reconciled { record: no_change(change_set, rationale), tokens: 0 })
     }
 }
 

@@ -14,10 +14,10 @@ use crate::story::{Story, resource_marker};
 use crate::{RetryPolicy, Secret};
 
 /// GitHub refuses longer bodies.
-const MAX_BODY_CHARS: usize = 65_000;
-/// Open pull requests looked through for a resource's marker (100 a page).
-const MAX_PAGES: u32 = 10;
-const PER_PAGE: usize = 100;
+pub(crate) const MAX_BODY_CHARS: usize = 65_000;
+/// Open pull requests (and issues) looked through for a resource's marker (100 a page).
+pub(crate) const MAX_PAGES: u32 = 10;
+pub(crate) const PER_PAGE: usize = 100;
 
 /// A pull request as the API returns it (the fields driftback reads).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,16 +12,12 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::github::{GitHub, GitHubError, PullRequestApi};
+use crate::github::{GitHub, GitHubError, MAX_BODY_CHARS, MAX_PAGES, PER_PAGE, PullRequestApi};
 use crate::markdown::{code, comment_safe, text};
 use crate::story::Story;
 
 /// The label every escalation issue carries.
 pub const ESCALATION_LABEL: &str = "driftback";
-/// GitHub refuses longer bodies.
-const MAX_BODY_CHARS: usize = 65_000;
-const MAX_PAGES: u32 = 10;
-const PER_PAGE: usize = 100;
 
 /// An issue as the API returns it (the fields driftback reads).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

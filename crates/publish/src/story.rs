@@ -253,14 +253,7 @@ impl Story {
             "Close this pull request without merging. The code on {} then still describes the resource as it was",
             code(&self.base_branch)
         ));
-        let reverts: Vec<String> = self
-            .changes
-            .iter()
-            .map(|c| match &c.before {
-                Some(before) => format!("{} back to {}", code(&c.path), code(before)),
-                None => format!("{} unset", code(&c.path)),
-            })
-            .collect();
+        let reverts = self.restores();
         if reverts.is_empty() {
             out.push_str(", so the next `terraform apply` undoes the change");
         } else {
@@ -315,6 +308,17 @@ impl Story {
         out.push_str(&format!("- Motivation: {}\n\n", reasoned(self.motivation.as_ref())));
 
         out
+    }
+
+    /// What the next apply sets back, field by field (`` `instance_type` back to `t3.medium` ``).
+    fn restores(&self) -> Vec<String> {
+        self.changes
+            .iter()
+            .map(|c| match &c.before {
+                Some(before) => format!("{} back to {}", code(&c.path), code(before)),
+                None => format!("{} unset", code(&c.path)),
+            })
+            .collect()
     }
 
     fn fields_table(&self) -> String {
@@ -385,14 +389,7 @@ impl Story {
             addr = one_line(&self.address).replace(['`', '\n'], ""),
             base = code(&self.base_branch)
         ));
-        let restores: Vec<String> = self
-            .changes
-            .iter()
-            .map(|c| match &c.before {
-                Some(before) => format!("{} back to {}", code(&c.path), code(before)),
-                None => format!("{} unset", code(&c.path)),
-            })
-            .collect();
+        let restores = self.restores();
         if !restores.is_empty() {
             out.push_str(&format!(" ({})", restores.join(", ")));
         }

@@ -13,7 +13,7 @@ use driftback_store::{SimilarEntry, Store};
 use driftback_terraform::State;
 
 use crate::config::Config;
-use crate::driver::{embedder, embedding_text, open_store, read_state};
+use crate::driver::{embedder, embedding_text, open_existing_store, read_state};
 
 /// Texts per embedding request while re-embedding.
 const REEMBED_BATCH: usize = 128;
@@ -92,21 +92,7 @@ struct SearchResult {
 }
 
 pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
-    let mut store_config = config.store.clone();
-    if let Some(url) = &args.store {
-        store_config.url = Some(url.clone());
-    }
-    // Looking must not create: a missing file is a wrong path or repository, not an empty base.
-    let url = store_config.resolved_url(&args.repo);
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        if !Path::new(path).is_file() {
-            bail!(
-                "there is no knowledge base at {path}; pass --repo DIR (the repository driftback reconciles) or \
-                 --store URL"
-            );
-        }
-    }
-    let store = open_store(&store_config, &args.repo).await?;
+    let store = open_existing_store(&config.store, args.store.as_deref(), &args.repo).await?;
     let result = match &args.command {
         KbCommand::Search(search) => run_search(config, &store, search, &args.repo, args.json).await,
         KbCommand::Stats => run_stats(config, &store, args.json).await,

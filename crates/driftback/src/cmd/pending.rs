@@ -2,14 +2,13 @@
 //! answered and no later change resolved, oldest first, with their age and where they were
 //! published.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::bail;
 use chrono::Utc;
 use clap::Args as ClapArgs;
 
 use crate::config::Config;
-use crate::driver::open_store;
+use crate::driver::open_existing_store;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -29,20 +28,7 @@ pub struct Args {
 }
 
 pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
-    let mut store_config = config.store.clone();
-    if let Some(url) = &args.store {
-        store_config.url = Some(url.clone());
-    }
-    let url = store_config.resolved_url(&args.repo);
-    if let Some(path) = url.strip_prefix("sqlite:") {
-        if !Path::new(path).is_file() {
-            bail!(
-                "there is no knowledge base at {path}; pass --repo DIR (the repository driftback reconciles) or \
-                 --store URL"
-            );
-        }
-    }
-    let store = open_store(&store_config, &args.repo).await?;
+    let store = open_existing_store(&config.store, args.store.as_deref(), &args.repo).await?;
     let waiting = store.waiting_for_a_person(args.limit).await;
     store.close().await;
     let waiting = waiting?;

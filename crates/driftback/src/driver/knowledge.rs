@@ -27,6 +27,24 @@ pub async fn open_store(config: &StoreConfig, repo: &Path) -> anyhow::Result<Sto
         .with_context(|| format!("opening the knowledge base {}", driftback_store::redact_url(&url)))
 }
 
+/// The knowledge base to look into (`kb`, `pending`): `url` when given, else the configured one;
+/// an embedded SQLite file must exist already (looking must not create: a missing file is a wrong
+/// path or repository, not an empty knowledge base).
+pub async fn open_existing_store(config: &StoreConfig, url: Option<&str>, repo: &Path) -> anyhow::Result<Store> {
+    let mut config = config.clone();
+    if let Some(url) = url {
+        config.url = Some(url.to_string());
+    }
+    let resolved = config.resolved_url(repo);
+    if let Some(path) = resolved.strip_prefix("sqlite:") {
+        anyhow::ensure!(
+            Path::new(path).is_file(),
+            "there is no knowledge base at {path}; pass --repo DIR (the repository driftback reconciles) or --store URL"
+        );
+    }
+    open_store(&config, repo).await
+}
+
 /// The configured embedder and the spec its vectors are stored under.
 pub fn embedder(config: &EmbedConfig) -> anyhow::Result<(Embedder, EmbedderSpec)> {
     let embedder = Embedder::from_config(config).context("the [embed] configuration")?;

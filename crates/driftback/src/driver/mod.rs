@@ -35,7 +35,7 @@ use driftback_store::{ChangeSetRecord, Store};
 use driftback_terraform::Repo;
 
 pub use deliver::{Delivered, Deliverer};
-pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_store};
+pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_existing_store, open_store};
 pub use outcome::{Outcome, Status};
 pub use publisher::{Publisher, notifier, webhook_router};
 pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
