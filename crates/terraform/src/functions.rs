@@ -94,7 +94,7 @@ pub fn declare_terraform_functions(ctx: &mut Context<'_>) {
         FuncDef::builder().params(std::iter::repeat_n(ParamType::Any, arity)).variadic_param(ParamType::Any).build(func)
     }
 
-    let defs: [(&str, FuncDef); 55] = [
+    let defs: [(&str, FuncDef); 76] = [
         // collections
         ("merge", variadic(fn_merge, 0)),
         ("lookup", variadic(fn_lookup, 2)),
@@ -158,6 +158,30 @@ pub fn declare_terraform_functions(ctx: &mut Context<'_>) {
         ("chomp", fixed(fn_chomp, 1)),
         ("strrev", fixed(fn_strrev, 1)),
         ("sum", fixed(fn_sum, 1)),
+        // the rest of Terraform's pure functions; those that read the clock, randomness or files
+        // outside the configuration (timestamp, uuid, file, ...) stay undeclared: their values are
+        // unknown, so an edit whose effect depends on them is never taken as verified
+        ("signum", fixed(fn_signum, 1)),
+        ("pow", fixed(fn_pow, 2)),
+        ("log", fixed(fn_log, 2)),
+        ("parseint", fixed(fn_parseint, 2)),
+        ("indent", fixed(fn_indent, 2)),
+        ("strcontains", fixed(fn_strcontains, 2)),
+        ("alltrue", fixed(fn_alltrue, 1)),
+        ("anytrue", fixed(fn_anytrue, 1)),
+        ("chunklist", fixed(fn_chunklist, 2)),
+        ("one", fixed(fn_one, 1)),
+        ("reverse", fixed(fn_reverse, 1)),
+        ("sort", fixed(fn_sort, 1)),
+        ("setunion", variadic(fn_setunion, 0)),
+        ("setintersection", variadic(fn_setintersection, 1)),
+        ("setsubtract", fixed(fn_setsubtract, 2)),
+        ("basename", fixed(fn_basename, 1)),
+        ("dirname", fixed(fn_dirname, 1)),
+        ("sensitive", fixed(fn_identity, 1)),
+        ("nonsensitive", fixed(fn_identity, 1)),
+        ("urlencode", fixed(fn_urlencode, 1)),
+        ("cidrsubnets", variadic(fn_cidrsubnets, 1)),
     ];
 
     for (name, def) in defs {
@@ -1827,6 +1851,208 @@ fn strip_template_edges(t: &Template, prev: Strip, next: Strip) -> Template {
 // Tests
 // ---------------------------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------------------------
+// The rest of the pure functions
+// ---------------------------------------------------------------------------------------------
+
+fn fn_signum(args: FuncArgs) -> FnResult {
+    let n = f64_of(&num_arg(&args, 0, "num")?);
+    num_value(if n > 0.0 {
+        1.0
+    } else if n < 0.0 {
+        -1.0
+    } else {
+        0.0
+    })
+}
+
+fn fn_pow(args: FuncArgs) -> FnResult {
+    num_value(f64_of(&num_arg(&args, 0, "num")?).powf(f64_of(&num_arg(&args, 1, "power")?)))
+}
+
+fn fn_log(args: FuncArgs) -> FnResult {
+    num_value(f64_of(&num_arg(&args, 0, "num")?).log(f64_of(&num_arg(&args, 1, "base")?)))
+}
+
+fn fn_parseint(args: FuncArgs) -> FnResult {
+    let s = str_arg(&args, 0, "number")?;
+    let base = int_arg(&args, 1, "base")?;
+    if !(2..=62).contains(&base) {
+        return Err(arg_err("base", "must be between 2 and 62"));
+    }
+    let n = i64::from_str_radix(&s, base as u32).map_err(|_| format!("cannot parse {s:?} as a base {base} integer"))?;
+    Ok(Value::from(n))
+}
+
+fn fn_indent(args: FuncArgs) -> FnResult {
+    let spaces = " ".repeat(usize::try_from(int_arg(&args, 0, "spaces")?).map_err(|_| arg_err("spaces", "negative"))?);
+    let s = str_arg(&args, 1, "str")?;
+    Ok(Value::String(s.replace('\n', &format!("\n{spaces}"))))
+}
+
+fn fn_strcontains(args: FuncArgs) -> FnResult {
+    Ok(Value::Bool(str_arg(&args, 0, "str")?.contains(&str_arg(&args, 1, "substr")?)))
+}
+
+fn bools(args: &[Value], name: &str) -> Result<Vec<bool>, String> {
+    list_arg(args, 0, name)?
+        .iter()
+        .map(|v| match v {
+            Value::Bool(b) => Ok(*b),
+            Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
+            other => Err(arg_err(name, format!("a {} is not a bool", type_name(other)))),
+        })
+        .collect()
+}
+
+fn fn_alltrue(args: FuncArgs) -> FnResult {
+    Ok(Value::Bool(bools(&args, "list")?.iter().all(|b| *b)))
+}
+
+fn fn_anytrue(args: FuncArgs) -> FnResult {
+    Ok(Value::Bool(bools(&args, "list")?.iter().any(|b| *b)))
+}
+
+fn fn_chunklist(args: FuncArgs) -> FnResult {
+    let list = list_arg(&args, 0, "list")?;
+    let size = int_arg(&args, 1, "size")?;
+    if size < 0 {
+        return Err(arg_err("size", "the size argument must be positive"));
+    }
+    if size == 0 {
+        return Ok(Value::Array(vec![Value::Array(list.to_vec())]));
+    }
+    Ok(Value::Array(list.chunks(size as usize).map(|c| Value::Array(c.to_vec())).collect()))
+}
+
+fn fn_one(args: FuncArgs) -> FnResult {
+    match list_arg(&args, 0, "list")? {
+        [] => Ok(Value::Null),
+        [one] => Ok(one.clone()),
+        more => {
+            Err(format!("must be a list, set, or tuple value with either zero or one elements, not {}", more.len()))
+        }
+    }
+}
+
+fn fn_reverse(args: FuncArgs) -> FnResult {
+    Ok(Value::Array(list_arg(&args, 0, "list")?.iter().rev().cloned().collect()))
+}
+
+fn fn_sort(args: FuncArgs) -> FnResult {
+    let mut items: Vec<String> = list_arg(&args, 0, "list")?
+        .iter()
+        .map(value_to_string)
+        .collect::<Result<_, _>>()
+        .map_err(|e| arg_err("list", e))?;
+    items.sort();
+    Ok(Value::Array(items.into_iter().map(Value::String).collect()))
+}
+
+fn set_of(v: &Value, name: &str) -> Result<Vec<Value>, String> {
+    match v {
+        Value::Array(items) => Ok(dedup(items.clone())),
+        other => Err(arg_err(name, format!("a {} is not a set", type_name(other)))),
+    }
+}
+
+/// A set as Terraform shows it: strings in lexical order, other elements as they came.
+fn set_value(mut items: Vec<Value>) -> Value {
+    if items.iter().all(|v| matches!(v, Value::String(_))) {
+        items.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+    }
+    Value::Array(items)
+}
+
+fn fn_setunion(args: FuncArgs) -> FnResult {
+    let mut out = Vec::new();
+    for (i, v) in args.iter().enumerate() {
+        out.extend(set_of(v, &format!("sets[{i}]"))?);
+    }
+    Ok(set_value(dedup(out)))
+}
+
+fn fn_setintersection(args: FuncArgs) -> FnResult {
+    let mut sets = args.iter().enumerate().map(|(i, v)| set_of(v, &format!("sets[{i}]")));
+    let mut out = sets.next().unwrap_or(Ok(Vec::new()))?;
+    for set in sets {
+        let set = set?;
+        out.retain(|v| set.contains(v));
+    }
+    Ok(set_value(out))
+}
+
+fn fn_setsubtract(args: FuncArgs) -> FnResult {
+    let a = set_of(arg(&args, 0, "a")?, "a")?;
+    let b = set_of(arg(&args, 1, "b")?, "b")?;
+    Ok(set_value(a.into_iter().filter(|v| !b.contains(v)).collect()))
+}
+
+/// Go's `filepath.Base` on a slash-separated path.
+fn fn_basename(args: FuncArgs) -> FnResult {
+    let path = str_arg(&args, 0, "path")?;
+    let trimmed = path.trim_end_matches('/');
+    Ok(Value::String(match trimmed {
+        "" if path.is_empty() => ".".into(),
+        "" => "/".into(),
+        t => t.rsplit('/').next().unwrap_or(t).to_string(),
+    }))
+}
+
+/// Go's `filepath.Dir` on a slash-separated path.
+fn fn_dirname(args: FuncArgs) -> FnResult {
+    let path = str_arg(&args, 0, "path")?;
+    Ok(Value::String(match path.rfind('/') {
+        None => ".".into(),
+        Some(0) => "/".into(),
+        Some(i) => path[..i].trim_end_matches('/').to_string(),
+    }))
+}
+
+fn fn_identity(args: FuncArgs) -> FnResult {
+    Ok(arg(&args, 0, "value")?.clone())
+}
+
+/// Go's `url.QueryEscape`.
+fn fn_urlencode(args: FuncArgs) -> FnResult {
+    let s = str_arg(&args, 0, "str")?;
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b' ' => out.push('+'),
+            _ => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    Ok(Value::String(out))
+}
+
+/// Consecutive subnets of the given extra prefix lengths, each aligned after the previous one.
+fn fn_cidrsubnets(args: FuncArgs) -> FnResult {
+    let base = parse_cidr(&str_arg(&args, 0, "prefix")?)?;
+    let mut next: u128 = base.addr;
+    let mut out = Vec::new();
+    for i in 1..args.len() {
+        let newbits =
+            u32::try_from(int_arg(&args, i, "newbits")?).map_err(|_| arg_err("newbits", "must not be negative"))?;
+        let prefix = base.prefix + newbits;
+        if prefix > base.bits {
+            return Err(format!("would extend prefix to {prefix} bits, which is too long for this address"));
+        }
+        let size: u128 = 1u128 << (base.bits - prefix);
+        let start = next.div_ceil(size) * size;
+        let end = start + size - 1;
+        if end > base.addr | host_mask(base.prefix, base.bits) {
+            return Err(format!("not enough remaining address space for a subnet with a prefix of {prefix} bits"));
+        }
+        out.push(Value::String(format!("{}/{prefix}", format_addr(start, base.bits))));
+        next = end + 1;
+    }
+    Ok(Value::Array(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2192,5 +2418,39 @@ mod tests {
         assert_eq!(expr.evaluate(&ctx).expect("evaluates"), Value::Bool(true));
         assert!(!contains_try_or_can(&parse_expr("merge(m, {})")));
         assert!(contains_try_or_can(&parse_expr("\"${try(1, 2)}\"")));
+    }
+
+    /// Each expected value is what `terraform console` (1.11) prints for the same expression.
+    #[test]
+    fn the_rest_of_the_pure_functions_give_terraforms_values() {
+        check("signum(-3)", json!(-1));
+        check("pow(2, 10)", json!(1024));
+        check("log(16, 2)", json!(4));
+        check("parseint(\"ff\", 16)", json!(255));
+        check("indent(2, \"a\\nb\")", json!("a\n  b"));
+        check("strcontains(\"hello\", \"ell\")", json!(true));
+        check("alltrue([true, \"true\"])", json!(true));
+        check("anytrue([])", json!(false));
+        check("chunklist([\"a\", \"b\", \"c\"], 2)", json!([["a", "b"], ["c"]]));
+        check("one([])", json!(null));
+        check("one([\"x\"])", json!("x"));
+        check("reverse([1, 2, 3])", json!([3, 2, 1]));
+        check("sort([\"b\", \"a\", \"c\"])", json!(["a", "b", "c"]));
+        check("setunion([\"b\"], [\"c\", \"a\", \"b\"])", json!(["a", "b", "c"]));
+        check("setintersection([\"a\", \"b\"], [\"b\", \"c\"])", json!(["b"]));
+        check("setsubtract([\"a\", \"b\"], [\"b\"])", json!(["a"]));
+        check("basename(\"foo/bar/baz.txt\")", json!("baz.txt"));
+        check("basename(\"/\")", json!("/"));
+        check("dirname(\"foo/bar/baz.txt\")", json!("foo/bar"));
+        check("dirname(\"baz\")", json!("."));
+        check("urlencode(\"Hello World!\")", json!("Hello+World%21"));
+        check(
+            "cidrsubnets(\"10.1.0.0/16\", 4, 4, 8, 4)",
+            json!(["10.1.0.0/20", "10.1.16.0/20", "10.1.32.0/24", "10.1.48.0/20"]),
+        );
+        check_err("one([1, 2])", "zero or one elements");
+        // What depends on the clock, randomness or files stays unknown.
+        assert!(eval("timestamp()").is_err());
+        assert!(eval("uuid()").is_err());
     }
 }
