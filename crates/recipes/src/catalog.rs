@@ -6,7 +6,25 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::Calls;
 
-const BUILTIN: &str = include_str!("catalog.toml");
+/// The built-in catalog: one file per service under `crates/recipes/catalog/`, in this order
+/// (recipes of one source and event are tried in file order). A test checks that every file of that
+/// directory is listed here.
+const BUILTIN: &[(&str, &str)] = &[
+    ("ec2.toml", include_str!("../catalog/ec2.toml")),
+    ("s3.toml", include_str!("../catalog/s3.toml")),
+    ("autoscaling.toml", include_str!("../catalog/autoscaling.toml")),
+    ("monitoring.toml", include_str!("../catalog/monitoring.toml")),
+    ("lambda.toml", include_str!("../catalog/lambda.toml")),
+    ("sqs.toml", include_str!("../catalog/sqs.toml")),
+    ("sns.toml", include_str!("../catalog/sns.toml")),
+    ("iam.toml", include_str!("../catalog/iam.toml")),
+    ("dynamodb.toml", include_str!("../catalog/dynamodb.toml")),
+    ("logs.toml", include_str!("../catalog/logs.toml")),
+    ("rds.toml", include_str!("../catalog/rds.toml")),
+    ("elasticloadbalancing.toml", include_str!("../catalog/elasticloadbalancing.toml")),
+    ("application-autoscaling.toml", include_str!("../catalog/application-autoscaling.toml")),
+    ("ecs.toml", include_str!("../catalog/ecs.toml")),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
@@ -382,7 +400,19 @@ pub struct PermissionRulesRule {
 impl Catalog {
     /// The catalog built into the binary.
     pub fn builtin() -> Catalog {
-        Catalog::from_toml(BUILTIN, "built-in catalog").expect("the built-in catalog is checked by its tests")
+        Catalog::builtin_files().expect("the built-in catalog is checked by its tests")
+    }
+
+    fn builtin_files() -> Result<Catalog, CatalogError> {
+        let mut recipes = Vec::new();
+        for (file, text) in BUILTIN {
+            let part: Catalog = toml::from_str(text)
+                .map_err(|e| CatalogError::Syntax { origin: format!("built-in {file}"), message: e.to_string() })?;
+            recipes.extend(part.recipes);
+        }
+        let catalog = Catalog { recipes };
+        catalog.check("built-in catalog")?;
+        Ok(catalog)
     }
 
     pub fn from_toml(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
@@ -533,7 +563,7 @@ mod tests {
 
     #[test]
     fn builtin_catalog_loads_and_covers_the_required_apis() {
-        let catalog = Catalog::from_toml(BUILTIN, "built-in").unwrap();
+        let catalog = Catalog::builtin_files().unwrap();
         for (source, name) in [
             ("ec2.amazonaws.com", "ModifyInstanceAttribute"),
             ("ec2.amazonaws.com", "CreateTags"),
@@ -550,6 +580,20 @@ mod tests {
         ] {
             assert!(catalog.for_event(source, name).next().is_some(), "{source} {name}");
         }
+    }
+
+    #[test]
+    fn every_file_of_the_catalog_directory_is_built_in() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml"))
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = BUILTIN.iter().map(|(f, _)| f.to_string()).collect();
+        listed.sort();
+        assert_eq!(on_disk, listed, "list every file of crates/recipes/catalog/ in BUILTIN");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Recipes: known kinds of API calls turned into configuration edits without any LLM.
 //!
-//! The catalog is data ([`catalog.toml`](../catalog.toml) is built in; more can be loaded), checked
+//! The catalog is data (`catalog/<service>.toml` is built in; more can be loaded), checked
 //! when it loads. [`plan`] maps a change set to per-resource operations for the patch stage, or says
 //! why it cannot.
 
