@@ -24,6 +24,15 @@ const BUILTIN: &[(&str, &str)] = &[
     ("elasticloadbalancing.toml", include_str!("../catalog/elasticloadbalancing.toml")),
     ("application-autoscaling.toml", include_str!("../catalog/application-autoscaling.toml")),
     ("ecs.toml", include_str!("../catalog/ecs.toml")),
+    ("kms.toml", include_str!("../catalog/kms.toml")),
+    ("route53.toml", include_str!("../catalog/route53.toml")),
+    ("eks.toml", include_str!("../catalog/eks.toml")),
+    ("elasticache.toml", include_str!("../catalog/elasticache.toml")),
+    ("apigateway.toml", include_str!("../catalog/apigateway.toml")),
+    ("cloudfront.toml", include_str!("../catalog/cloudfront.toml")),
+    ("secretsmanager.toml", include_str!("../catalog/secretsmanager.toml")),
+    ("ssm.toml", include_str!("../catalog/ssm.toml")),
+    ("wafv2.toml", include_str!("../catalog/wafv2.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
