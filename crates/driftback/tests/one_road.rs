@@ -159,7 +159,13 @@ async fn reconcile_serve_and_eval_walk_one_road() {
     for chunk in trail["Records"].as_array().unwrap().chunks(10) {
         let entries: Vec<Value> = chunk
             .iter()
-            .map(|r| json!({"Source": "aws.ec2", "DetailType": "AWS API Call via CloudTrail", "Detail": r.to_string()}))
+            .map(|r| {
+                let source = format!(
+                    "aws.{}",
+                    r["eventSource"].as_str().unwrap_or_default().split('.').next().unwrap_or_default()
+                );
+                json!({"Source": source, "DetailType": "AWS API Call via CloudTrail", "Detail": r.to_string()})
+            })
             .collect();
         eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": entries})).await;
     }

@@ -52,12 +52,18 @@ fn demo_records() -> Vec<Value> {
     value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
 }
 
+/// The `aws.<service>` source EventBridge gives a CloudTrail record of this service.
+fn eventbridge_source(record: &Value) -> String {
+    let event_source = record["eventSource"].as_str().unwrap_or_default();
+    format!("aws.{}", event_source.split('.').next().unwrap_or_default())
+}
+
 async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) {
     for chunk in records.chunks(10) {
         let entries: Vec<Value> = chunk
             .iter()
             .map(|r| {
-                json!({"Source": "aws.ec2", "DetailType": "AWS API Call via CloudTrail",
+                json!({"Source": eventbridge_source(r), "DetailType": "AWS API Call via CloudTrail",
                        "Detail": r.to_string(), "EventBusName": "default"})
             })
             .collect();
@@ -385,7 +391,16 @@ async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
     elsewhere["recipientAccountId"] = json!("999999999999");
     let mut forged = tagged.clone();
     forged["eventID"] = json!("0f000000-0000-4000-8000-000000000002");
-    for body in [envelope("custom.ops-bot", &forged), envelope("aws.ec2", &elsewhere), envelope("aws.ec2", &tagged)] {
+    // An `aws.*` source of another service than the record's: a forwarding rule or bus policy
+    // that lets something else speak for EC2.
+    let mut misattributed = tagged.clone();
+    misattributed["eventID"] = json!("0f000000-0000-4000-8000-000000000003");
+    for body in [
+        envelope("custom.ops-bot", &forged),
+        envelope("aws.ec2", &elsewhere),
+        envelope("aws.s3", &misattributed),
+        envelope("aws.ec2", &tagged),
+    ] {
         sqs.send_message().queue_url(&queue_url).message_body(body).send().await.unwrap();
     }
     let workdir = root.path().join("work");
@@ -411,11 +426,11 @@ async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
     .await;
     let status = daemon.terminate();
     assert!(status.success(), "{}", daemon.log());
-    // One branch, for the one served record; the other two are bad input with their reasons.
+    // One branch, for the one served record; the other three are bad input with their reasons.
     assert_eq!(remote_branches(&remote).len(), 1, "{:?}", remote_branches(&remote));
     let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
     let stats = store.stats().await.unwrap();
-    assert_eq!((stats.events, stats.bad_records), (1, 2), "{stats:?}");
+    assert_eq!((stats.events, stats.bad_records), (1, 3), "{stats:?}");
     let sets: u64 = stats.change_sets_by_status.iter().map(|(_, n)| n).sum();
     assert_eq!(sets, 1, "{stats:?}");
     store.close().await;
@@ -423,7 +438,11 @@ async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", db.display())).await.unwrap();
     let reasons: Vec<String> =
         sqlx::query_scalar("SELECT reason FROM bad_records ORDER BY reason").fetch_all(&mut conn).await.unwrap();
-    assert!(reasons.iter().any(|r| r.contains("may be forged")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("\"custom.ops-bot\"") && r.contains("may be forged")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("\"aws.s3\" carries a record of eventSource \"ec2.amazonaws.com\"")),
+        "{reasons:?}"
+    );
     assert!(
         reasons.iter().any(|r| r.contains("\"999999999999\", which [feed] accounts does not serve")),
         "{reasons:?}"
@@ -550,7 +569,7 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     let queue_url = sqs.create_queue().queue_name(format!("prs-{suffix}")).send().await.unwrap().queue_url.unwrap();
     for record in demo_records() {
         let envelope = json!({"version": "0", "id": "e", "detail-type": "AWS API Call via CloudTrail",
-                              "source": "aws.ec2", "account": "123456789012", "region": "us-east-1",
+                              "source": eventbridge_source(&record), "account": "123456789012", "region": "us-east-1",
                               "resources": [], "detail": record});
         sqs.send_message().queue_url(&queue_url).message_body(envelope.to_string()).send().await.unwrap();
     }

@@ -14,6 +14,7 @@ mod read;
 mod record;
 mod resource;
 mod scan;
+mod sources;
 
 pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType, is_transport_key};
 pub use filter::{Disposition, DropReason, FilterConfig, classify};

@@ -323,18 +323,26 @@ fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String
     }
     // Only AWS sends `aws.*` sources; any caller allowed `events:PutEvents` can send the rest, and
     // with it a console change nobody made.
-    if !matches!(&head.envelope_source, Loose::Text(source) if source.starts_with("aws.")) {
-        return bad(format!(
-            "EventBridge envelope from source {}: CloudTrail's come from `aws.*` sources, which only AWS can \
-             send; this one may be forged",
-            head.envelope_source
-        ));
-    }
+    let envelope_source = match &head.envelope_source {
+        Loose::Text(source) if source.starts_with("aws.") => source.clone(),
+        other => {
+            return bad(format!(
+                "EventBridge envelope from source {other}: CloudTrail's come from `aws.*` sources, which only \
+                 AWS can send; this one may be forged"
+            ));
+        }
+    };
     let Some(detail) = head.detail.map(RawValue::get).filter(|d| d.starts_with('{')) else {
         return bad("EventBridge envelope without a `detail` object".into());
     };
     match serde_json::from_str::<RawHead<'a>>(detail) {
         Ok(record) => match record.check() {
+            // The service that sent the envelope is the one whose call it carries.
+            Ok(checked) if !crate::sources::envelope_agrees(&envelope_source, checked.source()) => bad(format!(
+                "EventBridge envelope from source \"{envelope_source}\" carries a record of eventSource \"{}\", \
+                 which that service does not send; it may be forged",
+                checked.source()
+            )),
             Ok(checked) => Entry::Record(Record { text: detail, checked }),
             Err(e) => bad(e.to_string()),
         },
@@ -406,9 +414,15 @@ mod tests {
         let r = r#"{"eventID":"e1","eventTime":"2024-03-01T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"CreateTags","userIdentity":{"type":"Root"}}"#;
         let envelope =
             |source: &str| format!(r#"{{"detail-type":"AWS API Call via CloudTrail","source":{source},"detail":{r}}}"#);
-        for (source, kept) in
-            [("\"aws.ec2\"", true), ("\"driftback.test\"", false), ("\"awsx.ec2\"", false), ("null", false)]
-        {
+        for (source, kept) in [
+            ("\"aws.ec2\"", true),
+            ("\"driftback.test\"", false),
+            ("\"awsx.ec2\"", false),
+            ("null", false),
+            // An `aws.*` source of another service than the record's.
+            ("\"aws.s3\"", false),
+            ("\"aws.iam\"", false),
+        ] {
             let mut records = 0;
             let mut bad = Vec::new();
             scan(&envelope(source), "m", |entry| match entry {
