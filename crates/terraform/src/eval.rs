@@ -204,11 +204,9 @@ impl Scope {
         ctx.declare_var("var", to_hcl(&Value::Object(self.vars.clone())));
         ctx.declare_var("local", to_hcl(&Value::Object(self.locals.clone())));
         let module = self.module_dir.display().to_string();
-        let path = [
-            ("module", if module.is_empty() { ".".to_string() } else { module }),
-            ("root", ".".into()),
-            ("cwd", ".".into()),
-        ];
+        // `path.cwd` is wherever `terraform` runs (an absolute path on someone's machine or in CI):
+        // not known here, so whatever reads it stays symbolic and cannot pass as verified.
+        let path = [("module", if module.is_empty() { ".".to_string() } else { module }), ("root", ".".into())];
         ctx.declare_var("path", hcl::Value::from_iter(path.map(|(k, v)| (k, hcl::Value::from(v)))));
         ctx.declare_var("terraform", hcl::Value::from_iter([("workspace", hcl::Value::from("default"))]));
         ctx
@@ -341,12 +339,13 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scop
         }
     }
     // What never resolved stays symbolic.
+    let final_ctx = scope.context();
     for (file, name) in pending {
         if let (Some(text), Some(body)) = (repo.text(&file), repo.body(&file)) {
             if let Some(v) = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")
-                .find_map(|b| b.body.get_attribute(&name).map(|a| symbolic(text, &a.value)))
+                .find_map(|b| b.body.get_attribute(&name).map(|a| symbolic(text, &a.value, &final_ctx)))
             {
                 scope.locals.insert(name, v);
             }
@@ -459,7 +458,7 @@ fn eval_or_symbolic(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::ev
         ),
         E::Array(items) => Value::Array(items.iter().map(|i| eval_or_symbolic(text, i, ctx)).collect()),
         E::Parenthesis(inner) => eval_or_symbolic(text, inner.inner(), ctx),
-        _ => symbolic(text, expr),
+        _ => symbolic(text, expr, ctx),
     }
 }
 
@@ -485,9 +484,66 @@ pub fn contains_symbolic(value: &Value) -> bool {
     }
 }
 
-fn symbolic(text: &str, expr: &hcl_edit::expr::Expression) -> Value {
+/// What the evaluator cannot compute, as its source text (`${aws_s3_bucket.logs.arn}`), followed by
+/// the values of the module-scope inputs it reads (`given var.prefix = "logs"`). Two symbolic values
+/// are equal only when both the text and those inputs are: an edit of a variable that an
+/// uncomputable expression reads changes that expression's value too, and the comparison of every
+/// other instance before and after an edit must see it (an unknown effect is never "unchanged").
+fn symbolic(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Value {
     let source = expr.span().map(|s| text[s].to_string()).unwrap_or_default();
-    Value::String(format!("${{{}}}", source.trim()))
+    let inputs = scope_inputs(text, expr, ctx);
+    if inputs.is_empty() {
+        Value::String(format!("${{{}}}", source.trim()))
+    } else {
+        Value::String(format!("${{{}}} given {}", source.trim(), inputs.join(", ")))
+    }
+}
+
+/// The module-scope references in an expression (`var.*`, `local.*`, `each.*`, `count.*`, `path.*`,
+/// `terraform.*`) with their values, or `(unknown)` where even the variable itself does not evaluate.
+fn scope_inputs(text: &str, expr: &hcl_edit::expr::Expression, ctx: &hcl::eval::Context<'_>) -> Vec<String> {
+    use hcl_edit::visit::Visit;
+    struct Refs<'t> {
+        text: &'t str,
+        found: Vec<String>,
+    }
+    impl Visit for Refs<'_> {
+        fn visit_traversal(&mut self, node: &hcl_edit::expr::Traversal) {
+            if let hcl_edit::expr::Expression::Variable(root) = &node.expr {
+                if matches!(root.as_str(), "var" | "local" | "each" | "count" | "path" | "terraform") {
+                    if let Some(span) = node.span() {
+                        self.found.push(self.text[span].trim().to_string());
+                    }
+                }
+            }
+            hcl_edit::visit::visit_traversal(self, node);
+        }
+    }
+    let mut refs = Refs { text, found: Vec::new() };
+    refs.visit_expr(expr);
+    let value_of = |source: &str| {
+        let parsed: hcl::Expression = source.parse().ok()?;
+        let value = eval_try(&parsed, ctx).ok()?;
+        serde_json::to_string(&serde_json::to_value(value).ok()?).ok()
+    };
+    let mut out: Vec<String> = refs
+        .found
+        .iter()
+        .map(|reference| {
+            if let Some(v) = value_of(reference) {
+                return format!("{reference} = {v}");
+            }
+            // `var.list[count.index].key` beyond the list: the variable's whole value.
+            let root: String = reference.split(['[', '.']).take(2).collect::<Vec<_>>().join(".");
+            match value_of(&root) {
+                Some(v) if root != *reference => format!("{root} = {v}"),
+                _ => format!("{reference} = (unknown)"),
+            }
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn to_hcl(value: &Value) -> hcl::Value {

@@ -388,3 +388,53 @@ output "id" {
         "the module is untouched"
     );
 }
+
+/// A project where one variable feeds a literal-valued argument of one resource and an expression
+/// of another that the evaluator cannot compute (it reads another resource, or `path.cwd`).
+fn shared_with_uncomputable(uncomputable: &str) -> Repo {
+    let main = format!(
+        r#"variable "env" {{
+  default = "dev"
+}}
+
+resource "aws_instance" "api" {{
+  instance_type = "t3.small"
+  tags = {{
+    Env = var.env
+  }}
+}}
+
+resource "aws_s3_bucket" "logs" {{
+  bucket = {uncomputable}
+}}
+"#
+    );
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), main)].into_iter().collect());
+    assert!(repo.diagnostics().is_empty(), "{:?}", repo.diagnostics());
+    repo
+}
+
+#[test]
+fn an_expression_the_evaluator_cannot_compute_still_shows_the_variables_it_reads() {
+    for uncomputable in [r#""${aws_s3_bucket.base.id}-${var.env}""#, r#""${basename(path.cwd)}-${var.env}""#] {
+        let repo = shared_with_uncomputable(uncomputable);
+        let bucket = value(&repo, "aws_s3_bucket.logs", "bucket").unwrap();
+        let text = bucket.as_str().unwrap();
+        assert!(text.starts_with("${") && text.contains(r#"var.env = "dev""#), "{text}");
+    }
+}
+
+#[test]
+fn an_edit_whose_effect_on_another_instance_cannot_be_computed_is_not_chosen() {
+    // Changing `var.env` would rename the bucket too, though the evaluator cannot say to what: the
+    // edit must not pass as leaving the bucket unchanged. The narrow literal on the instance does.
+    for uncomputable in [r#""${aws_s3_bucket.base.id}-${var.env}""#, r#""${basename(path.cwd)}-${var.env}""#] {
+        let mut repo = shared_with_uncomputable(uncomputable);
+        let before = others(&repo, &["aws_instance.api"]);
+        let applied = set(&mut repo, "aws_instance.api", "tags.Env", json!("prod")).unwrap();
+        assert_eq!(value(&repo, "aws_instance.api", "tags.Env"), Some(json!("prod")));
+        assert_eq!(others(&repo, &["aws_instance.api"]), before, "{applied:?}");
+        let main = repo.text(Path::new("main.tf")).unwrap();
+        assert!(main.contains("default = \"dev\""), "the shared variable was edited:\n{main}");
+    }
+}
