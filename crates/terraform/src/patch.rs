@@ -237,7 +237,7 @@ fn set_value(
     };
     let computed =
         found.as_ref().is_some_and(|(expr, tail, _)| tail.is_empty() && origin::refers_to_other_objects(expr));
-    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| {
+    let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false).map_err(|e| {
         if computed {
             refused(format!(
                 "{path} is computed from other resources in the code; writing the new value as a literal would cut \
@@ -285,17 +285,21 @@ fn remove_value(
     }
     let candidates = tracer.out;
     let check = |config: Option<Value>| config.is_some_and(|c| value_at_path(&c, path).is_none());
-    let chosen = choose(repo, address, candidates, &check, &|_| false).map_err(|e| refused(format!("{path}: {e}")))?;
+    let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false)
+        .map_err(|e| refused(format!("{path}: {e}")))?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
     write(repo, &chosen.file, chosen.text, applied);
     Ok(())
 }
 
-/// The first candidate after which the target passes `check` and no other resource instance's
+/// The first candidate after which the target passes `check`, no other argument of the target
+/// changed than the one at `changing` (when given: an origin the drifted value shares with the
+/// target's name would rename, and so replace, the resource), and no other resource instance's
 /// effective configuration changed (instances `expected_gone` may disappear).
 fn choose(
     repo: &Repo,
     target: &Address,
+    changing: Option<&AttrPath>,
     candidates: Vec<Candidate>,
     check: &dyn Fn(Option<Value>) -> bool,
     expected_gone: &dyn Fn(&Address) -> bool,
@@ -304,6 +308,7 @@ fn choose(
         return Err("no edit of the configuration expresses this change".into());
     }
     let before = snapshot(repo, target);
+    let target_before = changing.and_then(|path| Some((path, effective_config(repo, target)?)));
     let mut leaks = Vec::new();
     for candidate in candidates {
         let mut scratch = repo.clone();
@@ -311,6 +316,13 @@ fn choose(
         if !check(effective_config(&scratch, target)) {
             leaks.push(format!("{} (does not give {target} the value)", candidate.note));
             continue;
+        }
+        if let Some((path, target_before)) = &target_before {
+            let target_after = effective_config(&scratch, target).unwrap_or(Value::Null);
+            if let Some(other) = changed_argument(target_before, &target_after, path) {
+                leaks.push(format!("{} (would change {target}'s {other} too)", candidate.note));
+                continue;
+            }
         }
         let after = snapshot(&scratch, target);
         let changed = before
@@ -325,6 +337,81 @@ fn choose(
         }
     }
     Err(format!("every edit considered would change something else: {}", leaks.join("; ")))
+}
+
+fn remove_at(value: &mut Value, segs: &[Seg]) {
+    match segs {
+        [] => {}
+        [last] => match (last, value) {
+            (Seg::Name(n) | Seg::Key(n), Value::Object(map)) => {
+                map.remove(n);
+            }
+            (Seg::Name(n) | Seg::Key(n), Value::Array(items)) if items.len() == 1 => {
+                if let Some(map) = items[0].as_object_mut() {
+                    map.remove(n);
+                }
+            }
+            (Seg::Index(i), Value::Array(items)) if *i < items.len() => items[*i] = Value::Null,
+            _ => {}
+        },
+        [first, rest @ ..] => {
+            if let Some(child) = child_mut(value, first) {
+                remove_at(child, rest);
+            }
+        }
+    }
+}
+
+/// One step into a configuration, as [`value_at_path`] takes it (a block that occurs once is
+/// entered without an index).
+fn child_mut<'a>(value: &'a mut Value, seg: &Seg) -> Option<&'a mut Value> {
+    match seg {
+        Seg::Name(n) | Seg::Key(n) => {
+            if value.as_array().is_some_and(|items| items.len() == 1) {
+                return value.get_mut(0)?.get_mut(n);
+            }
+            value.as_object_mut()?.get_mut(n)
+        }
+        Seg::Index(0) if value.is_object() => Some(value),
+        Seg::Index(i) => value.as_array_mut()?.get_mut(*i),
+    }
+}
+
+/// The first top-level argument (or block) that differs between two configurations of one instance
+/// other than what is at `path` (for a member of a JSON document held as text, the argument that
+/// holds the document; a block left empty once that value is gone counts as absent).
+fn changed_argument(before: &Value, after: &Value, path: &AttrPath) -> Option<String> {
+    let (mut before, mut after) = (before.clone(), after.clone());
+    let depth = (1..=path.0.len())
+        .rev()
+        .find(|len| {
+            let prefix = AttrPath(path.0[..*len].to_vec());
+            value_at_path(&before, &prefix).is_some() || value_at_path(&after, &prefix).is_some()
+        })
+        .unwrap_or(path.0.len());
+    for len in (1..=depth).rev() {
+        let prefix = &path.0[..len];
+        for config in [&mut before, &mut after] {
+            let empty = len == depth || value_at_path(config, &AttrPath(prefix.to_vec())).is_none_or(|v| is_empty(&v));
+            if empty {
+                remove_at(config, prefix);
+            }
+        }
+    }
+    let (Value::Object(b), Value::Object(a)) = (&before, &after) else {
+        return (before != after).then(|| "configuration".into());
+    };
+    b.keys().chain(a.keys()).find(|k| b.get(*k) != a.get(*k)).cloned()
+}
+
+/// An object with nothing in it, or a block list whose blocks have nothing in them.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.values().all(Value::is_null),
+        Value::Array(items) => items.iter().all(is_empty),
+        Value::Null => true,
+        _ => false,
+    }
 }
 
 /// Every resource instance's effective configuration but the target's (without `lifecycle`,
@@ -722,7 +809,7 @@ fn remove_module_instance(repo: &mut Repo, address: &Address, applied: &mut Appl
     let candidates = tracer.out;
     let instance = address.module.clone();
     let gone = |a: &Address| a.module.starts_with(&instance);
-    let chosen = match choose(repo, address, candidates, &|config: Option<Value>| config.is_none(), &gone) {
+    let chosen = match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone) {
         Ok(chosen) => chosen,
         Err(e) => return Some(Err(refused(e))),
     };
@@ -811,7 +898,7 @@ fn remove_instance(
             && a.module == address.module
             && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n)
     };
-    let chosen = choose(repo, address, candidates, &check, &gone).map_err(refused)?;
+    let chosen = choose(repo, address, None, candidates, &check, &gone).map_err(refused)?;
     applied.notes.push(format!("{address}: removed its instance: {}", chosen.note));
     write(repo, &chosen.file, chosen.text, applied);
     Ok(())

@@ -438,3 +438,25 @@ fn an_edit_whose_effect_on_another_instance_cannot_be_computed_is_not_chosen() {
         assert!(main.contains("default = \"dev\""), "the shared variable was edited:\n{main}");
     }
 }
+
+#[test]
+fn an_origin_shared_with_another_argument_of_the_drifted_resource_is_not_edited() {
+    // The threshold variable also names the alarm: editing it would rename, and so replace, the
+    // alarm. The new threshold is written on the alarm itself.
+    let main = r#"variable "threshold" {
+  default = 80
+}
+
+resource "aws_cloudwatch_metric_alarm" "cpu" {
+  alarm_name  = "cpu-above-${var.threshold}"
+  threshold   = var.threshold
+  metric_name = "CPUUtilization"
+}
+"#;
+    let mut repo = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    let applied = set(&mut repo, "aws_cloudwatch_metric_alarm.cpu", "threshold", json!(90)).unwrap();
+    assert_eq!(value(&repo, "aws_cloudwatch_metric_alarm.cpu", "threshold"), Some(json!(90)), "{applied:?}");
+    assert_eq!(value(&repo, "aws_cloudwatch_metric_alarm.cpu", "alarm_name"), Some(json!("cpu-above-80")));
+    let text = repo.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("default = 80"), "{text}");
+}
