@@ -28,7 +28,7 @@ pub use file::PolicyError;
 pub use ledger::{LedgerEntry, Oscillation, find_oscillation};
 pub use policy::{DEFAULT_OSCILLATION_WINDOW_SECS, DecideInput, Decided, ExampleResult, NO_PLAN, Policy};
 pub use rule::{Effect, Example, Matcher, Rule};
-pub use security::security_weakening;
+pub use security::{SecurityCheck, SecurityCondition, SecurityExample, SecurityTable, security_weakening};
 
 #[cfg(test)]
 mod tests;

@@ -1,158 +1,171 @@
-//! Calls that weaken security: public ingress, public buckets, encryption or logging turned off,
-//! IAM wildcards. Checked on the calls themselves, so they hold whether or not a recipe knows them.
+//! Calls that weaken security: public ingress, public data and resource policies, encryption,
+//! logging or audit turned off, IAM wildcards. The checks are data (`data/security.toml`), each with
+//! examples in real CloudTrail request shapes; they are checked on the calls themselves, so they hold
+//! whether or not a recipe knows the call.
 
+use std::sync::OnceLock;
+
+use serde::Deserialize;
 use serde_json::Value;
 
 use driftback_events::ApiEvent;
 
-const OPEN_CIDRS: &[&str] = &["0.0.0.0/0", "::/0"];
+const TABLE: &str = include_str!("../data/security.toml");
+
+/// The table of security checks.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityTable {
+    #[serde(rename = "check")]
+    pub checks: Vec<SecurityCheck>,
+}
+
+/// One kind of call that weakens security.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityCheck {
+    pub id: String,
+    /// The eventSource (`sqs.amazonaws.com`).
+    pub source: String,
+    /// Event names as CloudTrail logs them, without version suffixes.
+    pub events: Vec<String>,
+    /// Every condition must hold; none means the call itself weakens.
+    #[serde(default)]
+    pub when: Vec<SecurityCondition>,
+    /// What the call does, after its name: "turns default encryption off".
+    pub says: String,
+    #[serde(rename = "example", default)]
+    pub examples: Vec<SecurityExample>,
+}
+
+/// A request the check is tested with.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityExample {
+    /// The event it is a request of (default: the check's first).
+    #[serde(default)]
+    pub event: Option<String>,
+    /// `requestParameters`, as JSON text.
+    pub request: String,
+    pub weakens: bool,
+}
+
+/// A test on the request (see the header of `data/security.toml`).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "test", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SecurityCondition {
+    Equals {
+        members: Vec<String>,
+        values: Vec<String>,
+    },
+    EndsWith {
+        members: Vec<String>,
+        values: Vec<String>,
+    },
+    #[serde(rename = "false")]
+    False {
+        members: Vec<String>,
+    },
+    #[serde(rename = "true")]
+    True {
+        members: Vec<String>,
+    },
+    NotTrue {
+        members: Vec<String>,
+    },
+    Empty {
+        members: Vec<String>,
+    },
+    AllEmpty {
+        members: Vec<String>,
+    },
+    Absent {
+        members: Vec<String>,
+    },
+    Present {
+        members: Vec<String>,
+    },
+    PublicPolicy {
+        members: Vec<String>,
+    },
+    WildcardAction {
+        members: Vec<String>,
+    },
+    Pair {
+        members: Vec<String>,
+        key: String,
+        value: String,
+    },
+    Contains {
+        values: Vec<String>,
+    },
+}
+
+impl SecurityTable {
+    /// The built-in table (checked by its tests).
+    pub fn builtin() -> &'static SecurityTable {
+        static TABLE_PARSED: OnceLock<SecurityTable> = OnceLock::new();
+        TABLE_PARSED.get_or_init(|| toml::from_str(TABLE).expect("data/security.toml is checked by its tests"))
+    }
+
+    /// The first check an event fires.
+    pub fn check(&self, event: &ApiEvent) -> Option<&SecurityCheck> {
+        self.checks.iter().find(|c| {
+            c.source == event.source
+                && c.events.iter().any(|e| e == &event.name)
+                && c.when.iter().all(|cond| cond.holds(&event.request))
+        })
+    }
+}
+
+impl SecurityCondition {
+    fn holds(&self, request: &Value) -> bool {
+        match self {
+            SecurityCondition::Equals { members, values } => {
+                strings_under(request, members).iter().any(|s| values.iter().any(|v| v.eq_ignore_ascii_case(s)))
+            }
+            SecurityCondition::EndsWith { members, values } => {
+                strings_under(request, members).iter().any(|s| values.iter().any(|v| s.ends_with(v.as_str())))
+            }
+            SecurityCondition::False { members } => bools_under(request, members).contains(&false),
+            SecurityCondition::True { members } => bools_under(request, members).contains(&true),
+            SecurityCondition::NotTrue { members } => !bools_under(request, members).contains(&true),
+            SecurityCondition::Empty { members } => strings_under(request, members).iter().any(String::is_empty),
+            SecurityCondition::AllEmpty { members } => strings_under(request, members).iter().all(String::is_empty),
+            SecurityCondition::Absent { members } => values_under(request, members).is_empty(),
+            SecurityCondition::Present { members } => values_under(request, members).iter().any(|v| match v {
+                Value::Null => false,
+                Value::String(s) => !s.is_empty(),
+                Value::Array(items) => !items.is_empty(),
+                Value::Object(map) => !map.is_empty(),
+                _ => true,
+            }),
+            SecurityCondition::PublicPolicy { members } => values_under(request, members).iter().any(|v| match v {
+                Value::String(doc) => public_principal(doc),
+                Value::Object(_) => public_principal(&v.to_string()),
+                _ => false,
+            }),
+            SecurityCondition::WildcardAction { members } => {
+                strings_under(request, members).iter().any(|doc| has_wildcard_action(doc))
+            }
+            SecurityCondition::Pair { members, key, value } => values_under(request, members).iter().any(|v| {
+                let items = match v {
+                    Value::Array(items) => items.as_slice(),
+                    one => std::slice::from_ref(one),
+                };
+                items.iter().any(|i| i["key"].as_str() == Some(key) && i["value"].as_str() == Some(value))
+            }),
+            SecurityCondition::Contains { values } => {
+                let text = request.to_string();
+                values.iter().any(|v| text.contains(v.as_str()))
+            }
+        }
+    }
+}
 
 /// Why an event weakens security, if it does.
 pub fn security_weakening(event: &ApiEvent) -> Option<String> {
-    let r = &event.request;
-    let name = event.name.as_str();
-    let says = |what: &str| Some(format!("{} {what}", event.raw_name));
-    match (event.service(), name) {
-        ("ec2", "AuthorizeSecurityGroupIngress") | ("ec2", "ModifySecurityGroupRules") => {
-            let cidrs = strings_under(r, &["cidrIp", "cidrIpv6", "CidrIpv4", "CidrIpv6", "cidrIpv4"]);
-            cidrs
-                .iter()
-                .find(|c| OPEN_CIDRS.contains(&c.as_str()))
-                .and_then(|c| says(&format!("opens ingress from {c} (the whole internet)")))
-        }
-        // CloudTrail's names for PutPublicAccessBlock and its account-level twin.
-        ("s3", "PutBucketPublicAccessBlock") | ("s3", "PutAccountPublicAccessBlock") => {
-            let flags =
-                bools_under(r, &["BlockPublicAcls", "IgnorePublicAcls", "BlockPublicPolicy", "RestrictPublicBuckets"]);
-            flags.contains(&false).then(|| format!("{} turns public access protection off", event.raw_name))
-        }
-        ("s3", "DeleteBucketPublicAccessBlock") | ("s3", "DeleteAccountPublicAccessBlock") => {
-            says("removes public access protection")
-        }
-        ("s3", "DeleteBucketEncryption") => says("turns default encryption off"),
-        ("s3", "PutBucketAcl") => {
-            let text = r.to_string();
-            (text.contains("AllUsers") || text.contains("public-read"))
-                .then(|| format!("{} makes the bucket public", event.raw_name))
-        }
-        ("s3", "PutBucketPolicy") => {
-            let text = r.to_string().replace(' ', "");
-            (text.contains("\\\"Principal\\\":\\\"*\\\"")
-                || text.contains("\"Principal\":\"*\"")
-                || text.contains("\\\"AWS\\\":\\\"*\\\""))
-            .then(|| format!("{} grants access to everyone", event.raw_name))
-        }
-        ("s3", "PutBucketLogging") => {
-            let text = r.to_string();
-            (!text.contains("LoggingEnabled")).then(|| format!("{} turns access logging off", event.raw_name))
-        }
-        ("cloudtrail", "StopLogging") | ("cloudtrail", "DeleteTrail") => says("turns audit logging off"),
-        ("ec2", "DeleteFlowLogs") => says("turns VPC flow logs off"),
-        ("kms", "DisableKeyRotation") | ("kms", "ScheduleKeyDeletion") | ("kms", "DisableKey") => {
-            says("weakens encryption keys")
-        }
-        ("iam", "PutRolePolicy")
-        | ("iam", "PutUserPolicy")
-        | ("iam", "PutGroupPolicy")
-        | ("iam", "CreatePolicy")
-        | ("iam", "CreatePolicyVersion") => {
-            let doc = strings_under(r, &["policyDocument"]).join(" ");
-            has_wildcard_action(&doc).then(|| format!("{} grants wildcard IAM permissions", event.raw_name))
-        }
-        ("iam", "AttachRolePolicy") | ("iam", "AttachUserPolicy") | ("iam", "AttachGroupPolicy") => {
-            let arn = strings_under(r, &["policyArn"]).join(" ");
-            (arn.ends_with("/AdministratorAccess") || arn.ends_with("/IAMFullAccess"))
-                .then(|| format!("{} grants administrator access", event.raw_name))
-        }
-        // A queue's attributes: encryption turned off, or a policy open to everyone.
-        ("sqs", "SetQueueAttributes") => {
-            let off = strings_under(r, &["SqsManagedSseEnabled"]).iter().any(|v| v.eq_ignore_ascii_case("false"))
-                && strings_under(r, &["KmsMasterKeyId"]).iter().all(|k| k.is_empty());
-            let key_removed = strings_under(r, &["KmsMasterKeyId"]).iter().any(|k| k.is_empty());
-            let public = strings_under(r, &["Policy"]).iter().any(|doc| public_principal(doc));
-            if public {
-                says("grants access to the queue to everyone")
-            } else if off || key_removed {
-                says("turns the queue's server-side encryption off")
-            } else {
-                None
-            }
-        }
-        // A topic's attribute, one at a time: its key removed, or a policy open to everyone.
-        ("sns", "SetTopicAttributes") => {
-            let name = strings_under(r, &["attributeName"]).join("");
-            let value = strings_under(r, &["attributeValue"]).join("");
-            match name.as_str() {
-                "KmsMasterKeyId" if value.is_empty() => says("turns the topic's server-side encryption off"),
-                "Policy" if public_principal(&value) => says("grants access to the topic to everyone"),
-                _ => None,
-            }
-        }
-        // Anyone may invoke the function.
-        ("lambda", "AddPermission") => {
-            let principal = strings_under(r, &["principal"]).join("");
-            let unscoped = strings_under(r, &["sourceArn", "sourceAccount", "principalOrgID"]).is_empty();
-            (principal == "*" && unscoped).then(|| format!("{} lets anyone invoke the function", event.raw_name))
-        }
-        // A network ACL rule that allows every protocol from anywhere.
-        ("ec2", "CreateNetworkAclEntry") | ("ec2", "ReplaceNetworkAclEntry") => {
-            let allow = strings_under(r, &["ruleAction"]).iter().any(|a| a == "allow");
-            let ingress = !bools_under(r, &["egress"]).contains(&true);
-            let all = strings_under(r, &["protocol"]).iter().any(|p| p == "-1" || p.eq_ignore_ascii_case("all"));
-            let open =
-                strings_under(r, &["cidrBlock", "ipv6CidrBlock"]).iter().any(|c| OPEN_CIDRS.contains(&c.as_str()));
-            (allow && ingress && all && open)
-                .then(|| format!("{} allows all traffic from the whole internet", event.raw_name))
-        }
-        // A snapshot or an image shared with everyone.
-        ("ec2", "ModifySnapshotAttribute") | ("ec2", "ModifyImageAttribute") => {
-            let text = r.to_string();
-            (text.contains("\"add\"") && text.contains("\"group\":\"all\""))
-                .then(|| format!("{} shares it with every AWS account", event.raw_name))
-        }
-        // Resource policies, logged as JSON text (or an object), open to everyone.
-        ("ecr", "SetRepositoryPolicy") => public_policy_under(r, &["policyText"])
-            .then(|| format!("{} opens the repository to everyone", event.raw_name)),
-        ("kms", "PutKeyPolicy") => {
-            public_policy_under(r, &["policy"]).then(|| format!("{} lets everyone use the key", event.raw_name))
-        }
-        ("secretsmanager", "PutResourcePolicy") => public_policy_under(r, &["resourcePolicy"])
-            .then(|| format!("{} grants access to the secret to everyone", event.raw_name)),
-        ("dynamodb", "PutResourcePolicy") | ("kinesis", "PutResourcePolicy") | ("redshift", "PutResourcePolicy") => {
-            public_policy_under(r, &["policy"]).then(|| format!("{} grants access to everyone", event.raw_name))
-        }
-        ("es", "UpdateDomainConfig") | ("es", "UpdateElasticsearchDomainConfig") => {
-            public_policy_under(r, &["accessPolicies"])
-                .then(|| format!("{} makes the search domain publicly accessible", event.raw_name))
-        }
-        // Encryption turned off or its key removed.
-        ("ec2", "DisableEbsEncryptionByDefault") => says("turns EBS encryption by default off"),
-        ("kinesis", "StopStreamEncryption") => says("turns the stream's server-side encryption off"),
-        ("dynamodb", "UpdateTable") => {
-            let sse: Vec<bool> =
-                r.get("sSESpecification").map(|spec| bools_under(spec, &["enabled"])).unwrap_or_default();
-            sse.contains(&false)
-                .then(|| format!("{} removes the table's customer-managed encryption key", event.raw_name))
-        }
-        // Public accessibility.
-        ("redshift", "ModifyCluster") => bools_under(r, &["publiclyAccessible"])
-            .contains(&true)
-            .then(|| format!("{} makes the cluster publicly accessible", event.raw_name)),
-        // Audit turned off.
-        ("config", "StopConfigurationRecorder") | ("config", "DeleteConfigurationRecorder") => {
-            says("turns AWS Config recording off")
-        }
-        ("guardduty", "DeleteDetector") => says("turns GuardDuty off"),
-        ("guardduty", "UpdateDetector") => {
-            bools_under(r, &["enable"]).contains(&false).then(|| format!("{} turns GuardDuty off", event.raw_name))
-        }
-        ("rds", "ModifyDBInstance") | ("rds", "ModifyDBCluster") => {
-            // Storage encryption cannot be changed by these calls (they have no such member).
-            let public = bools_under(r, &["publiclyAccessible"]).contains(&true);
-            public.then(|| format!("{} makes the database publicly accessible", event.raw_name))
-        }
-        _ => None,
-    }
+    SecurityTable::builtin().check(event).map(|c| format!("{} {}", event.raw_name, c.says))
 }
 
 /// A permission granted to an IAM role, user or group that the change set did not create: who may do
@@ -180,21 +193,6 @@ pub fn iam_grant_to_existing_identity(events: &[ApiEvent]) -> Option<String> {
     })
 }
 
-/// A policy under one of `keys`, as JSON text or an object, that lets everyone in.
-fn public_policy_under(value: &Value, keys: &[&str]) -> bool {
-    let mut public = false;
-    walk(value, &mut |k, v| {
-        if keys.contains(&k) {
-            public |= match v {
-                Value::String(doc) => public_principal(doc),
-                Value::Object(_) => public_principal(&v.to_string()),
-                _ => false,
-            };
-        }
-    });
-    public
-}
-
 /// A resource policy (JSON text) with a statement allowing `"Principal": "*"` or `{"AWS": "*"}`
 /// without a condition that narrows who.
 fn public_principal(doc: &str) -> bool {
@@ -207,9 +205,9 @@ fn public_principal(doc: &str) -> bool {
     statements.iter().any(|st| {
         let everyone = match &st["Principal"] {
             Value::String(p) => p == "*",
-            Value::Object(p) => ["AWS", "Service"].iter().any(|k| match &p[*k] {
-                Value::String(v) => v == "*",
-                Value::Array(vs) => vs.iter().any(|v| v == "*"),
+            Value::Object(p) => ["AWS", "Service"].iter().any(|k| match p.get(*k) {
+                Some(Value::String(v)) => v == "*",
+                Some(Value::Array(vs)) => vs.iter().any(|v| v == "*"),
                 _ => false,
             }),
             _ => false,
@@ -239,32 +237,51 @@ fn has_wildcard_action(doc: &str) -> bool {
     })
 }
 
-fn strings_under(value: &Value, keys: &[&str]) -> Vec<String> {
+/// Every value of a member named in `members`, anywhere in `value`; `a.b` is a member `b` anywhere
+/// under a member `a`.
+fn values_under(value: &Value, members: &[String]) -> Vec<Value> {
     let mut out = Vec::new();
-    walk(value, &mut |k, v| {
-        if keys.contains(&k) {
-            if let Some(s) = v.as_str() {
-                out.push(s.to_string());
+    for member in members {
+        let mut scopes = vec![value.clone()];
+        for step in member.split('.') {
+            let mut next = Vec::new();
+            for scope in &scopes {
+                walk(scope, &mut |k, v| {
+                    if k == step {
+                        next.push(v.clone());
+                    }
+                });
             }
+            scopes = next;
         }
-    });
+        out.extend(scopes);
+    }
     out
 }
 
-fn bools_under(value: &Value, keys: &[&str]) -> Vec<bool> {
+fn strings_under(value: &Value, members: &[String]) -> Vec<String> {
     let mut out = Vec::new();
-    walk(value, &mut |k, v| {
-        if keys.contains(&k) {
-            match v {
-                Value::Bool(b) => out.push(*b),
-                Value::String(s) if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") => {
-                    out.push(s.eq_ignore_ascii_case("true"))
-                }
-                _ => {}
-            }
+    for v in values_under(value, members) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => out.extend(items.iter().filter_map(|i| i.as_str().map(str::to_string))),
+            _ => {}
         }
-    });
+    }
     out
+}
+
+fn bools_under(value: &Value, members: &[String]) -> Vec<bool> {
+    values_under(value, members)
+        .iter()
+        .filter_map(|v| match v {
+            Value::Bool(b) => Some(*b),
+            Value::String(s) if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") => {
+                Some(s.eq_ignore_ascii_case("true"))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn walk(value: &Value, f: &mut dyn FnMut(&str, &Value)) {

@@ -392,87 +392,78 @@ fn policy_file_errors_name_the_file_rule_and_field() {
     }
 }
 
-/// Each security check fires on a call as CloudTrail logs it: the name and the members it reads
-/// exist in the table of calls generated from the AWS API models, so a check written with an API
-/// name CloudTrail never logs (`PutPublicAccessBlock`) cannot pass unnoticed.
+/// Each security check fires on a call as CloudTrail logs it: its examples are real request shapes,
+/// their names and members exist in the table of calls generated from the AWS API models (so a check
+/// written with an API name CloudTrail never logs, like `PutPublicAccessBlock`, cannot pass
+/// unnoticed), the weakening ones fire that very check and the ordinary ones fire none.
 #[test]
-fn security_checks_fire_on_the_names_cloudtrail_logs() {
+fn security_table_checks_fire_on_their_examples_as_cloudtrail_logs_them() {
     let calls = driftback_recipes::Calls::builtin();
-    let ingress = json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipProtocol": "tcp", "fromPort": 22,
-        "toPort": 22, "ipRanges": {"items": [{"cidrIp": "0.0.0.0/0"}]}}]}});
-    let block = json!({"bucketName": "b", "PublicAccessBlockConfiguration": {"BlockPublicAcls": false}});
-    let public_policy = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"*"}]}"#;
-    #[rustfmt::skip]
-    let weakening: Vec<(&str, &str, Value)> = vec![
-        ("ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", ingress),
-        ("s3.amazonaws.com", "PutBucketPublicAccessBlock", block),
-        ("s3.amazonaws.com", "DeleteBucketPublicAccessBlock", json!({"bucketName": "b"})),
-        ("s3.amazonaws.com", "DeleteBucketEncryption", json!({"bucketName": "b"})),
-        ("s3.amazonaws.com", "PutBucketLogging", json!({"bucketName": "b", "BucketLoggingStatus": {}})),
-        ("cloudtrail.amazonaws.com", "StopLogging", json!({"name": "main"})),
-        ("kms.amazonaws.com", "DisableKeyRotation", json!({"keyId": "k"})),
-        ("rds.amazonaws.com", "ModifyDBInstance", json!({"dBInstanceIdentifier": "db", "publiclyAccessible": true})),
-        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "attributes": {"SqsManagedSseEnabled": "false"}})),
-        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "attributes": {"KmsMasterKeyId": ""}})),
-        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q", "attributes": {"Policy": public_policy}})),
-        ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "arn:aws:sns:us-east-1:1:t", "attributeName": "KmsMasterKeyId", "attributeValue": ""})),
-        ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "arn:aws:sns:us-east-1:1:t", "attributeName": "Policy", "attributeValue": public_policy})),
-        ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "statementId": "s", "action": "lambda:InvokeFunction", "principal": "*"})),
-        ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "allow", "protocol": "-1", "cidrBlock": "0.0.0.0/0"})),
-        ("ec2.amazonaws.com", "ModifySnapshotAttribute", json!({"snapshotId": "snap-1", "attribute": "createVolumePermission", "createVolumePermission": {"add": {"items": [{"group": "all"}]}}})),
-        ("ecr.amazonaws.com", "SetRepositoryPolicy", json!({"repositoryName": "app", "policyText": public_policy})),
-        ("kms.amazonaws.com", "PutKeyPolicy", json!({"keyId": "k", "policyName": "default", "policy": public_policy})),
-        ("secretsmanager.amazonaws.com", "PutResourcePolicy", json!({"secretId": "s", "resourcePolicy": public_policy, "blockPublicPolicy": false})),
-        ("dynamodb.amazonaws.com", "PutResourcePolicy", json!({"resourceArn": "arn:aws:dynamodb:us-east-1:1:table/t", "policy": public_policy})),
-        ("kinesis.amazonaws.com", "PutResourcePolicy", json!({"resourceARN": "arn:aws:kinesis:us-east-1:1:stream/s", "policy": public_policy})),
-        ("es.amazonaws.com", "UpdateDomainConfig", json!({"domainName": "d", "accessPolicies": public_policy})),
-        ("ec2.amazonaws.com", "DisableEbsEncryptionByDefault", json!({})),
-        ("kinesis.amazonaws.com", "StopStreamEncryption", json!({"streamName": "s", "encryptionType": "KMS", "keyId": "alias/aws/kinesis"})),
-        ("dynamodb.amazonaws.com", "UpdateTable", json!({"tableName": "t", "sSESpecification": {"enabled": false}})),
-        ("redshift.amazonaws.com", "ModifyCluster", json!({"clusterIdentifier": "c", "publiclyAccessible": true})),
-        ("config.amazonaws.com", "StopConfigurationRecorder", json!({"configurationRecorderName": "default"})),
-        ("config.amazonaws.com", "DeleteConfigurationRecorder", json!({"configurationRecorderName": "default"})),
-        ("guardduty.amazonaws.com", "DeleteDetector", json!({"detectorId": "d"})),
-        ("guardduty.amazonaws.com", "UpdateDetector", json!({"detectorId": "d", "enable": false})),
-        ("ec2.amazonaws.com", "DeleteFlowLogs", json!({"DeleteFlowLogsRequest": {"FlowLogId": {"content": "fl-1", "tag": 1}}})),
-        ("cloudtrail.amazonaws.com", "DeleteTrail", json!({"name": "main"})),
-    ];
-    for (source, name, request) in weakening {
-        let call = calls.check_event(source, name).unwrap_or_else(|e| panic!("{source} {name}: {e}"));
-        for member in request.as_object().unwrap().keys() {
-            assert!(call.has_member(member), "{source} {name} has no member {member}");
+    let table = crate::SecurityTable::builtin();
+    let mut ids = std::collections::BTreeSet::new();
+    for check in &table.checks {
+        assert!(ids.insert(&check.id), "duplicate check id {}", check.id);
+        assert!(check.examples.iter().any(|e| e.weakens), "{}: no example that weakens", check.id);
+        for event in &check.events {
+            calls.check_event(&check.source, event).unwrap_or_else(|e| panic!("{}: {e}", check.id));
         }
-        let cs = change_set(&alice(), source, name, request);
-        let event = &cs.events[0];
-        assert!(security_weakening(event).is_some(), "{source} {name} is not seen as a weakening");
+        for example in &check.examples {
+            let request: Value = serde_json::from_str(&example.request)
+                .unwrap_or_else(|e| panic!("{}: example is not JSON: {e}", check.id));
+            let event = example.event.as_ref().unwrap_or(&check.events[0]);
+            assert!(check.events.contains(event), "{}: example of {event}, which the check does not name", check.id);
+            let call = calls.check_event(&check.source, event).unwrap();
+            for member in request.as_object().unwrap().keys() {
+                assert!(call.has_member(member), "{}: {} {event} has no member {member}", check.id, check.source);
+            }
+            let cs = change_set(&alice(), &check.source, event, request.clone());
+            let fired = table.check(&cs.events[0]).map(|c| c.id.as_str());
+            if example.weakens {
+                assert_eq!(fired, Some(check.id.as_str()), "{event} {request}");
+            } else {
+                assert_eq!(fired, None, "{}: {event} {request} is ordinary", check.id);
+            }
+        }
     }
     // The API's own name is not what CloudTrail logs, and no check is written for it.
     assert!(calls.check_event("s3.amazonaws.com", "PutPublicAccessBlock").is_err());
-    // Ordinary changes to the same calls are not weakenings.
-    let scoped = r#"{"Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"*","Condition":{"ArnEquals":{"aws:SourceArn":"arn:aws:sns:us-east-1:1:t"}}}]}"#;
-    #[rustfmt::skip]
-    let ordinary: Vec<(&str, &str, Value)> = vec![
-        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "q", "attributes": {"VisibilityTimeout": "60"}})),
-        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "q", "attributes": {"SqsManagedSseEnabled": "false", "KmsMasterKeyId": "alias/q"}})),
-        ("sqs.amazonaws.com", "SetQueueAttributes", json!({"queueUrl": "q", "attributes": {"Policy": scoped}})),
-        ("sns.amazonaws.com", "SetTopicAttributes", json!({"topicArn": "t", "attributeName": "DisplayName", "attributeValue": ""})),
-        ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "principal": "*", "sourceArn": "arn:aws:s3:::b"})),
-        ("lambda.amazonaws.com", "AddPermission20150331v2", json!({"functionName": "f", "principal": "s3.amazonaws.com"})),
-        // HTTPS from anywhere on a public subnet's ACL is ordinary; all traffic is not.
-        ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 120, "egress": false, "ruleAction": "allow", "protocol": "6", "cidrBlock": "0.0.0.0/0", "portRange": {"from": 443, "to": 443}})),
-        ("ec2.amazonaws.com", "CreateNetworkAclEntry", json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "deny", "protocol": "-1", "cidrBlock": "0.0.0.0/0"})),
-        ("ec2.amazonaws.com", "ModifySnapshotAttribute", json!({"snapshotId": "snap-1", "createVolumePermission": {"add": {"items": [{"userId": "210987654321"}]}}})),
-        ("ecr.amazonaws.com", "SetRepositoryPolicy", json!({"repositoryName": "app", "policyText": scoped})),
-        ("kms.amazonaws.com", "PutKeyPolicy", json!({"keyId": "k", "policy": scoped})),
-        ("secretsmanager.amazonaws.com", "PutResourcePolicy", json!({"secretId": "s", "resourcePolicy": scoped})),
-        ("es.amazonaws.com", "UpdateDomainConfig", json!({"domainName": "d", "clusterConfig": {"instanceCount": 3}})),
-        ("dynamodb.amazonaws.com", "UpdateTable", json!({"tableName": "t", "sSESpecification": {"enabled": true, "sSEType": "KMS"}})),
-        ("dynamodb.amazonaws.com", "UpdateTable", json!({"tableName": "t", "deletionProtectionEnabled": false})),
-        ("redshift.amazonaws.com", "ModifyCluster", json!({"clusterIdentifier": "c", "publiclyAccessible": false})),
-        ("guardduty.amazonaws.com", "UpdateDetector", json!({"detectorId": "d", "enable": true})),
-    ];
-    for (source, name, request) in ordinary {
-        let cs = change_set(&alice(), source, name, request.clone());
-        assert_eq!(security_weakening(&cs.events[0]), None, "{source} {name} {request}");
+    // The reason names the call as logged.
+    let cs = change_set(
+        &alice(),
+        "lambda.amazonaws.com",
+        "AddPermission20150331v2",
+        json!({"functionName": "f", "statementId": "s", "action": "lambda:InvokeFunction", "principal": "*"}),
+    );
+    assert_eq!(security_weakening(&cs.events[0]).unwrap(), "AddPermission20150331v2 lets anyone invoke the function");
+}
+
+/// The table covers what the security rules must know: public principals in resource policies,
+/// encryption off, public accessibility, logging and audit off.
+#[test]
+fn security_table_covers_the_required_kinds_of_weakening() {
+    let table = crate::SecurityTable::builtin();
+    let fires = |source: &str, event: &str| {
+        table.checks.iter().any(|c| c.source == source && c.events.iter().any(|e| e == event))
+    };
+    for (source, event) in [
+        ("sqs.amazonaws.com", "SetQueueAttributes"),
+        ("sns.amazonaws.com", "SetTopicAttributes"),
+        ("s3.amazonaws.com", "PutBucketPolicy"),
+        ("ecr.amazonaws.com", "SetRepositoryPolicy"),
+        ("kms.amazonaws.com", "PutKeyPolicy"),
+        ("secretsmanager.amazonaws.com", "PutResourcePolicy"),
+        ("lambda.amazonaws.com", "AddPermission"),
+        ("s3.amazonaws.com", "DeleteBucketEncryption"),
+        ("ec2.amazonaws.com", "DisableEbsEncryptionByDefault"),
+        ("dynamodb.amazonaws.com", "UpdateTable"),
+        ("kinesis.amazonaws.com", "StopStreamEncryption"),
+        ("rds.amazonaws.com", "ModifyDBInstance"),
+        ("redshift.amazonaws.com", "ModifyCluster"),
+        ("es.amazonaws.com", "UpdateDomainConfig"),
+        ("cloudtrail.amazonaws.com", "StopLogging"),
+        ("s3.amazonaws.com", "PutBucketLogging"),
+        ("ec2.amazonaws.com", "DeleteFlowLogs"),
+    ] {
+        assert!(fires(source, event), "no security check for {source} {event}");
     }
 }
