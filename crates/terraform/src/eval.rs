@@ -15,6 +15,7 @@ use hcl_edit::structure::Block;
 use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel};
 use crate::functions::{declare_terraform_functions, eval_try};
+use crate::path::Seg;
 use crate::repo::Repo;
 
 /// The effective configuration of one resource instance, or `None` when its block is not there or
@@ -422,24 +423,101 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
         out.insert(key.to_string(), eval_or_symbolic(text, &attr.value, ctx));
     }
     let mut blocks: Map<String, Value> = Map::new();
+    let mut push = |name: &str, value: Value| match blocks.get_mut(name) {
+        Some(Value::Array(items)) => items.push(value),
+        _ => {
+            blocks.insert(name.to_string(), Value::Array(vec![value]));
+        }
+    };
     for block in body.blocks() {
         let name = block.ident.as_str();
-        if name == "lifecycle" || name == "dynamic" || name == "provisioner" || name == "connection" {
-            if name == "lifecycle" {
+        match name {
+            "lifecycle" => {
                 out.insert("lifecycle".into(), body_value(text, &block.body, ctx));
             }
-            continue;
-        }
-        let value = body_value(text, &block.body, ctx);
-        match blocks.get_mut(name) {
-            Some(Value::Array(items)) => items.push(value),
-            _ => {
-                blocks.insert(name.to_string(), Value::Array(vec![value]));
+            "provisioner" | "connection" => {}
+            // One block per element of `for_each`, with the iterator (`rule.key`, `rule.value`)
+            // bound; where `for_each` cannot be computed, one symbolic entry in place of them all.
+            "dynamic" => {
+                let Some(label) = block.labels.first().map(edit::label_str) else { continue };
+                match dynamic_elements(text, block, ctx) {
+                    Some((iterator, elements)) => {
+                        let Some(content) = block.body.blocks().find(|b| b.ident.as_str() == "content") else {
+                            continue;
+                        };
+                        for (key, value) in elements {
+                            let mut inner = ctx.clone();
+                            let bound = hcl::Value::from_iter([("key", to_hcl(&key)), ("value", to_hcl(&value))]);
+                            inner.declare_var(iterator.clone(), bound);
+                            push(label, body_value(text, &content.body, &inner));
+                        }
+                    }
+                    None => {
+                        let unknown = match block.body.get_attribute("for_each") {
+                            Some(for_each) => symbolic(text, &for_each.value, ctx),
+                            None => Value::String(format!("${{dynamic {label:?} without for_each}}")),
+                        };
+                        push(label, unknown);
+                    }
+                }
             }
+            _ => push(name, body_value(text, &block.body, ctx)),
         }
     }
     out.extend(blocks);
     Value::Object(out)
+}
+
+/// A `dynamic` block's iterator name and the (key, value) of each element of its `for_each`: list
+/// elements by index, map entries by key. `None` when `for_each` cannot be computed.
+fn dynamic_elements(text: &str, block: &Block, ctx: &hcl::eval::Context<'_>) -> Option<(String, Vec<(Value, Value)>)> {
+    let label = block.labels.first().map(edit::label_str)?;
+    let iterator = match block.body.get_attribute("iterator") {
+        Some(attr) => edit::expr_text(text, &attr.value).trim().to_string(),
+        None => label.to_string(),
+    };
+    let elements = match eval_expr(text, &block.body.get_attribute("for_each")?.value, ctx)? {
+        Value::Array(items) => items.into_iter().enumerate().map(|(i, v)| (Value::from(i), v)).collect(),
+        Value::Object(map) => map.into_iter().map(|(k, v)| (Value::String(k), v)).collect(),
+        _ => return None,
+    };
+    Some((iterator, elements))
+}
+
+/// Where the blocks of one type in a resource instance's effective configuration come from, in
+/// their order: a block written in the body (`Written(k)`: the k-th written block of that type),
+/// or an element of a `dynamic` block (`Dynamic { block: d, element }`: the d-th `dynamic` block of
+/// that type, at the index or key of its `for_each`). `None` when a `for_each` cannot be computed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BlockOrigin {
+    Written(usize),
+    Dynamic { block: usize, element: Seg, iterator: String },
+}
+
+pub fn block_origins(repo: &Repo, address: &Address, block_type: &str) -> Option<Vec<BlockOrigin>> {
+    let location = repo.find_resource(address)?;
+    let text = repo.text(&location.file)?;
+    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
+    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref())?;
+    let (mut written, mut dynamic) = (0, 0);
+    let mut out = Vec::new();
+    for b in block.body.blocks() {
+        if b.ident.as_str() == block_type {
+            out.push(BlockOrigin::Written(written));
+            written += 1;
+        } else if b.ident.as_str() == "dynamic" && b.labels.first().map(edit::label_str) == Some(block_type) {
+            let (iterator, elements) = dynamic_elements(text, b, &ctx)?;
+            for (key, _) in elements {
+                let element = match key {
+                    Value::String(k) => Seg::Key(k),
+                    other => Seg::Index(other.as_u64()? as usize),
+                };
+                out.push(BlockOrigin::Dynamic { block: dynamic, element, iterator: iterator.clone() });
+            }
+            dynamic += 1;
+        }
+    }
+    Some(out)
 }
 
 /// The value of an expression; where part of it cannot be known (a reference to another

@@ -51,13 +51,16 @@ pub(crate) struct Candidate {
 pub(crate) struct Tracer<'a> {
     pub repo: &'a Repo,
     pub out: Vec<Candidate>,
+    /// Inside a `dynamic` block's content: its iterator's name, its `for_each` expression and the
+    /// element this block comes from (`rule.value` is that element of `for_each`).
+    pub iterator: Option<(String, &'a Expression, Seg)>,
 }
 
 const MAX_DEPTH: usize = 12;
 
 impl<'a> Tracer<'a> {
     pub fn new(repo: &'a Repo) -> Self {
-        Tracer { repo, out: Vec::new() }
+        Tracer { repo, out: Vec::new(), iterator: None }
     }
 
     /// Propose edits that apply `change` at `tail` inside `expr` (an expression of `file`), origin first.
@@ -125,6 +128,20 @@ impl<'a> Tracer<'a> {
             }
             Expression::Array(array) if matches!(tail.first(), Some(Seg::Index(_))) => {
                 self.array(site, file, array, tail, change, trail, depth)
+            }
+            // `{ for name, cfg in var.buckets : name => cfg if ... }`: each entry is the collection's
+            // entry of the same key, so the change goes there.
+            Expression::ForExpr(for_expr) if matches!(tail.first(), Some(Seg::Key(_))) && !for_expr.grouping => {
+                let is_var = |e: &Expression, name: &str| matches!(e, Expression::Variable(v) if v.as_str() == name);
+                let intro = &for_expr.intro;
+                let keeps_entries = intro.key_var.as_ref().is_some_and(|k| {
+                    for_expr.key_expr.as_ref().is_some_and(|e| is_var(e, k.as_str()))
+                        && is_var(&for_expr.value_expr, intro.value_var.as_str())
+                });
+                if keeps_entries {
+                    let trail = format!("{trail} -> the for expression's collection");
+                    self.expr(site, file, &intro.collection_expr, tail, change, &trail, depth + 1);
+                }
             }
             _ => {}
         }
@@ -237,6 +254,16 @@ impl<'a> Tracer<'a> {
                     let trail = format!("{trail} -> local.{first} in {}", file.display());
                     self.expr(site, file, &attr.value, tail, change, &trail, depth + 1);
                 }
+            }
+            name if first == "value" && self.iterator.as_ref().is_some_and(|(n, _, _)| n == name) => {
+                let Some((_, for_each, element)) = self.iterator.clone() else { return };
+                let tail = [vec![element.clone()], tail.to_vec()].concat();
+                let which = match &element {
+                    Seg::Index(i) => format!("{i}"),
+                    Seg::Key(k) | Seg::Name(k) => format!("{k:?}"),
+                };
+                let trail = format!("{trail} -> element {which} of the dynamic block's for_each");
+                self.expr(site, &site.file, for_each, &tail, change, &trail, depth + 1);
             }
             "each" if first == "value" => {
                 let Some(InstanceKey::Str(key)) = &site.key else { return };

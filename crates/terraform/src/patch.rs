@@ -196,11 +196,25 @@ fn set_value(
     let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
     let change = Change::Set(value.clone());
     let mut tracer = Tracer::new(repo);
-    let found = body.and_then(|b| origin::attribute_at(&b.body, &path.0));
+    let route = body.and_then(|b| through_dynamic(repo, address, b, path));
+    let found = match &route {
+        None => body.and_then(|b| origin::attribute_at(&b.body, &path.0)),
+        Some(DynamicRoute::Written(written)) => body.and_then(|b| origin::attribute_at(&b.body, &written.0)),
+        Some(DynamicRoute::Element { .. } | DynamicRoute::Unknown) => None,
+    };
     let keyed = address.key.is_some() && has_count_or_for_each(&text, &location.sel);
-    match &found {
-        Some((expr, tail, _)) => tracer.expr(&site, &location.file, expr, tail, &change, "", 0),
-        None => {
+    match (&found, &route) {
+        (_, Some(DynamicRoute::Unknown)) => {
+            return Err(refused(format!(
+                "{path}: the blocks of this type come from a `dynamic` block whose for_each cannot be computed here"
+            )));
+        }
+        (_, Some(DynamicRoute::Element { expr, tail, iterator, for_each, element })) => {
+            tracer.iterator = Some((iterator.clone(), *for_each, element.clone()));
+            tracer.expr(&site, &location.file, expr, tail, &change, "", 0);
+        }
+        (Some((expr, tail, _)), _) => tracer.expr(&site, &location.file, expr, tail, &change, "", 0),
+        (None, _) => {
             // Not set yet: a literal in the block (every instance's, when there are several).
             if let Ok(new) = edit::set(&text, Some(&location.sel), path, value) {
                 tracer.out.push(Candidate {
@@ -290,6 +304,60 @@ fn remove_value(
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
     write(repo, &chosen.file, chosen.text, applied);
     Ok(())
+}
+
+/// How a path into a block type that `dynamic` blocks produce reaches its attribute.
+enum DynamicRoute<'b> {
+    /// A block written in the body: the path with the index among the written blocks.
+    Written(AttrPath),
+    /// A block of a `dynamic` block: the attribute in its `content`, the rest of the path, and the
+    /// iterator with the `for_each` element it is bound to.
+    Element {
+        expr: &'b hcl_edit::expr::Expression,
+        tail: Vec<Seg>,
+        iterator: String,
+        for_each: &'b hcl_edit::expr::Expression,
+        element: Seg,
+    },
+    /// A `for_each` of those blocks cannot be computed.
+    Unknown,
+}
+
+/// `None` when no `dynamic` block produces blocks of the path's first type.
+fn through_dynamic<'b>(
+    repo: &Repo,
+    address: &Address,
+    body: &'b hcl_edit::structure::Block,
+    path: &AttrPath,
+) -> Option<DynamicRoute<'b>> {
+    let (Seg::Name(block_type), rest) = path.0.split_first()? else { return None };
+    let is_dynamic = |b: &&hcl_edit::structure::Block| {
+        b.ident.as_str() == "dynamic" && b.labels.first().map(edit::label_str) == Some(block_type)
+    };
+    if !body.body.blocks().any(|b| is_dynamic(&b)) {
+        return None;
+    }
+    let Some(origins) = crate::eval::block_origins(repo, address, block_type) else {
+        return Some(DynamicRoute::Unknown);
+    };
+    let (index, rest) = match rest.split_first() {
+        Some((Seg::Index(i), rest)) => (*i, rest),
+        _ if origins.len() == 1 => (0, rest),
+        _ => return Some(DynamicRoute::Unknown),
+    };
+    match origins.get(index)? {
+        crate::eval::BlockOrigin::Written(k) => {
+            let segs = [vec![Seg::Name(block_type.clone()), Seg::Index(*k)], rest.to_vec()].concat();
+            Some(DynamicRoute::Written(AttrPath(segs)))
+        }
+        crate::eval::BlockOrigin::Dynamic { block, element, iterator } => {
+            let dynamic = body.body.blocks().filter(is_dynamic).nth(*block)?;
+            let for_each = &dynamic.body.get_attribute("for_each")?.value;
+            let content = dynamic.body.blocks().find(|b| b.ident.as_str() == "content")?;
+            let (expr, tail, _) = origin::attribute_at(&content.body, rest)?;
+            Some(DynamicRoute::Element { expr, tail, iterator: iterator.clone(), for_each, element: element.clone() })
+        }
+    }
 }
 
 /// The first candidate after which the target passes `check`, no other argument of the target

@@ -460,3 +460,91 @@ resource "aws_cloudwatch_metric_alarm" "cpu" {
     let text = repo.text(Path::new("main.tf")).unwrap();
     assert!(text.contains("default = 80"), "{text}");
 }
+
+/// Lifecycle rules from `dynamic` blocks over a filtered `for` map of a `for_each` variable, in the
+/// style of split S3 resources: the effective configuration has one block per element, and a
+/// changed rule is written at the variable's entry, through the iterator and the `for` expression.
+fn dynamic_rules() -> Repo {
+    let main = r#"variable "buckets" {
+  default = {
+    raw     = { noncurrent_days = 30, expiration_days = null }
+    curated = { noncurrent_days = 90, expiration_days = 14 }
+    scratch = { noncurrent_days = null, expiration_days = null }
+  }
+}
+
+locals {
+  with_rules = { for name, cfg in var.buckets : name => cfg if cfg.noncurrent_days != null || cfg.expiration_days != null }
+}
+
+resource "aws_s3_bucket_lifecycle_configuration" "this" {
+  for_each = local.with_rules
+  bucket   = each.key
+
+  rule {
+    id     = "abort-uploads"
+    status = "Enabled"
+  }
+
+  dynamic "rule" {
+    for_each = each.value.noncurrent_days == null ? [] : [each.value.noncurrent_days]
+    content {
+      id     = "expire-noncurrent"
+      status = "Enabled"
+      noncurrent_version_expiration {
+        noncurrent_days = rule.value
+      }
+    }
+  }
+
+  dynamic "rule" {
+    for_each = each.value.expiration_days == null ? [] : [each.value.expiration_days]
+    iterator = days
+    content {
+      id     = "expire-objects"
+      status = "Enabled"
+      expiration {
+        days = days.value
+      }
+    }
+  }
+}
+"#;
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    assert!(repo.diagnostics().is_empty(), "{:?}", repo.diagnostics());
+    repo
+}
+
+#[test]
+fn dynamic_blocks_expand_in_the_effective_configuration() {
+    let repo = dynamic_rules();
+    let curated = effective_config(&repo, &addr(r#"aws_s3_bucket_lifecycle_configuration.this["curated"]"#)).unwrap();
+    let ids: Vec<&str> = curated["rule"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["abort-uploads", "expire-noncurrent", "expire-objects"]);
+    assert_eq!(
+        value(&repo, r#"aws_s3_bucket_lifecycle_configuration.this["curated"]"#, "rule[2].expiration.days"),
+        Some(json!(14))
+    );
+    let raw = effective_config(&repo, &addr(r#"aws_s3_bucket_lifecycle_configuration.this["raw"]"#)).unwrap();
+    assert_eq!(raw["rule"].as_array().unwrap().len(), 2);
+    assert!(effective_config(&repo, &addr(r#"aws_s3_bucket_lifecycle_configuration.this["scratch"]"#)).is_none());
+}
+
+#[test]
+fn a_rule_from_a_dynamic_block_changes_at_its_variable_entry() {
+    let mut repo = dynamic_rules();
+    let raw = r#"aws_s3_bucket_lifecycle_configuration.this["raw"]"#;
+    let before = others(&repo, &[raw]);
+    set(&mut repo, raw, "rule[1].noncurrent_version_expiration.noncurrent_days", json!(60)).unwrap();
+    assert_eq!(value(&repo, raw, "rule[1].noncurrent_version_expiration.noncurrent_days"), Some(json!(60)));
+    assert_eq!(others(&repo, &[raw]), before);
+    let text = repo.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("raw     = { noncurrent_days = 60, expiration_days = null }"), "{text}");
+    // A rule written in the body is still found by its place among the written blocks.
+    let curated = r#"aws_s3_bucket_lifecycle_configuration.this["curated"]"#;
+    set(&mut repo, curated, "rule[2].expiration.days", json!(30)).unwrap();
+    assert!(repo.text(Path::new("main.tf")).unwrap().contains("expiration_days = 30 }"));
+    set(&mut repo, curated, "rule[0].status", json!("Disabled")).unwrap();
+    assert_eq!(value(&repo, curated, "rule[0].status"), Some(json!("Disabled")));
+    assert_eq!(value(&repo, raw, "rule[0].status"), Some(json!("Enabled")));
+}
