@@ -40,12 +40,14 @@ pub(crate) enum Change {
     Remove,
 }
 
-/// One possible edit: a file's new text, and what it does.
-#[derive(Debug, Clone)]
+/// One possible edit: a file's new text (and, for an edit that spans files, the others'), and what
+/// it does.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Candidate {
     pub file: PathBuf,
     pub text: String,
     pub note: String,
+    pub also: Vec<(PathBuf, String)>,
 }
 
 pub(crate) struct Tracer<'a> {
@@ -230,6 +232,14 @@ impl<'a> Tracer<'a> {
                                 }
                             }
                         }
+                        let input = PerInstanceInput {
+                            call_name: &call.name,
+                            call_file: &call_file,
+                            sel: &sel,
+                            input: first,
+                            module_dir: &site.dir,
+                        };
+                        self.per_instance_input(&parent, &input, tail, change, trail, depth);
                     }
                 }
                 // The module's own default is shared by every call; it is the last resort.
@@ -275,6 +285,87 @@ impl<'a> Tracer<'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A module call with `count`/`for_each` over a list or map whose entries its other inputs read
+    /// (`try(var.api_instances[count.index].monitoring, false)`): an input the call does not pass
+    /// yet is added the same way, defaulting to the module's own default, and the change goes to
+    /// this instance's entry. Every other instance keeps the default it had.
+    fn per_instance_input(
+        &mut self,
+        parent: &Site,
+        input: &PerInstanceInput<'_>,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let repo = self.repo;
+        let (Some(text), Some(block)) =
+            (repo.text(input.call_file), repo.body(input.call_file).and_then(|b| edit::find_block(b, input.sel)))
+        else {
+            return;
+        };
+        let block_text = block.span().map(|s| &text[s]).unwrap_or_default();
+        let element = if block.body.get_attribute("count").is_some() {
+            let Some(list) = count_indexed_list(block_text) else { return };
+            format!("var.{list}[count.index]")
+        } else if block.body.get_attribute("for_each").is_some() && block_text.contains("each.value") {
+            "each.value".to_string()
+        } else {
+            return;
+        };
+        let var_sel = BlockSel::new("variable", &[input.input]);
+        let default = repo
+            .find_block(input.module_dir, &var_sel)
+            .and_then(|file| {
+                let block = edit::find_block(repo.body(file)?, &var_sel)?;
+                Some(edit::expr_text(repo.text(file)?, &block.body.get_attribute("default")?.value).trim().to_string())
+            })
+            .unwrap_or_else(|| "null".to_string());
+        let reading = format!("try({element}.{}, {default})", input.input);
+        let placeholder = "__driftback_per_instance_input__";
+        let path = AttrPath(vec![Seg::Name(input.input.to_string())]);
+        let Ok(with_input) =
+            edit::set(text, Some(input.sel), &path, &AttrValue::Literal(Value::String(placeholder.into())))
+        else {
+            return;
+        };
+        let new_call = with_input.replacen(&format!("\"{placeholder}\""), &reading, 1);
+        // On a line of its own, after a blank line, so the arguments above keep their alignment.
+        let new_call = match new_call.find(&reading).and_then(|at| new_call[..at].rfind('\n')) {
+            Some(line_start) if !new_call[..line_start].ends_with('\n') && !new_call[..line_start].ends_with('{') => {
+                format!("{}\n{}", &new_call[..line_start], &new_call[line_start..])
+            }
+            _ => new_call,
+        };
+        if edit::parse(&new_call).is_err() {
+            return;
+        }
+        let mut scratch = repo.clone();
+        scratch.set_file(input.call_file, new_call.clone());
+        let Some(attr) = scratch
+            .body(input.call_file)
+            .and_then(|b| edit::find_block(b, input.sel))
+            .and_then(|b| b.body.get_attribute(input.input))
+        else {
+            return;
+        };
+        let trail = format!(
+            "{trail} -> a new input {} on module.{} in {}, read per instance as {reading}",
+            input.input,
+            input.call_name,
+            input.call_file.display()
+        );
+        let mut sub = Tracer::new(&scratch);
+        sub.expr(parent, input.call_file, &attr.value, tail, change, &trail, depth + 1);
+        for candidate in sub.out {
+            if candidate.file == input.call_file {
+                self.push(candidate.file, candidate.text, candidate.note);
+            } else if !self.out.iter().any(|c| c.file == candidate.file && c.text == candidate.text) {
+                self.out.push(Candidate { also: vec![(input.call_file.to_path_buf(), new_call.clone())], ..candidate });
+            }
         }
     }
 
@@ -445,12 +536,31 @@ impl<'a> Tracer<'a> {
         if self.out.iter().any(|c| c.file == file && c.text == text) {
             return;
         }
-        self.out.push(Candidate { file, text, note: note.trim_start_matches(" -> ").to_string() });
+        self.out.push(Candidate { file, text, note: note.trim_start_matches(" -> ").to_string(), also: Vec::new() });
     }
 
     fn eval(&self, site: &Site, source: &str) -> Option<Value> {
         eval_in_block(self.repo, &site.module, &site.file, &site.block, site.key.as_ref(), source)
     }
+}
+
+/// Where a per-instance input would go: the module call, and the module's directory.
+struct PerInstanceInput<'p> {
+    call_name: &'p str,
+    call_file: &'p Path,
+    sel: &'p BlockSel,
+    input: &'p str,
+    module_dir: &'p Path,
+}
+
+/// The list a `count` module call's inputs read per instance: `api_instances` in
+/// `try(var.api_instances[count.index].instance_type, ...)`.
+fn count_indexed_list(text: &str) -> Option<&str> {
+    let at = text.find("[count.index]")?;
+    let before = &text[..at];
+    let start = before.rfind("var.")? + "var.".len();
+    let name = &before[start..];
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')).then_some(name)
 }
 
 /// `[1, 2, ]` after removing the last item: drop the dangling separator.

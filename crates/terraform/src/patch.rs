@@ -221,6 +221,7 @@ fn set_value(
                     file: location.file.clone(),
                     text: new,
                     note: format!("added {path} to the block"),
+                    also: Vec::new(),
                 });
             }
         }
@@ -262,7 +263,7 @@ fn set_value(
         }
     })?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
-    write(repo, &chosen.file, chosen.text, applied);
+    write_candidate(repo, chosen, applied);
     Ok(())
 }
 
@@ -293,6 +294,7 @@ fn remove_value(
                     file: location.file.clone(),
                     text: new,
                     note: format!("removed {path} from the block"),
+                    also: Vec::new(),
                 });
             }
         }
@@ -302,7 +304,7 @@ fn remove_value(
     let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false)
         .map_err(|e| refused(format!("{path}: {e}")))?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
-    write(repo, &chosen.file, chosen.text, applied);
+    write_candidate(repo, chosen, applied);
     Ok(())
 }
 
@@ -381,6 +383,9 @@ fn choose(
     for candidate in candidates {
         let mut scratch = repo.clone();
         scratch.set_file(&candidate.file, candidate.text.clone());
+        for (file, text) in &candidate.also {
+            scratch.set_file(file, text.clone());
+        }
         if !check(effective_config(&scratch, target)) {
             leaks.push(format!("{} (does not give {target} the value)", candidate.note));
             continue;
@@ -577,6 +582,7 @@ fn instance_override(
         file: location.file.clone(),
         text: new,
         note: format!("written as a condition on {address} only, since its origin is shared"),
+        also: Vec::new(),
     })
 }
 
@@ -619,6 +625,7 @@ fn merge_overlay(
             "overlaid {} on {attr} with merge() on this resource, since its origin is shared",
             AttrPath(tail.to_vec())
         ),
+        also: Vec::new(),
     })
 }
 
@@ -884,7 +891,7 @@ fn remove_module_instance(repo: &mut Repo, address: &Address, applied: &mut Appl
     applied
         .notes
         .push(format!("{address}: the last instance of module.{} goes with its entry: {}", call.name, chosen.note));
-    write(repo, &chosen.file, chosen.text, applied);
+    write_candidate(repo, chosen, applied);
     Some(Ok(()))
 }
 
@@ -968,7 +975,7 @@ fn remove_instance(
     };
     let chosen = choose(repo, address, None, candidates, &check, &gone).map_err(refused)?;
     applied.notes.push(format!("{address}: removed its instance: {}", chosen.note));
-    write(repo, &chosen.file, chosen.text, applied);
+    write_candidate(repo, chosen, applied);
     Ok(())
 }
 
@@ -1022,6 +1029,13 @@ fn remove_block_of(repo: &mut Repo, dir: &Path, sel: &BlockSel, applied: &mut Ap
 
 /// Write a file the patch changed, with what the change touched laid out as `terraform fmt` would
 /// ([`crate::fmt::tidy`]).
+fn write_candidate(repo: &mut Repo, chosen: Candidate, applied: &mut Applied) {
+    write(repo, &chosen.file, chosen.text, applied);
+    for (file, text) in chosen.also {
+        write(repo, &file, text, applied);
+    }
+}
+
 fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
     let text = match repo.text(file) {
         Some(before) => crate::fmt::tidy(before, &text),

@@ -548,3 +548,54 @@ fn a_rule_from_a_dynamic_block_changes_at_its_variable_entry() {
     assert_eq!(value(&repo, curated, "rule[0].status"), Some(json!("Disabled")));
     assert_eq!(value(&repo, raw, "rule[0].status"), Some(json!("Enabled")));
 }
+
+#[test]
+fn an_input_a_count_module_call_does_not_pass_yet_is_added_per_instance() {
+    let files = [
+        (
+            "main.tf",
+            r#"variable "api_instances" {
+  type = any
+}
+
+module "api" {
+  source = "./modules/instance"
+  count  = length(var.api_instances)
+
+  monitoring = try(var.api_instances[count.index].monitoring, false)
+}
+"#,
+        ),
+        ("terraform.tfvars", "api_instances = [\n  {\n    monitoring = true\n  },\n  {},\n]\n"),
+        (
+            "modules/instance/main.tf",
+            r#"variable "monitoring" {
+  default = false
+}
+
+variable "disable_api_termination" {
+  default = false
+}
+
+resource "aws_instance" "this" {
+  monitoring              = var.monitoring
+  disable_api_termination = var.disable_api_termination
+}
+"#,
+        ),
+    ];
+    let mut repo = Repo::from_files(files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect());
+    let before = others(&repo, &["module.api[0].aws_instance.this"]);
+    let applied = set(&mut repo, "module.api[0].aws_instance.this", "disable_api_termination", json!(true)).unwrap();
+    assert_eq!(value(&repo, "module.api[0].aws_instance.this", "disable_api_termination"), Some(json!(true)));
+    assert_eq!(others(&repo, &["module.api[0].aws_instance.this"]), before, "{applied:?}");
+    let main = repo.text(Path::new("main.tf")).unwrap();
+    assert!(
+        main.contains("disable_api_termination = try(var.api_instances[count.index].disable_api_termination, false)"),
+        "{main}"
+    );
+    let tfvars = repo.text(Path::new("terraform.tfvars")).unwrap();
+    assert!(tfvars.contains("monitoring              = true\n    disable_api_termination = true"), "{tfvars}");
+    let module = repo.text(Path::new("modules/instance/main.tf")).unwrap();
+    assert_eq!(module, files[2].1, "the module's default is every instance's");
+}
