@@ -599,3 +599,49 @@ resource "aws_instance" "this" {
     let module = repo.text(Path::new("modules/instance/main.tf")).unwrap();
     assert_eq!(module, files[2].1, "the module's default is every instance's");
 }
+
+#[test]
+fn a_tag_for_one_call_of_a_shared_module_goes_through_a_new_module_input() {
+    let files = [
+        (
+            "main.tf",
+            r#"variable "tags" {
+  default = { Owner = "platform" }
+}
+
+module "prod" {
+  source = "./modules/vpc"
+  name   = "prod"
+  tags   = var.tags
+}
+
+module "shared" {
+  source = "./modules/vpc"
+  name   = "shared"
+  tags   = var.tags
+}
+"#,
+        ),
+        (
+            "modules/vpc/variables.tf",
+            "variable \"name\" {}\n\nvariable \"tags\" {\n  type    = map(string)\n  default = {}\n}\n",
+        ),
+        (
+            "modules/vpc/main.tf",
+            "resource \"aws_vpc\" \"this\" {\n  cidr_block = \"10.0.0.0/16\"\n  tags       = merge({ Name = var.name }, var.tags)\n}\n",
+        ),
+    ];
+    let mut repo = Repo::from_files(files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect());
+    let target = "module.prod.aws_vpc.this";
+    let before = others(&repo, &[target]);
+    let applied = set(&mut repo, target, "tags.CostCenter", json!("cc-1200")).unwrap();
+    assert_eq!(value(&repo, target, "tags.CostCenter"), Some(json!("cc-1200")), "{applied:?}");
+    assert_eq!(value(&repo, target, "tags.Owner"), Some(json!("platform")));
+    assert_eq!(others(&repo, &[target]), before);
+    let module = repo.text(Path::new("modules/vpc/main.tf")).unwrap();
+    assert!(module.contains("merge({ Name = var.name }, var.tags, var.vpc_tags)"), "{module}");
+    assert!(repo.text(Path::new("modules/vpc/variables.tf")).unwrap().contains("variable \"vpc_tags\""));
+    let main = repo.text(Path::new("main.tf")).unwrap();
+    assert!(main.contains("vpc_tags = {\n    CostCenter = \"cc-1200\"\n  }"), "{main}");
+    assert!(main.contains("default = { Owner = \"platform\" }"), "the shared variable was edited:\n{main}");
+}
