@@ -979,20 +979,43 @@ fn remove_module_instance(repo: &mut Repo, address: &Address, applied: &mut Appl
     let text = repo.text(&call_file).unwrap_or_default();
     let source = edit::expr_text(text, &count.value);
     let n = crate::eval::eval_in_block(repo, &parent_module, &call_file, &sel, None, &source)?.as_i64()?;
+    let instance = address.module.clone();
+    let gone = |a: &Address| a.module.starts_with(&instance);
     if n != k + 1 {
-        return Some(Err(refused(format!(
-            "module.{}[{k}] is not the last instance of the call; removing it would renumber the others, so a \
-             person must decide",
-            call.name
-        ))));
+        // Not the last instance: dropping its entry would renumber the others. The module's own
+        // switch (`count = var.create ? 1 : 0`) turned off for this instance keeps them in place.
+        let location = repo.find_resource(address)?;
+        let resource = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel))?;
+        let switch = resource.body.get_attribute("count").map(|a| &a.value);
+        let mut tracer = Tracer::new(repo);
+        if let Some(switch) = switch {
+            let site = site_of(repo, address, &location);
+            let off = Change::Set(AttrValue::Literal(Value::from(0)));
+            tracer.expr(&site, &location.file, switch, &[], &off, "the module's switch", 0);
+        }
+        let candidates = tracer.out;
+        return Some(match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone) {
+            Ok(chosen) => {
+                applied.notes.push(format!(
+                    "{address}: module.{}[{k}] is turned off by the module's own switch, so the other instances keep \
+                     their numbers: {}",
+                    call.name, chosen.note
+                ));
+                write_candidate(repo, chosen, applied);
+                Ok(())
+            }
+            Err(e) => Err(refused(format!(
+                "module.{}[{k}] is not the last instance of the call; removing it would renumber the others, and \
+                 the module has no switch that turns one instance off ({e}), so a person must decide",
+                call.name
+            ))),
+        });
     }
     let site =
         Site { module: parent_module, dir: parent_dir, file: call_file.clone(), block: sel, key: call.key.clone() };
     let mut tracer = Tracer::new(repo);
     tracer.expr(&site, &call_file, list, &[Seg::Index(k as usize)], &Change::Remove, "the module's count", 0);
     let candidates = tracer.out;
-    let instance = address.module.clone();
-    let gone = |a: &Address| a.module.starts_with(&instance);
     let chosen = match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone) {
         Ok(chosen) => chosen,
         Err(e) => return Some(Err(refused(e))),

@@ -645,3 +645,54 @@ module "shared" {
     assert!(main.contains("vpc_tags = {\n    CostCenter = \"cc-1200\"\n  }"), "{main}");
     assert!(main.contains("default = { Owner = \"platform\" }"), "the shared variable was edited:\n{main}");
 }
+
+#[test]
+fn a_module_instance_in_the_middle_is_turned_off_by_the_modules_own_switch() {
+    let files = [
+        (
+            "main.tf",
+            r#"variable "api_instances" {
+  type = any
+}
+
+module "api" {
+  source = "./modules/instance"
+  count  = length(var.api_instances)
+
+  instance_type = try(var.api_instances[count.index].instance_type, "t3.small")
+}
+"#,
+        ),
+        ("terraform.tfvars", "api_instances = [\n  {\n    instance_type = \"m5.large\"\n  },\n  {},\n  {},\n]\n"),
+        (
+            "modules/instance/main.tf",
+            r#"variable "create" {
+  type    = bool
+  default = true
+}
+
+variable "instance_type" {}
+
+resource "aws_instance" "this" {
+  count         = var.create ? 1 : 0
+  instance_type = var.instance_type
+}
+
+output "id" {
+  value = try(aws_instance.this[0].id, null)
+}
+"#,
+        ),
+    ];
+    let mut repo = Repo::from_files(files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect());
+    let target = "module.api[0].aws_instance.this[0]";
+    let before = others(&repo, &[target]);
+    let applied = patch::apply(&mut repo, &addr(target), &Op::RemoveResource).unwrap();
+    assert!(effective_config(&repo, &addr(target)).is_none(), "{applied:?}");
+    assert_eq!(others(&repo, &[target]), before, "the other instances keep their numbers and configuration");
+    let main = repo.text(Path::new("main.tf")).unwrap();
+    assert!(main.contains("create = try(var.api_instances[count.index].create, true)"), "{main}");
+    let tfvars = repo.text(Path::new("terraform.tfvars")).unwrap();
+    assert!(tfvars.contains("create        = false"), "{tfvars}");
+    assert!(tfvars.matches("{}").count() == 2, "{tfvars}");
+}
