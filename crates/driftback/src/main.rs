@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cmd::{backfill, configuration, demo, eval, kb, pending, policy, probe, reconcile, serve};
+use cmd::{backfill, catalog, configuration, demo, eval, kb, pending, policy, probe, reconcile, serve};
 
 /// Reads CloudTrail records, finds changes made outside Terraform, and writes them back into the
 /// Terraform code as one git branch per change set, or says why not.
@@ -68,6 +68,12 @@ enum Command {
     /// escalation issue). A later change written into the code, or a person's answer in the
     /// thread, takes a change set off the list.
     Pending(pending::Args),
+    /// Show what the recipes cover: pairs by service, or one JSON object per call with --json.
+    ///
+    /// Built-in recipes are written by hand (crates/recipes/catalog/); generated ones are mapped
+    /// from the AWS API models to the provider's schema (scripts/generate-recipes.py). Calls that
+    /// change something and have no recipe go to the LLM agent, or to a person without one.
+    Catalog(catalog::Args),
     /// Print the effective configuration (file, DRIFTBACK_* variables, defaults) as TOML.
     ///
     /// Loading it is the check: an unknown key or a bad value fails naming the key. Passwords in
@@ -105,6 +111,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Probe(args) = &cli.command {
         return probe::run(args).map(|_| ExitCode::SUCCESS);
     }
+    if let Command::Catalog(args) = &cli.command {
+        return catalog::run(args).map(|_| ExitCode::SUCCESS);
+    }
     let config = config::Config::load(cli.config.as_deref())?;
     let done = ExitCode::SUCCESS;
     match cli.command {
@@ -117,6 +126,6 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Backfill(args) => backfill::run(&config, &args).await.map(|_| done),
         Command::Config => configuration::run(&config).map(|_| done),
         Command::Pending(args) => pending::run(&config, &args).await.map(|_| done),
-        Command::Probe(_) => unreachable!("answered before the configuration is loaded"),
+        Command::Probe(_) | Command::Catalog(_) => unreachable!("answered before the configuration is loaded"),
     }
 }

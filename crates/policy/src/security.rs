@@ -110,15 +110,39 @@ impl SecurityTable {
 
     /// The first check an event fires.
     pub fn check(&self, event: &ApiEvent) -> Option<&SecurityCheck> {
-        self.checks.iter().find(|c| {
-            c.source == event.source
-                && c.events.iter().any(|e| e == &event.name)
-                && c.when.iter().all(|cond| cond.holds(&event.request))
+        self.fired(event).map(|(check, _)| check)
+    }
+
+    /// The first check an event fires, with what it says of the call (`{value}` in `says` is the
+    /// value the last `equals` condition matched, such as the CIDR opened).
+    fn fired(&self, event: &ApiEvent) -> Option<(&SecurityCheck, String)> {
+        self.checks.iter().find_map(|c| {
+            if c.source != event.source || !c.events.iter().any(|e| e == &event.name) {
+                return None;
+            }
+            let mut matched = None;
+            for cond in &c.when {
+                if !cond.holds(&event.request) {
+                    return None;
+                }
+                matched = cond.matched(&event.request).or(matched);
+            }
+            Some((c, c.says.replace("{value}", matched.as_deref().unwrap_or("a value"))))
         })
     }
 }
 
 impl SecurityCondition {
+    /// The value an `equals` condition matched.
+    fn matched(&self, request: &Value) -> Option<String> {
+        match self {
+            SecurityCondition::Equals { members, values } => {
+                strings_under(request, members).into_iter().find(|s| values.iter().any(|v| v.eq_ignore_ascii_case(s)))
+            }
+            _ => None,
+        }
+    }
+
     fn holds(&self, request: &Value) -> bool {
         match self {
             SecurityCondition::Equals { members, values } => {
@@ -165,7 +189,7 @@ impl SecurityCondition {
 
 /// Why an event weakens security, if it does.
 pub fn security_weakening(event: &ApiEvent) -> Option<String> {
-    SecurityTable::builtin().check(event).map(|c| format!("{} {}", event.raw_name, c.says))
+    SecurityTable::builtin().fired(event).map(|(_, says)| format!("{} {says}", event.raw_name))
 }
 
 /// A permission granted to an IAM role, user or group that the change set did not create: who may do

@@ -435,6 +435,17 @@ fn security_table_checks_fire_on_their_examples_as_cloudtrail_logs_them() {
         json!({"functionName": "f", "statementId": "s", "action": "lambda:InvokeFunction", "principal": "*"}),
     );
     assert_eq!(security_weakening(&cs.events[0]).unwrap(), "AddPermission20150331v2 lets anyone invoke the function");
+    let nacl = change_set(
+        &alice(),
+        "ec2.amazonaws.com",
+        "CreateNetworkAclEntry",
+        json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "allow", "protocol": "-1",
+               "ipv6CidrBlock": "::/0"}),
+    );
+    assert_eq!(
+        security_weakening(&nacl.events[0]).unwrap(),
+        "CreateNetworkAclEntry allows all traffic from ::/0 (the whole internet)"
+    );
 }
 
 /// The table covers what the security rules must know: public principals in resource policies,

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::Calls;
 
+/// The generated catalog (`scripts/generate-recipes.py`): the long tail of update calls, tried after
+/// the hand-written recipes.
+const GENERATED: &str = include_str!("../generated/catalog.toml");
+
 /// The built-in catalog: one file per service under `crates/recipes/catalog/`, in this order
 /// (recipes of one source and event are tried in file order). A test checks that every file of that
 /// directory is listed here.
@@ -56,6 +60,10 @@ pub struct Catalog {
 #[serde(deny_unknown_fields)]
 pub struct Recipe {
     pub id: String,
+    /// From the generated catalog (mapped from the API models, not written by hand): when it cannot
+    /// plan a call, the call is left to the agent as if no recipe knew it.
+    #[serde(skip)]
+    pub generated: bool,
     /// `eventSource`, e.g. `ec2.amazonaws.com`.
     pub source: String,
     /// Event names without version suffix.
@@ -419,6 +427,9 @@ impl Catalog {
                 .map_err(|e| CatalogError::Syntax { origin: format!("built-in {file}"), message: e.to_string() })?;
             recipes.extend(part.recipes);
         }
+        let generated: Catalog = toml::from_str(GENERATED)
+            .map_err(|e| CatalogError::Syntax { origin: "generated catalog".into(), message: e.to_string() })?;
+        recipes.extend(generated.recipes.into_iter().map(|r| Recipe { generated: true, ..r }));
         let catalog = Catalog { recipes };
         catalog.check("built-in catalog")?;
         Ok(catalog)

@@ -103,6 +103,27 @@ impl Planner<'_> {
         if recipes.is_empty() {
             return Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() });
         }
+        let generated_only = recipes.iter().all(|r| r.generated);
+        match self.event_with(event, resource_id, recipes) {
+            // A generated recipe that cannot plan the call (its resource under another type, a member
+            // it does not map) leaves it to the agent, as if no recipe knew it. What must never be
+            // written (a secret) or needs a person (several resources match) stays refused.
+            Err(PlanError::NotManaged { .. } | PlanError::NoResource { .. } | PlanError::Unmapped { .. })
+            | Err(PlanError::Recipe { .. })
+                if generated_only =>
+            {
+                Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() })
+            }
+            other => other,
+        }
+    }
+
+    fn event_with(
+        &mut self,
+        event: &ApiEvent,
+        resource_id: Option<&str>,
+        recipes: Vec<&Recipe>,
+    ) -> Result<(), PlanError> {
         if recipes.iter().all(|r| r.no_op) {
             self.plan.notes.push(format!("{} changes no configuration", event.raw_name));
             return Ok(());
@@ -944,6 +965,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .iter()
         .map(|r| r.from.as_str())
         .chain(recipe.key.as_deref())
+        .chain(recipe.identity.iter().map(|rule| rule.from.as_str()))
         .chain(recipe.ignore.iter().map(String::as_str))
         .collect();
     let mut parents: Vec<&str> = recipe

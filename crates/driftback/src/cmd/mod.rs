@@ -2,6 +2,7 @@
 //! [`crate::driver::Driver`]; none has a road of its own.
 
 pub mod backfill;
+pub mod catalog;
 pub mod configuration;
 pub mod demo;
 pub mod eval;
