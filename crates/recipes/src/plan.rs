@@ -188,6 +188,7 @@ impl Planner<'_> {
                         return Ok(());
                     }
                     let ops = self.ops(recipe, event, &address)?;
+                    let ops = self.without_ignored(&address, ops);
                     self.push(address, ops, &recipe.id, false);
                     return Ok(());
                 }
@@ -730,9 +731,9 @@ impl Planner<'_> {
     /// APIs that take a whole configuration (`PutMetricAlarm`) re-send values that did not change.
     /// A value the configuration leaves unset and the state already holds is one of those: the
     /// provider's default, not drift.
-    /// For a JSON document the code computes from other resources (its effective value is symbolic,
-    /// like `jsonencode({ arn = aws_sqs_queue.dlq.arn, ... })`): one change per member that differs
-    /// between the state's document and the new one, so the references stay. `None` when the code
+    /// For a JSON document the code builds with `jsonencode({...})` (from literals, or from other
+    /// resources: its effective value is then symbolic): one change per member that differs between
+    /// the state's document and the new one, so the code keeps its shape and its references. `None` when the code
     /// writes the document as plain text, or either document does not parse.
     fn json_members(
         &self,
@@ -742,7 +743,9 @@ impl Planner<'_> {
         value: &Value,
     ) -> Option<Vec<Op>> {
         let code = config.and_then(|c| value_at_path(c, path))?;
-        if !code.as_str().is_some_and(|s| s.starts_with("${jsonencode(")) {
+        let built_in_code = code.as_str().is_some_and(|s| s.starts_with("${jsonencode("))
+            || self.written_as(address, path).is_some_and(|source| source.starts_with("jsonencode("));
+        if !built_in_code {
             return None;
         }
         let parse = |v: &Value| v.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok());
@@ -752,6 +755,41 @@ impl Planner<'_> {
         let mut ops = Vec::new();
         json_diff(path, &old, &new, &mut ops);
         Some(ops)
+    }
+
+    /// Changes to arguments the resource's `lifecycle { ignore_changes }` lists are not drift:
+    /// Terraform leaves them alone on purpose (an autoscaler owns `desired_count`). Noted, not planned.
+    fn without_ignored(&mut self, address: &Address, ops: Vec<Op>) -> Vec<Op> {
+        let ignored = driftback_terraform::eval::ignored_changes(self.repo, address);
+        if ignored.is_empty() {
+            return ops;
+        }
+        let covers = |path: &AttrPath| {
+            let path = path.to_string();
+            ignored.iter().any(|i| {
+                i == "all" || path == *i || path.starts_with(&format!("{i}.")) || path.starts_with(&format!("{i}["))
+            })
+        };
+        let (skipped, kept): (Vec<Op>, Vec<Op>) =
+            ops.into_iter().partition(|op| matches!(op, Op::Set { path, .. } | Op::Remove { path } if covers(path)));
+        for op in skipped {
+            if let Op::Set { path, .. } | Op::Remove { path } = op {
+                self.plan.notes.push(format!(
+                    "{address}: {path} is in its lifecycle ignore_changes: Terraform leaves it alone, nothing to write"
+                ));
+            }
+        }
+        kept
+    }
+
+    /// The source text of a top-level argument as the resource's block writes it.
+    fn written_as(&self, address: &Address, path: &AttrPath) -> Option<String> {
+        let [Seg::Name(name)] = path.0.as_slice() else { return None };
+        let location = self.repo.find_resource(address)?;
+        let text = self.repo.text(&location.file)?;
+        let block = driftback_terraform::edit::find_block(self.repo.body(&location.file)?, &location.sel)?;
+        let attr = block.body.get_attribute(name)?;
+        Some(driftback_terraform::edit::expr_text(text, &attr.value).trim().to_string())
     }
 
     /// An argument the configuration leaves out and the provider computes (optional and computed in
@@ -1132,6 +1170,8 @@ fn convert(value: Value, convert: Option<Convert>) -> Value {
             pairs.map(Value::Object).unwrap_or(value)
         }
         (Some(Convert::String), Value::Bool(b)) => Value::String(b.to_string()),
+        // A policy CloudTrail logs parsed (S3's `bucketPolicy`): the document as JSON text.
+        (Some(Convert::Json), Value::Object(_) | Value::Array(_)) => Value::String(value.to_string()),
         // Whole numbers CloudTrail writes as floats (80.0) stay whole.
         (Some(Convert::Number), Value::Number(n)) => match n.as_f64() {
             Some(f) if f.fract() == 0.0 && f.abs() < 9e15 => Value::from(f as i64),

@@ -164,3 +164,31 @@ fn every_attribute_setting_recipe_sets_what_its_synthesised_call_carries() {
     assert!(generated >= 200, "only {generated} generated recipes checked");
     assert!(checked > generated, "no built-in recipe checked");
 }
+
+/// Every attribute a recipe writes exists on its resource types in every supported provider
+/// version: a recipe can only write what the schema gate would accept.
+#[test]
+fn every_path_a_recipe_writes_exists_in_the_provider_schema() {
+    let catalog = Catalog::builtin();
+    for version in Schema::bundled_versions() {
+        let schema = Schema::version(version).unwrap();
+        for recipe in &catalog.recipes {
+            let mut paths: Vec<String> = recipe.set.iter().map(|s| s.path.clone()).collect();
+            paths.extend(recipe.remove.iter().cloned());
+            if let Some(named) = &recipe.set_named {
+                paths.extend(named.paths.values().cloned());
+            }
+            if let Some(keyed) = &recipe.keyed_blocks {
+                paths.extend(keyed.set.iter().map(|s| format!("{}.{}", keyed.block, s.path)));
+            }
+            for rtype in recipe.types.iter().filter(|t| *t != "*") {
+                for path in &paths {
+                    let parsed = driftback_terraform::AttrPath::parse(path).unwrap();
+                    schema
+                        .check_path(rtype, &parsed)
+                        .unwrap_or_else(|e| panic!("{} ({version}): {rtype}.{path}: {e}", recipe.id));
+                }
+            }
+        }
+    }
+}

@@ -468,6 +468,22 @@ fn body_value(text: &str, body: &Body, ctx: &hcl::eval::Context<'_>) -> Value {
     Value::Object(out)
 }
 
+/// What a resource's `lifecycle { ignore_changes = [...] }` lists, as written (`desired_count`,
+/// `tags["Owner"]`, or `all`): Terraform leaves those arguments alone, so a change to them in the
+/// cloud is not drift.
+pub fn ignored_changes(repo: &Repo, address: &Address) -> Vec<String> {
+    use hcl_edit::expr::Expression as E;
+    let Some(location) = repo.find_resource(address) else { return Vec::new() };
+    let (Some(text), Some(body)) = (repo.text(&location.file), repo.body(&location.file)) else { return Vec::new() };
+    let Some(block) = edit::find_block(body, &location.sel) else { return Vec::new() };
+    let Some(lifecycle) = block.body.blocks().find(|b| b.ident.as_str() == "lifecycle") else { return Vec::new() };
+    match lifecycle.body.get_attribute("ignore_changes").map(|a| &a.value) {
+        Some(E::Array(items)) => items.iter().map(|i| edit::expr_text(text, i).trim().to_string()).collect(),
+        Some(other) => vec![edit::expr_text(text, other).trim().to_string()],
+        None => Vec::new(),
+    }
+}
+
 /// A `dynamic` block's iterator name and the (key, value) of each element of its `for_each`: list
 /// elements by index, map entries by key. `None` when `for_each` cannot be computed.
 fn dynamic_elements(text: &str, block: &Block, ctx: &hcl::eval::Context<'_>) -> Option<(String, Vec<(Value, Value)>)> {

@@ -1,0 +1,393 @@
+//! Hand-written recipes for the calls teams make most (the coverage issue's priority list), each
+//! planned on a request as CloudTrail logs it against a fixture state: the right resource is
+//! found (by its identity, where a name alone is shared), and the right operation comes out.
+
+use std::path::PathBuf;
+
+use driftback_events::{ChangeSet, GroupConfig, group, normalize};
+use driftback_recipes::{Catalog, PlanError, plan};
+use driftback_terraform::{AttrValue, Op, Repo, State};
+use serde_json::{Value, json};
+
+const MAIN: &str = r#"resource "aws_iam_role_policy_attachment" "app_read" {
+  role       = "app"
+  policy_arn = "arn:aws:iam::aws:policy/ReadOnlyAccess"
+}
+
+resource "aws_iam_role_policy_attachment" "ci_read" {
+  role       = "ci"
+  policy_arn = "arn:aws:iam::aws:policy/ReadOnlyAccess"
+}
+
+resource "aws_iam_role_policy" "app_queue" {
+  role   = "app"
+  name   = "queue"
+  policy = jsonencode({ Version = "2012-10-17", Statement = [{ Effect = "Allow", Action = "sqs:SendMessage", Resource = "*" }] })
+}
+
+resource "aws_lambda_permission" "from_s3" {
+  statement_id  = "AllowS3"
+  function_name = "thumbnails"
+  action        = "lambda:InvokeFunction"
+  principal     = "s3.amazonaws.com"
+}
+
+resource "aws_db_parameter_group" "pg" {
+  name   = "app-pg16"
+  family = "postgres16"
+
+  parameter {
+    name  = "log_min_duration_statement"
+    value = "1000"
+  }
+}
+
+resource "aws_secretsmanager_secret_rotation" "db" {
+  secret_id           = "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"
+  rotation_lambda_arn = "arn:aws:lambda:us-east-1:123456789012:function:rotate"
+
+  rotation_rules {
+    automatically_after_days = 30
+  }
+}
+
+resource "aws_eks_node_group" "workers" {
+  cluster_name    = "prod"
+  node_group_name = "workers"
+
+  scaling_config {
+    desired_size = 3
+    min_size     = 2
+    max_size     = 6
+  }
+}
+
+resource "aws_s3_bucket_policy" "assets" {
+  bucket = "assets"
+  policy = "{\"Version\":\"2012-10-17\",\"Statement\":[]}"
+}
+
+resource "aws_s3_bucket_acl" "assets" {
+  bucket = "assets"
+  acl    = "private"
+}
+
+resource "aws_ecs_service" "api" {
+  name            = "api"
+  cluster         = "prod"
+  task_definition = "api:7"
+  desired_count   = 3
+
+  lifecycle {
+    ignore_changes = [desired_count]
+  }
+}
+
+resource "aws_kms_key" "data" {
+  description         = "data"
+  enable_key_rotation = false
+}
+"#;
+
+const SECRET: &str = "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf";
+const KEY: &str = "1234abcd-12ab-34cd-56ef-1234567890ab";
+
+fn state() -> State {
+    let resource = |rtype: &str, name: &str, attributes: Value| {
+        json!({"mode": "managed", "type": rtype, "name": name,
+               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances": [{"schema_version": 0, "attributes": attributes}]})
+    };
+    let resources = vec![
+        resource(
+            "aws_iam_role_policy_attachment",
+            "app_read",
+            json!({"id": "app-20240101", "role": "app",
+            "policy_arn": "arn:aws:iam::aws:policy/ReadOnlyAccess"}),
+        ),
+        resource(
+            "aws_iam_role_policy_attachment",
+            "ci_read",
+            json!({"id": "ci-20240101", "role": "ci",
+            "policy_arn": "arn:aws:iam::aws:policy/ReadOnlyAccess"}),
+        ),
+        resource(
+            "aws_iam_role_policy",
+            "app_queue",
+            json!({"id": "app:queue", "role": "app", "name": "queue",
+            "policy": "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"sqs:SendMessage\",\"Resource\":\"*\"}]}"}),
+        ),
+        resource(
+            "aws_lambda_permission",
+            "from_s3",
+            json!({"id": "AllowS3", "statement_id": "AllowS3",
+            "function_name": "thumbnails", "action": "lambda:InvokeFunction", "principal": "s3.amazonaws.com"}),
+        ),
+        resource(
+            "aws_db_parameter_group",
+            "pg",
+            json!({"id": "app-pg16", "name": "app-pg16", "family": "postgres16",
+            "parameter": [{"name": "log_min_duration_statement", "value": "1000", "apply_method": "immediate"}]}),
+        ),
+        resource(
+            "aws_secretsmanager_secret_rotation",
+            "db",
+            json!({"id": SECRET, "secret_id": SECRET,
+            "rotation_lambda_arn": "arn:aws:lambda:us-east-1:123456789012:function:rotate",
+            "rotation_rules": [{"automatically_after_days": 30}]}),
+        ),
+        resource(
+            "aws_eks_node_group",
+            "workers",
+            json!({"id": "prod:workers", "cluster_name": "prod",
+            "node_group_name": "workers", "scaling_config": [{"desired_size": 3, "min_size": 2, "max_size": 6}]}),
+        ),
+        resource(
+            "aws_s3_bucket_policy",
+            "assets",
+            json!({"id": "assets", "bucket": "assets",
+            "policy": "{\"Version\":\"2012-10-17\",\"Statement\":[]}"}),
+        ),
+        resource("aws_s3_bucket_acl", "assets", json!({"id": "assets,private", "bucket": "assets", "acl": "private"})),
+        resource(
+            "aws_ecs_service",
+            "api",
+            json!({"id": "arn:aws:ecs:us-east-1:123456789012:service/prod/api", "name": "api",
+                   "cluster": "arn:aws:ecs:us-east-1:123456789012:cluster/prod", "task_definition": "api:7",
+                   "desired_count": 3}),
+        ),
+        resource(
+            "aws_kms_key",
+            "data",
+            json!({"id": KEY, "key_id": KEY,
+            "arn": format!("arn:aws:kms:us-east-1:123456789012:key/{KEY}"), "enable_key_rotation": false}),
+        ),
+    ];
+    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+                      "resources": resources});
+    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+}
+
+fn repo() -> Repo {
+    Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect())
+}
+
+fn change_set(source: &str, name: &str, request: Value) -> ChangeSet {
+    let event = normalize(&json!({
+        "eventID": "e1", "eventTime": "2024-03-01T10:00:00Z", "eventSource": source, "eventName": name,
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"},
+        "requestParameters": request
+    }))
+    .unwrap();
+    group(vec![event], &GroupConfig::default()).remove(0)
+}
+
+/// The changes planned for a call: (address, operations).
+fn planned(source: &str, name: &str, request: Value) -> Result<Vec<(String, Vec<Op>)>, PlanError> {
+    let plan = plan(&Catalog::builtin(), &change_set(source, name, request), &state(), &repo())?;
+    Ok(plan.changes.into_iter().map(|c| (c.address.to_string(), c.ops)).collect())
+}
+
+fn set(path: &str, value: Value) -> Op {
+    Op::Set { path: driftback_terraform::AttrPath::parse(path).unwrap(), value: AttrValue::Literal(value) }
+}
+
+#[test]
+fn a_detached_policy_removes_the_attachment_of_that_role_only() {
+    let got = planned(
+        "iam.amazonaws.com",
+        "DetachRolePolicy",
+        json!({"roleName": "ci", "policyArn": "arn:aws:iam::aws:policy/ReadOnlyAccess"}),
+    )
+    .unwrap();
+    assert_eq!(got, vec![("aws_iam_role_policy_attachment.ci_read".to_string(), vec![Op::RemoveResource])]);
+    // A role the code attaches nothing to: not managed here, so nothing is guessed.
+    let err = planned(
+        "iam.amazonaws.com",
+        "DetachRolePolicy",
+        json!({"roleName": "batch", "policyArn": "arn:aws:iam::aws:policy/ReadOnlyAccess"}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::NotManaged { .. }), "{err}");
+}
+
+#[test]
+fn an_inline_role_policy_changes_member_by_member_where_the_code_builds_it() {
+    let doc = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sqs:SendMessage","Resource":"arn:aws:sqs:us-east-1:123456789012:jobs"}]}"#;
+    let got = planned(
+        "iam.amazonaws.com",
+        "PutRolePolicy",
+        json!({"roleName": "app", "policyName": "queue", "policyDocument": doc}),
+    )
+    .unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "aws_iam_role_policy.app_queue");
+    // The member that differs, not the whole document as a string over `jsonencode(...)`.
+    assert!(
+        matches!(&got[0].1[..], [Op::Set { path, .. }] if path.to_string().starts_with("policy")
+        && path.0.len() > 1),
+        "{:?}",
+        got[0].1
+    );
+    // Applied, the code still builds the document with jsonencode, and it is the new one.
+    let mut repo = repo();
+    let address = driftback_terraform::Address::parse("aws_iam_role_policy.app_queue").unwrap();
+    for op in &got[0].1 {
+        driftback_terraform::patch::apply(&mut repo, &address, op).unwrap();
+    }
+    let text = repo.text(std::path::Path::new("main.tf")).unwrap();
+    assert!(text.contains("policy = jsonencode({"), "{text}");
+    let config = driftback_terraform::eval::effective_config(&repo, &address).unwrap();
+    let built: Value = serde_json::from_str(config["policy"].as_str().unwrap()).unwrap();
+    assert_eq!(built, serde_json::from_str::<Value>(doc).unwrap());
+}
+
+#[test]
+fn a_removed_lambda_permission_removes_its_resource() {
+    let got = planned(
+        "lambda.amazonaws.com",
+        "RemovePermission20150331v2",
+        json!({"functionName": "thumbnails", "statementId": "AllowS3"}),
+    )
+    .unwrap();
+    assert_eq!(got, vec![("aws_lambda_permission.from_s3".to_string(), vec![Op::RemoveResource])]);
+}
+
+#[test]
+fn a_parameter_group_change_sets_the_parameter_by_name_and_adds_a_new_one() {
+    let got = planned(
+        "rds.amazonaws.com",
+        "ModifyDBParameterGroup",
+        json!({"dBParameterGroupName": "app-pg16", "parameters": [
+            {"parameterName": "log_min_duration_statement", "parameterValue": "500", "applyMethod": "immediate"},
+            {"parameterName": "idle_in_transaction_session_timeout", "parameterValue": "60000", "applyMethod": "immediate"}
+        ]}),
+    )
+    .unwrap();
+    let (address, ops) = &got[0];
+    assert_eq!(address, "aws_db_parameter_group.pg");
+    assert!(ops.contains(&set("parameter[0].value", json!("500"))), "{ops:?}");
+    assert!(
+        ops.iter().any(|op| matches!(op, Op::AddBlock { block_type, spec } if block_type == "parameter"
+            && spec.attrs.contains(&("name".into(), AttrValue::Literal(json!("idle_in_transaction_session_timeout")))))),
+        "{ops:?}"
+    );
+}
+
+#[test]
+fn rotation_settings_change_on_the_rotation_resource_and_an_unknown_rule_is_refused() {
+    let got = planned(
+        "secretsmanager.amazonaws.com",
+        "RotateSecret",
+        json!({"secretId": SECRET, "rotationRules": {"automaticallyAfterDays": 7}, "rotateImmediately": false}),
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        vec![(
+            "aws_secretsmanager_secret_rotation.db".to_string(),
+            vec![set("rotation_rules.automatically_after_days", json!(7))]
+        )]
+    );
+    let err = planned(
+        "secretsmanager.amazonaws.com",
+        "RotateSecret",
+        json!({"secretId": SECRET, "rotationRules": {"automaticallyAfterDays": 7, "someFutureRule": "x"}}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::Unmapped { .. }), "{err}");
+}
+
+#[test]
+fn node_group_scaling_is_found_by_cluster_and_name_and_labels_are_refused() {
+    let got = planned(
+        "eks.amazonaws.com",
+        "UpdateNodegroupConfig",
+        json!({"clusterName": "prod", "nodegroupName": "workers", "scalingConfig": {"desiredSize": 5, "minSize": 2, "maxSize": 8}}),
+    )
+    .unwrap();
+    let (address, ops) = &got[0];
+    assert_eq!(address, "aws_eks_node_group.workers");
+    assert!(
+        ops.contains(&set("scaling_config.desired_size", json!(5)))
+            && ops.contains(&set("scaling_config.max_size", json!(8))),
+        "{ops:?}"
+    );
+    let err = planned(
+        "eks.amazonaws.com",
+        "UpdateNodegroupConfig",
+        json!({"clusterName": "staging", "nodegroupName": "workers", "scalingConfig": {"desiredSize": 5}}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::NotManaged { .. }), "another cluster's group of the same name: {err}");
+    let err = planned(
+        "eks.amazonaws.com",
+        "UpdateNodegroupConfig",
+        json!({"clusterName": "prod", "nodegroupName": "workers", "labels": {"addOrUpdateLabels": {"tier": "batch"}}}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::Unmapped { .. }), "{err}");
+}
+
+#[test]
+fn a_bucket_policy_logged_parsed_is_written_as_json_text_and_a_canned_acl_as_its_name() {
+    let got = planned(
+        "s3.amazonaws.com",
+        "PutBucketPolicy",
+        json!({"bucketName": "assets", "policy": "", "Host": "assets.s3.amazonaws.com",
+               "bucketPolicy": {"Version": "2012-10-17", "Statement": [{"Sid": "TLS", "Effect": "Deny", "Principal": "*",
+                 "Action": "s3:*", "Resource": "arn:aws:s3:::assets/*", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}}),
+    )
+    .unwrap();
+    let (address, ops) = &got[0];
+    assert_eq!(address, "aws_s3_bucket_policy.assets");
+    let Op::Set { value: AttrValue::Literal(Value::String(text)), .. } = &ops[0] else { panic!("{ops:?}") };
+    let doc: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(doc["Statement"][0]["Sid"], "TLS");
+    let got = planned(
+        "s3.amazonaws.com",
+        "PutBucketAcl",
+        json!({"bucketName": "assets", "acl": "", "Host": "assets.s3.amazonaws.com", "x-amz-acl": ["log-delivery-write"]}),
+    )
+    .unwrap();
+    assert_eq!(got, vec![("aws_s3_bucket_acl.assets".to_string(), vec![set("acl", json!("log-delivery-write"))])]);
+}
+
+#[test]
+fn key_rotation_is_turned_on_by_the_calls_name_and_a_key_scheduled_for_deletion_goes() {
+    let arn = format!("arn:aws:kms:us-east-1:123456789012:key/{KEY}");
+    let got = planned("kms.amazonaws.com", "EnableKeyRotation", json!({"keyId": arn})).unwrap();
+    assert_eq!(got, vec![("aws_kms_key.data".to_string(), vec![set("enable_key_rotation", json!(true))])]);
+    let got =
+        planned("kms.amazonaws.com", "ScheduleKeyDeletion", json!({"keyId": KEY, "pendingWindowInDays": 7})).unwrap();
+    assert_eq!(got, vec![("aws_kms_key.data".to_string(), vec![Op::RemoveResource])]);
+}
+
+#[test]
+fn a_change_to_an_argument_the_code_ignores_is_not_planned() {
+    let plan = plan(
+        &Catalog::builtin(),
+        &change_set(
+            "ecs.amazonaws.com",
+            "UpdateService",
+            json!({"cluster": "prod", "service": "api", "desiredCount": 5}),
+        ),
+        &state(),
+        &repo(),
+    )
+    .unwrap();
+    assert!(plan.changes.iter().all(|c| c.ops.is_empty()), "{:?}", plan.changes);
+    assert!(
+        plan.notes.iter().any(|n| n.contains("desired_count is in its lifecycle ignore_changes")),
+        "{:?}",
+        plan.notes
+    );
+    // What it does not ignore still changes.
+    let got = planned(
+        "ecs.amazonaws.com",
+        "UpdateService",
+        json!({"cluster": "prod", "service": "api", "taskDefinition": "api:8"}),
+    )
+    .unwrap();
+    assert_eq!(got, vec![("aws_ecs_service.api".to_string(), vec![set("task_definition", json!("api:8"))])]);
+}
