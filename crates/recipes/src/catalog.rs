@@ -221,6 +221,10 @@ pub struct SetRule {
     /// `MonitorInstances` turns detailed monitoring on).
     #[serde(default)]
     pub value: Option<serde_json::Value>,
+    /// The provider's default for the argument (its documentation): a new block leaves the
+    /// argument out when the call sends this value.
+    #[serde(default)]
+    pub default: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -224,6 +224,20 @@ impl Planner<'_> {
         let types: Vec<&str> = recipe.types.iter().map(String::as_str).collect();
         let lookup: Vec<&str> = recipe.lookup.iter().map(String::as_str).collect();
         let mut found = self.state.find(id, &types, &lookup);
+        if found.is_empty() {
+            // Called by name where the resource is known by the ARN of the thing it configures
+            // (`rotate-secret --secret-id platform/db`, and the rotation's `secret_id` is the
+            // secret's ARN): the ARN and id of the one resource of that name stand for it.
+            let named: Vec<_> = self.state.find(id, &[], &["name"]);
+            if let [one] = named.as_slice() {
+                for alias in ["arn", "id"].iter().filter_map(|a| one.attr_str(a)) {
+                    found = self.state.find(alias, &types, &lookup);
+                    if !found.is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
         if !recipe.identity.is_empty() {
             found.retain(|i| {
                 recipe.identity.iter().all(|rule| {
@@ -312,15 +326,8 @@ impl Planner<'_> {
                 let Some(index) = index else {
                     // A block the code does not have yet (a setting enabled, a rule added): added
                     // whole, when the code writes this block type as plain blocks it can hold.
-                    let dynamic = self.repo.find_resource(address).is_some_and(|l| {
-                        self.repo.text(&l.file).is_some_and(|t| t.contains(&format!("dynamic \"{}\"", rule.block)))
-                    });
-                    if dynamic {
-                        return Err(err(format!(
-                            "the request has a `{}` block {key} that the configuration's dynamic blocks do not show",
-                            rule.block
-                        )));
-                    }
+                    // Where `dynamic` blocks make these, the patcher adds an element to their
+                    // `for_each` (a map entry in tfvars), or refuses.
                     let mut spec = BlockSpec::default();
                     spec.attrs.push((rule.key_attr.clone(), AttrValue::Literal(key.clone())));
                     for set in &rule.set {
@@ -329,6 +336,9 @@ impl Planner<'_> {
                             Some(mapped) => mapped.clone(),
                             None => convert(raw, set.convert),
                         };
+                        if set.default.as_ref() == Some(&value) {
+                            continue;
+                        }
                         let names: Vec<String> = set.path.split('.').map(str::to_string).collect();
                         insert_at(&mut spec, &names, AttrValue::Literal(value));
                     }

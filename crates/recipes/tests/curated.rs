@@ -42,6 +42,10 @@ resource "aws_db_parameter_group" "pg" {
   }
 }
 
+resource "aws_secretsmanager_secret" "db" {
+  name = "db"
+}
+
 resource "aws_secretsmanager_secret_rotation" "db" {
   secret_id           = "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"
   rotation_lambda_arn = "arn:aws:lambda:us-east-1:123456789012:function:rotate"
@@ -129,6 +133,7 @@ fn state() -> State {
             json!({"id": "app-pg16", "name": "app-pg16", "family": "postgres16",
             "parameter": [{"name": "log_min_duration_statement", "value": "1000", "apply_method": "immediate"}]}),
         ),
+        resource("aws_secretsmanager_secret", "db", json!({"id": SECRET, "arn": SECRET, "name": "db"})),
         resource(
             "aws_secretsmanager_secret_rotation",
             "db",
@@ -390,4 +395,29 @@ fn a_change_to_an_argument_the_code_ignores_is_not_planned() {
     )
     .unwrap();
     assert_eq!(got, vec![("aws_ecs_service.api".to_string(), vec![set("task_definition", json!("api:8"))])]);
+}
+
+#[test]
+fn a_call_by_name_finds_the_resource_known_by_the_arn_of_that_name() {
+    // `aws secretsmanager rotate-secret --secret-id db`: the rotation knows the secret by its ARN.
+    let got = planned(
+        "secretsmanager.amazonaws.com",
+        "RotateSecret",
+        json!({"secretId": "db", "rotationRules": {"automaticallyAfterDays": 14}}),
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        vec![(
+            "aws_secretsmanager_secret_rotation.db".to_string(),
+            vec![set("rotation_rules.automatically_after_days", json!(14))]
+        )]
+    );
+    let err = planned(
+        "secretsmanager.amazonaws.com",
+        "RotateSecret",
+        json!({"secretId": "other", "rotationRules": {"automaticallyAfterDays": 14}}),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::NotManaged { .. }), "{err}");
 }

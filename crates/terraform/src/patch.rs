@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use hcl_edit::Span;
 use hcl_edit::expr::Expression;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel, EditError};
@@ -82,8 +82,12 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
         Op::Set { path, value } => set_value(repo, address, &location, path, value, &mut applied)?,
         Op::Remove { path } => remove_value(repo, address, &location, path, &mut applied)?,
         Op::AddBlock { block_type, spec } => {
-            let new = edit::add_nested_block(&text, &location.sel, block_type, spec).map_err(|e| err(&file, e))?;
-            write(repo, &file, new, &mut applied);
+            if has_dynamic(repo, &location, block_type) {
+                add_through_dynamic(repo, address, &location, block_type, spec, &mut applied)?;
+            } else {
+                let new = edit::add_nested_block(&text, &location.sel, block_type, spec).map_err(|e| err(&file, e))?;
+                write(repo, &file, new, &mut applied);
+            }
         }
         Op::RemoveBlocks { block_type, matching } => {
             // Compare with the blocks' effective values, so `cidr_blocks = var.allowed` matches too.
@@ -312,6 +316,117 @@ fn remove_value(
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
     write_candidate(repo, chosen, applied);
     Ok(())
+}
+
+fn has_dynamic(repo: &Repo, location: &BlockLocation, block_type: &str) -> bool {
+    repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel)).is_some_and(|b| {
+        b.body
+            .blocks()
+            .any(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type))
+    })
+}
+
+/// A nested block where `dynamic` blocks make that type: a new element of a `dynamic` block's
+/// `for_each` map whose content writes exactly this block (`name = parameter.key`, `value =
+/// parameter.value`, or `each field = ITER.value.FIELD`), added at the map's origin (a tfvars entry).
+/// A block no `dynamic` block can express is refused: a literal block beside them would hide the
+/// new setting from whoever reads the map.
+fn add_through_dynamic(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    block_type: &str,
+    spec: &BlockSpec,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let want: Map<String, Value> = spec
+        .attrs
+        .iter()
+        .filter_map(|(k, v)| match v {
+            AttrValue::Literal(v) => Some((k.clone(), v.clone())),
+            AttrValue::Reference(_) => None,
+        })
+        .collect();
+    if want.len() != spec.attrs.len() || !spec.blocks.is_empty() {
+        return Err(refused(format!("the new {block_type} block has parts a dynamic block's map cannot hold")));
+    }
+    let text = repo.text(&location.file).unwrap_or_default().to_string();
+    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    let mut candidates = Vec::new();
+    for dynamic in body
+        .into_iter()
+        .flat_map(|b| b.body.blocks())
+        .filter(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type))
+    {
+        let Some(element) = dynamic_element(&text, dynamic, block_type, &want) else { continue };
+        let Some(for_each) = dynamic.body.get_attribute("for_each") else { continue };
+        let site = site_of(repo, address, location);
+        let mut tracer = Tracer::new(repo);
+        let change = Change::Set(AttrValue::Literal(element.1.clone()));
+        tracer.expr(&site, &location.file, &for_each.value, &[Seg::Key(element.0.clone())], &change, "", 0);
+        candidates.extend(tracer.out);
+    }
+    let check = |config: Option<Value>| {
+        config.and_then(|c| c.get(block_type).cloned()).and_then(|b| b.as_array().cloned()).is_some_and(|blocks| {
+            blocks.iter().any(|b| want.iter().all(|(k, v)| b.get(k).is_some_and(|have| values_equal(have, v))))
+        })
+    };
+    let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
+    let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false)
+        .map_err(|e| refused(format!("a new {block_type} block where dynamic blocks make them: {e}")))?;
+    applied.notes.push(format!(
+        "{address}: a new {block_type} block, as an element of its dynamic block's for_each: {}",
+        chosen.note
+    ));
+    write_candidate(repo, chosen, applied);
+    Ok(())
+}
+
+/// The (key, value) of a new `for_each` map element that makes a `dynamic` block's content write
+/// `want`, when every content argument reads the iterator's key, its value, or one field of it (or
+/// is a literal that already says the same).
+fn dynamic_element(
+    text: &str,
+    dynamic: &hcl_edit::structure::Block,
+    block_type: &str,
+    want: &Map<String, Value>,
+) -> Option<(String, Value)> {
+    let iterator = match dynamic.body.get_attribute("iterator") {
+        Some(attr) => edit::expr_text(text, &attr.value).trim().to_string(),
+        None => block_type.to_string(),
+    };
+    let content = dynamic.body.blocks().find(|b| b.ident.as_str() == "content")?;
+    let (mut key, mut whole, mut fields) = (None, None, Map::new());
+    for attr in content.body.attributes() {
+        let name = attr.key.as_str();
+        let source = edit::expr_text(text, &attr.value).trim().to_string();
+        let value = want.get(name)?;
+        if source == format!("{iterator}.key") {
+            key = Some(value.as_str()?.to_string());
+        } else if source == format!("{iterator}.value") {
+            whole = Some(value.clone());
+        } else if let Some(field) = source.strip_prefix(&format!("{iterator}.value.")) {
+            fields.insert(field.to_string(), value.clone());
+        } else if !source
+            .parse::<hcl::Expression>()
+            .ok()
+            .and_then(|e| serde_json::to_value(e).ok())
+            .is_some_and(|v| values_equal(&v, value))
+        {
+            return None;
+        }
+    }
+    let written = content.body.attributes().count();
+    if written != want.len() {
+        return None;
+    }
+    let value = match (whole, fields.is_empty()) {
+        (Some(v), true) => v,
+        (None, false) => Value::Object(fields),
+        _ => return None,
+    };
+    Some((key?, value))
 }
 
 /// How a path into a block type that `dynamic` blocks produce reaches its attribute.

@@ -368,9 +368,21 @@ output "id" {
         .iter()
         .map(|(p, t)| (PathBuf::from(p), t.to_string()))
         .collect();
-    let mut r = Repo::from_files(files);
-    // The middle one: the others would be renumbered.
+    let mut r = Repo::from_files(files.clone());
+    // The middle one: dropping its entry would renumber the others; the module's switch turns it
+    // off instead (see a_module_instance_in_the_middle_is_turned_off_by_the_modules_own_switch).
     let middle = patch::apply(&mut r.clone(), &addr("module.api[1].aws_instance.this[0]"), &Op::RemoveResource);
+    assert!(middle.as_ref().is_ok_and(|a| a.notes.iter().any(|n| n.contains("own switch"))), "{middle:?}");
+    // Without a switch, a person decides.
+    let mut no_switch = files;
+    no_switch.insert(
+        PathBuf::from("server/main.tf"),
+        module
+            .replace("  count         = var.create ? 1 : 0\n", "")
+            .replace("aws_instance.this[0].id", "aws_instance.this.id"),
+    );
+    let middle =
+        patch::apply(&mut Repo::from_files(no_switch), &addr("module.api[1].aws_instance.this"), &Op::RemoveResource);
     assert!(
         matches!(&middle, Err(PatchError::Refused { reason, .. }) if reason.contains("not the last")),
         "{middle:?}"
@@ -695,4 +707,53 @@ output "id" {
     let tfvars = repo.text(Path::new("terraform.tfvars")).unwrap();
     assert!(tfvars.contains("create        = false"), "{tfvars}");
     assert!(tfvars.matches("{}").count() == 2, "{tfvars}");
+}
+
+#[test]
+fn a_new_block_where_a_dynamic_block_makes_them_is_a_new_entry_of_its_map() {
+    let main = r#"variable "db_parameters" {
+  type = map(string)
+  default = {
+    log_min_duration_statement = "1000"
+  }
+}
+
+resource "aws_db_parameter_group" "pg" {
+  name   = "app"
+  family = "postgres16"
+
+  dynamic "parameter" {
+    for_each = var.db_parameters
+    content {
+      name  = parameter.key
+      value = parameter.value
+    }
+  }
+}
+"#;
+    let mut repo = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    let spec = driftback_terraform::BlockSpec {
+        attrs: vec![
+            ("name".into(), AttrValue::Literal(json!("statement_timeout"))),
+            ("value".into(), AttrValue::Literal(json!("30000"))),
+        ],
+        blocks: vec![],
+    };
+    let add = Op::AddBlock { block_type: "parameter".into(), spec: spec.clone() };
+    patch::apply(&mut repo, &addr("aws_db_parameter_group.pg"), &add).unwrap();
+    assert_eq!(value(&repo, "aws_db_parameter_group.pg", "parameter[1].name"), Some(json!("statement_timeout")));
+    let text = repo.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("statement_timeout          = \"30000\""), "{text}");
+    assert_eq!(text.matches("parameter {").count(), 0, "no literal block beside the dynamic one:\n{text}");
+    // A block the dynamic content cannot write (it has no `apply_method`) is refused, not added
+    // as a literal block beside the dynamic ones.
+    let mut spec = spec;
+    spec.attrs.push(("apply_method".into(), AttrValue::Literal(json!("pending-reboot"))));
+    let err = patch::apply(
+        &mut repo,
+        &addr("aws_db_parameter_group.pg"),
+        &Op::AddBlock { block_type: "parameter".into(), spec },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("dynamic"), "{err}");
 }
