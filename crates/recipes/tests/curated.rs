@@ -87,6 +87,32 @@ resource "aws_ecs_service" "api" {
   }
 }
 
+resource "aws_route_table" "public" {
+  vpc_id = "vpc-1"
+
+  route {
+    cidr_block = "0.0.0.0/0"
+    gateway_id = "igw-1"
+  }
+
+  route {
+    cidr_block                = "10.20.0.0/16"
+    vpc_peering_connection_id = "pcx-1"
+  }
+}
+
+resource "aws_route" "private_nat" {
+  route_table_id         = "rtb-private"
+  destination_cidr_block = "0.0.0.0/0"
+  nat_gateway_id         = "nat-1"
+}
+
+resource "aws_route" "private_peer" {
+  route_table_id         = "rtb-private"
+  destination_cidr_block = "10.20.0.0/16"
+  vpc_peering_connection_id = "pcx-1"
+}
+
 resource "aws_kms_key" "data" {
   description         = "data"
   enable_key_rotation = false
@@ -132,6 +158,25 @@ fn state() -> State {
             "pg",
             json!({"id": "app-pg16", "name": "app-pg16", "family": "postgres16",
             "parameter": [{"name": "log_min_duration_statement", "value": "1000", "apply_method": "immediate"}]}),
+        ),
+        resource(
+            "aws_route_table",
+            "public",
+            json!({"id": "rtb-public", "vpc_id": "vpc-1", "route": [
+            {"cidr_block": "0.0.0.0/0", "gateway_id": "igw-1"},
+            {"cidr_block": "10.20.0.0/16", "vpc_peering_connection_id": "pcx-1"}]}),
+        ),
+        resource(
+            "aws_route",
+            "private_nat",
+            json!({"id": "r-rtb-private1080289494", "route_table_id": "rtb-private",
+            "destination_cidr_block": "0.0.0.0/0", "nat_gateway_id": "nat-1"}),
+        ),
+        resource(
+            "aws_route",
+            "private_peer",
+            json!({"id": "r-rtb-private2345", "route_table_id": "rtb-private",
+            "destination_cidr_block": "10.20.0.0/16", "vpc_peering_connection_id": "pcx-1"}),
         ),
         resource("aws_secretsmanager_secret", "db", json!({"id": SECRET, "arn": SECRET, "name": "db"})),
         resource(
@@ -420,4 +465,29 @@ fn a_call_by_name_finds_the_resource_known_by_the_arn_of_that_name() {
     )
     .unwrap_err();
     assert!(matches!(err, PlanError::NotManaged { .. }), "{err}");
+}
+
+#[test]
+fn a_deleted_route_removes_its_route_resource_or_the_tables_inline_block() {
+    let got = planned(
+        "ec2.amazonaws.com",
+        "DeleteRoute",
+        json!({"routeTableId": "rtb-private", "destinationCidrBlock": "10.20.0.0/16"}),
+    )
+    .unwrap();
+    assert_eq!(got, vec![("aws_route.private_peer".to_string(), vec![Op::RemoveResource])]);
+    let got = planned(
+        "ec2.amazonaws.com",
+        "DeleteRoute",
+        json!({"routeTableId": "rtb-public", "destinationCidrBlock": "10.20.0.0/16"}),
+    )
+    .unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "aws_route_table.public");
+    assert!(
+        matches!(&got[0].1[..], [Op::RemoveBlocks { block_type, matching }] if block_type == "route"
+            && matching == &vec![("cidr_block".to_string(), json!("10.20.0.0/16"))]),
+        "{:?}",
+        got[0].1
+    );
 }
