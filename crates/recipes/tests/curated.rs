@@ -2,9 +2,11 @@
 //! planned on a request as CloudTrail logs it against a fixture state: the right resource is
 //! found (by its identity, where a name alone is shared), and the right operation comes out.
 
-use std::path::PathBuf;
+mod support;
 
-use driftback_events::{ChangeSet, GroupConfig, group, normalize};
+use std::path::PathBuf;
+use support::change_set;
+
 use driftback_recipes::{Catalog, PlanError, plan};
 use driftback_terraform::{AttrValue, Op, Repo, State};
 use serde_json::{Value, json};
@@ -220,16 +222,6 @@ fn state() -> State {
 
 fn repo() -> Repo {
     Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect())
-}
-
-fn change_set(source: &str, name: &str, request: Value) -> ChangeSet {
-    let event = normalize(&json!({
-        "eventID": "e1", "eventTime": "2024-03-01T10:00:00Z", "eventSource": source, "eventName": name,
-        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"},
-        "requestParameters": request
-    }))
-    .unwrap();
-    group(vec![event], &GroupConfig::default()).remove(0)
 }
 
 /// The changes planned for a call: (address, operations).

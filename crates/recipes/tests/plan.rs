@@ -1,10 +1,14 @@
 //! Planning against a small repository and state: a call's parameters are either written into the
 //! code or refused by name, never dropped without a word.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use support::change_set;
 
 use driftback_events::{ChangeSet, GroupConfig, group, normalize};
+
 use driftback_recipes::{Catalog, PlanError, plan};
 use driftback_terraform::{Op, Repo, State};
 use serde_json::{Value, json};
@@ -86,16 +90,6 @@ fn state() -> State {
 
 fn repo() -> Repo {
     Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), MAIN.to_string())]))
-}
-
-fn change_set(source: &str, name: &str, request: Value) -> ChangeSet {
-    let event = normalize(&json!({
-        "eventID": "e1", "eventTime": "2024-03-01T10:00:00Z", "eventSource": source, "eventName": name,
-        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"},
-        "requestParameters": request
-    }))
-    .unwrap();
-    group(vec![event], &GroupConfig::default()).remove(0)
 }
 
 fn ops(result: Result<driftback_recipes::Plan, PlanError>) -> Vec<Op> {
