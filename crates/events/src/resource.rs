@@ -74,7 +74,10 @@ pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
                 continue;
             }
             let mut found = Vec::new();
-            collect(source, key, 0, &mut found);
+            // `name` alone names the resource only at the top of the request: deeper, it is the
+            // name of a part (a container in a task definition, a tag, a setting).
+            let depth = if *key == "name" { MAX_DEPTH } else { 0 };
+            collect(source, key, depth, &mut found);
             if !found.is_empty() {
                 let mut unique: Vec<String> = Vec::new();
                 for id in found {
@@ -86,7 +89,37 @@ pub fn resource_ids(event: &ApiEvent) -> Vec<String> {
             }
         }
     }
+    // A creation the keys above do not name (`RegisterTaskDefinition`): the ARN its response gives
+    // for what it made (`taskDefinitionArn`, named after the call), else the one ARN it gives.
+    if creation {
+        let verb =
+            ["Create", "Run", "Allocate", "Register", "Import", "Copy"].iter().find(|p| event.name.starts_with(**p));
+        let noun = verb.map(|v| &event.name[v.len()..]).unwrap_or_default();
+        let mut arns = Vec::new();
+        arns_in(&event.response, 0, &mut arns);
+        let named = arns.iter().find(|(k, _)| k.eq_ignore_ascii_case(&format!("{noun}Arn")));
+        if let Some((_, arn)) = named {
+            return vec![arn.clone()];
+        }
+        if let [(_, arn)] = arns.as_slice() {
+            return vec![arn.clone()];
+        }
+    }
     Vec::new()
+}
+
+/// The `...Arn` members with an ARN value, at most two objects deep: (member, ARN).
+fn arns_in(value: &Value, depth: usize, out: &mut Vec<(String, String)>) {
+    let Value::Object(map) = value else { return };
+    for (k, v) in map {
+        match v.as_str() {
+            Some(arn) if arn.starts_with("arn:") && (k.ends_with("Arn") || k.ends_with("ARN")) => {
+                out.push((k.clone(), arn.to_string()))
+            }
+            _ if depth < 2 => arns_in(v, depth + 1, out),
+            _ => {}
+        }
+    }
 }
 
 /// Marks (bit `i` for `ID_KEYS[i]`) the identifier keys of every object `collect` would look into.
@@ -209,5 +242,17 @@ mod tests {
         );
         assert_eq!(ids("DeleteAlarms", json!({"alarmNames": ["a", "b"]}), Value::Null), ["a", "b"]);
         assert!(ids("DoSomething", json!({"flag": true}), Value::Null).is_empty());
+        // One task definition, whatever its containers are called.
+        assert_eq!(
+            ids(
+                "RegisterTaskDefinition",
+                json!({"family": "api", "containerDefinitions": [{"name": "app"}, {"name": "log-router"}]}),
+                json!({"taskDefinition": {"taskDefinitionArn": "arn:aws:ecs:us-east-1:1:task-definition/api:8",
+                       "executionRoleArn": "arn:aws:iam::1:role/exec"}})
+            ),
+            ["arn:aws:ecs:us-east-1:1:task-definition/api:8"]
+        );
+        // A top-level `name` still names the resource.
+        assert_eq!(ids("UpdateSomething", json!({"name": "n", "settings": [{"name": "inner"}]}), Value::Null), ["n"]);
     }
 }
