@@ -238,6 +238,8 @@ pub enum Convert {
     Json,
     /// A list of `{name, value}` pairs as a map (CloudWatch alarm dimensions).
     NameValueMap,
+    /// A list of `{key, value}` pairs as a map (tags as most create calls send them).
+    KeyValueMap,
 }
 
 /// See [`Recipe::set_keyed`].
@@ -340,7 +342,8 @@ pub struct CreateRule {
     /// Event path of the name the resource is given in the configuration.
     pub name: String,
     pub import_id: String,
-    /// Attribute -> event path, optionally suffixed `:number` or `:bool`.
+    /// Attribute -> event path, optionally suffixed `:number`, `:bool` or `:map` (a list of
+    /// `{key, value}` pairs, such as tags).
     pub attrs: serde_json::Map<String, serde_json::Value>,
     /// Nested blocks built from a list: block type -> rule.
     #[serde(default)]

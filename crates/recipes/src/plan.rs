@@ -852,6 +852,7 @@ impl Planner<'_> {
             let (path, conv) = match from.split_once(':') {
                 Some((p, "number")) => (p, Some(Convert::Number)),
                 Some((p, "bool")) => (p, Some(Convert::Bool)),
+                Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
                 _ => (from, None),
             };
             let Some(value) = event_value(event, path) else { continue };
@@ -878,8 +879,21 @@ impl Planner<'_> {
                 spec.blocks.push((block_type.clone(), BlockSpec { attrs, blocks: vec![] }));
             }
         }
+        // The name first, as people write it; the rest in the rule's order.
+        spec.attrs.sort_by_key(|(attr, _)| !matches!(attr.as_str(), "name" | "bucket"));
         let name = self.unique_name(&rule.rtype, &raw_name);
         let address = Address::resource(&rule.rtype, &name);
+        // What the creating call set that the new block does not write is said, not dropped: the
+        // import shows it in `terraform plan`, and a reviewer must know to look.
+        let unwritten = unwritten_members(rule, event);
+        if !unwritten.is_empty() {
+            self.plan.notes.push(format!(
+                "{address}: {} also set {}, which the new block does not write; after the import, `terraform plan` \
+                 shows them as changes to make or to add to the code",
+                event.raw_name,
+                unwritten.join(", ")
+            ));
+        }
         self.created.insert(id.to_string(), address.clone());
         self.created.insert(import_id.clone(), address.clone());
         self.push(address, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
@@ -1180,6 +1194,15 @@ fn convert(value: Value, convert: Option<Convert>) -> Value {
             pairs.map(Value::Object).unwrap_or(value)
         }
         (Some(Convert::String), Value::Bool(b)) => Value::String(b.to_string()),
+        // `[{"key": "Team", "value": "orders"}]` (tags of most create calls) -> `{"Team": "orders"}`.
+        (Some(Convert::KeyValueMap), Value::Array(items)) => {
+            let field = |item: &Value, lower: &str, upper: &str| item.get(lower).or_else(|| item.get(upper)).cloned();
+            let pairs: Option<Map<String, Value>> = items
+                .iter()
+                .map(|i| Some((field(i, "key", "Key")?.as_str()?.to_string(), field(i, "value", "Value")?)))
+                .collect();
+            pairs.map(Value::Object).unwrap_or(value)
+        }
         // A policy CloudTrail logs parsed (S3's `bucketPolicy`): the document as JSON text.
         (Some(Convert::Json), Value::Object(_) | Value::Array(_)) => Value::String(value.to_string()),
         // Whole numbers CloudTrail writes as floats (80.0) stay whole.
@@ -1198,6 +1221,37 @@ fn contains_redacted(value: &Value) -> bool {
         Value::Object(map) => map.values().any(contains_redacted),
         _ => false,
     }
+}
+
+/// The request members of a creating call (and of the attribute bags it reads from) that the
+/// create rule writes nowhere.
+fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
+    let mut read: Vec<&str> = vec![rule.name.as_str(), rule.import_id.as_str()];
+    read.extend(rule.attrs.values().filter_map(Value::as_str).map(|p| p.split(':').next().unwrap_or(p)));
+    read.extend(rule.blocks.values().map(|b| b.items.as_str()));
+    read.extend(rule.keys.values().map(|k| k.items.as_str()));
+    let covered = |path: &str| read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")));
+    let Some(request) = event.request.as_object() else { return Vec::new() };
+    let mut out = Vec::new();
+    for (key, value) in request {
+        if driftback_events::is_transport_key(key) || value.is_null() {
+            continue;
+        }
+        if !covered(key) {
+            out.push(key.clone());
+            continue;
+        }
+        // An attribute bag some rule reads from (`attributes.VisibilityTimeout`): each member.
+        if let Some(bag) = value.as_object().filter(|_| read.iter().any(|r| r.starts_with(&format!("{key}.")))) {
+            for inner in bag.keys().filter(|k| !driftback_events::is_transport_key(k)) {
+                let path = format!("{key}.{inner}");
+                if !covered(&path) {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn check_secret(path: &AttrPath, value: &Value) -> Result<(), PlanError> {

@@ -483,3 +483,27 @@ fn a_deleted_route_removes_its_route_resource_or_the_tables_inline_block() {
         got[0].1
     );
 }
+
+#[test]
+fn a_topic_created_in_the_console_keeps_what_its_call_set_and_what_it_cannot_write_is_said() {
+    let cs = change_set(
+        "sns.amazonaws.com",
+        "CreateTopic",
+        json!({"name": "orders-alarms", "attributes": {"DisplayName": "Orders", "ArchivePolicy": "{}"},
+               "tags": [{"key": "Team", "value": "orders"}]}),
+    );
+    let mut cs = cs;
+    cs.events[0].response = json!({"topicArn": "arn:aws:sns:us-east-1:123456789012:orders-alarms"});
+    let plan = plan(&Catalog::builtin(), &cs, &state(), &repo()).unwrap();
+    let change = &plan.changes[0];
+    let Op::CreateResource { spec, import_id } = &change.ops[0] else { panic!("{:?}", change.ops) };
+    assert_eq!(import_id, "arn:aws:sns:us-east-1:123456789012:orders-alarms");
+    assert_eq!(spec.attrs[0], ("name".to_string(), AttrValue::Literal(json!("orders-alarms"))));
+    assert!(spec.attrs.contains(&("display_name".to_string(), AttrValue::Literal(json!("Orders")))), "{spec:?}");
+    assert!(spec.attrs.contains(&("tags".to_string(), AttrValue::Literal(json!({"Team": "orders"})))), "{spec:?}");
+    assert!(
+        plan.notes.iter().any(|n| n.contains("also set attributes.ArchivePolicy, which the new block does not write")),
+        "{:?}",
+        plan.notes
+    );
+}
