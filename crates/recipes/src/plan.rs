@@ -882,7 +882,19 @@ impl Planner<'_> {
         // The name first, as people write it; the rest in the rule's order.
         spec.attrs.sort_by_key(|(attr, _)| !matches!(attr.as_str(), "name" | "bucket"));
         let name = self.unique_name(&rule.rtype, &raw_name);
-        let address = Address::resource(&rule.rtype, &name);
+        let mut address = Address::resource(&rule.rtype, &name);
+        // Named like the instances of a `for_each` fleet of its type: a new entry of the fleet, when
+        // that entry gives the new instance every value the call set (tried on a scratch copy).
+        let name_attr = rule.attrs.iter().find(|(_, from)| from.as_str() == Some(rule.name.as_str())).map(|(a, _)| a);
+        if let Some(fleet) = name_attr
+            .and_then(|attr| driftback_terraform::patch::fleet_address(self.repo, &rule.rtype, attr, &raw_name))
+        {
+            let mut scratch = self.repo.clone();
+            let op = Op::CreateResource { spec: spec.clone(), import_id: import_id.clone() };
+            if driftback_terraform::patch::apply(&mut scratch, &fleet, &op).is_ok() {
+                address = fleet;
+            }
+        }
         // What the creating call set that the new block does not write is said, not dropped: the
         // import shows it in `terraform plan`, and a reviewer must know to look.
         let unwritten = unwritten_members(rule, event);

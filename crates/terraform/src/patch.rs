@@ -1328,6 +1328,107 @@ fn remove_companions(repo: &mut Repo, dir: &Path, address: &Address, applied: &m
     Ok(())
 }
 
+/// A resource made outside Terraform that follows the pattern of a `for_each` fleet of its type
+/// (`name = "${local.name_prefix}-${each.key}"`, and its name is that prefix and suffix around a new
+/// key): the address it would have as a new entry of the fleet. Only in the root module, where an
+/// import block can name it.
+pub fn fleet_address(repo: &Repo, rtype: &str, name_attr: &str, name: &str) -> Option<Address> {
+    let instances = crate::eval::instances(repo);
+    let mut blocks: Vec<Address> = instances
+        .iter()
+        .filter(|a| a.module.is_empty() && a.rtype == rtype && matches!(a.key, Some(InstanceKey::Str(_))))
+        .map(|a| a.without_key())
+        .collect();
+    blocks.dedup();
+    for block in blocks {
+        let keyed: Vec<(String, String)> = instances
+            .iter()
+            .filter(|a| a.without_key() == block)
+            .filter_map(|a| {
+                let Some(InstanceKey::Str(k)) = &a.key else { return None };
+                let config = effective_config(repo, a)?;
+                Some((k.clone(), config.get(name_attr)?.as_str()?.to_string()))
+            })
+            .collect();
+        let Some((k0, n0)) = keyed.first() else { continue };
+        let Some(at) = n0.find(k0.as_str()) else { continue };
+        let (prefix, suffix) = (&n0[..at], &n0[at + k0.len()..]);
+        if prefix.is_empty() && suffix.is_empty() {
+            continue;
+        }
+        let follows = keyed.iter().all(|(k, n)| *n == format!("{prefix}{k}{suffix}"));
+        let Some(key) = name.strip_prefix(prefix).and_then(|rest| rest.strip_suffix(suffix)) else { continue };
+        let fresh = !keyed.iter().any(|(k, _)| k == key);
+        let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if follows && fresh && plain {
+            return Some(Address { key: Some(InstanceKey::Str(key.to_string())), ..block });
+        }
+    }
+    None
+}
+
+/// A new instance of a `for_each` block: the element its `for_each` map gains (each argument that
+/// reads `each.value.FIELD` gives FIELD its value), at the map's origin, with an import block. The
+/// new instance must then have every value the creating call set.
+fn adopt_into_fleet(
+    repo: &mut Repo,
+    address: &Address,
+    spec: &BlockSpec,
+    import_id: &str,
+    applied: &mut Applied,
+) -> Result<(), EditError> {
+    let Some(InstanceKey::Str(key)) = &address.key else {
+        return Err(EditError::Value(format!("{address} is not an instance of a for_each resource")));
+    };
+    let block = address.without_key();
+    let location = repo.find_resource(&block).ok_or_else(|| EditError::Value(format!("no block for {block}")))?;
+    let text = repo.text(&location.file).unwrap_or_default().to_string();
+    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    let for_each = body
+        .and_then(|b| b.body.get_attribute("for_each"))
+        .ok_or_else(|| EditError::Value(format!("{block} has no for_each")))?;
+    let want: Map<String, Value> = spec
+        .attrs
+        .iter()
+        .filter_map(|(k, v)| match v {
+            AttrValue::Literal(v) => Some((k.clone(), v.clone())),
+            AttrValue::Reference(_) => None,
+        })
+        .collect();
+    let mut element = Map::new();
+    for attr in body.into_iter().flat_map(|b| b.body.attributes()) {
+        let source = edit::expr_text(&text, &attr.value);
+        if let (Some(field), Some(value)) = (source.trim().strip_prefix("each.value."), want.get(attr.key.as_str())) {
+            element.insert(field.to_string(), value.clone());
+        }
+    }
+    let site = Site {
+        module: Vec::new(),
+        dir: repo.module_dir("").cloned().unwrap_or_default(),
+        file: location.file.clone(),
+        block: location.sel.clone(),
+        key: address.key.clone(),
+    };
+    let mut tracer = Tracer::new(repo);
+    let change = Change::Set(AttrValue::Literal(Value::Object(element)));
+    tracer.expr(&site, &location.file, &for_each.value, &[Seg::Key(key.clone())], &change, "", 0);
+    let candidates = tracer.out;
+    let check = |config: Option<Value>| {
+        config.is_some_and(|c| want.iter().all(|(k, v)| c.get(k).is_some_and(|have| values_equal(have, v))))
+    };
+    let chosen = choose(repo, address, None, candidates, &check, &|_| false).map_err(EditError::Value)?;
+    applied.notes.push(format!("{address}: a new entry of its for_each: {}", chosen.note));
+    write_candidate(repo, chosen, applied);
+    // The import block names the instance (`aws_sqs_queue.jobs["audit"]`), beside the block.
+    let text = repo.text(&location.file).unwrap_or_default().to_string();
+    let to = format!("{}[{}]", address.block_name(), crate::render::quote(key));
+    let text =
+        format!("{}\n\nimport {{\n  to = {to}\n  id = {}\n}}\n", text.trim_end(), crate::render::quote(import_id));
+    edit::parse(&text)?;
+    write(repo, &location.file, text, applied);
+    Ok(())
+}
+
 fn create_resource(
     repo: &mut Repo,
     address: &Address,
@@ -1335,6 +1436,12 @@ fn create_resource(
     import_id: &str,
     applied: &mut Applied,
 ) -> Result<(), EditError> {
+    if address.module.is_empty()
+        && matches!(address.key, Some(InstanceKey::Str(_)))
+        && repo.find_resource(&address.without_key()).is_some()
+    {
+        return adopt_into_fleet(repo, address, spec, import_id, applied);
+    }
     let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
     // Where resources of this type live; else a new file named for them.
     let existing = repo.resources_of_type(&dir, &address.rtype);

@@ -757,3 +757,46 @@ resource "aws_db_parameter_group" "pg" {
     .unwrap_err();
     assert!(err.to_string().contains("dynamic"), "{err}");
 }
+
+#[test]
+fn a_resource_named_like_a_for_each_fleet_joins_it_as_a_new_entry() {
+    let main = r#"variable "queues" {
+  default = {
+    ingest = { visibility = 60 }
+    render = { visibility = 300 }
+  }
+}
+
+resource "aws_sqs_queue" "jobs" {
+  for_each                   = var.queues
+  name                       = "fleet-${each.key}"
+  visibility_timeout_seconds = each.value.visibility
+  tags                       = { Queue = each.key }
+}
+"#;
+    let mut repo = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    assert_eq!(patch::fleet_address(&repo, "aws_sqs_queue", "name", "other-audit"), None);
+    assert_eq!(patch::fleet_address(&repo, "aws_sqs_queue", "name", "fleet-render"), None, "an existing key");
+    let address = patch::fleet_address(&repo, "aws_sqs_queue", "name", "fleet-audit").unwrap();
+    assert_eq!(address.to_string(), r#"aws_sqs_queue.jobs["audit"]"#);
+    let spec = |tags: Value| driftback_terraform::BlockSpec {
+        attrs: vec![
+            ("name".into(), AttrValue::Literal(json!("fleet-audit"))),
+            ("visibility_timeout_seconds".into(), AttrValue::Literal(json!(120))),
+            ("tags".into(), AttrValue::Literal(tags)),
+        ],
+        blocks: vec![],
+    };
+    let create = |tags| Op::CreateResource { spec: spec(tags), import_id: "https://sqs/1/fleet-audit".into() };
+    // Tags the fleet would not give it: not a member of the fleet.
+    assert!(patch::apply(&mut repo.clone(), &address, &create(json!({"Queue": "audit", "Owner": "x"}))).is_err());
+    let before = others(&repo, &[]);
+    patch::apply(&mut repo, &address, &create(json!({"Queue": "audit"}))).unwrap();
+    assert_eq!(value(&repo, r#"aws_sqs_queue.jobs["audit"]"#, "visibility_timeout_seconds"), Some(json!(120)));
+    assert_eq!(others(&repo, &[r#"aws_sqs_queue.jobs["audit"]"#]), before);
+    let text = repo.text(Path::new("main.tf")).unwrap();
+    assert!(
+        text.contains("import {\n  to = aws_sqs_queue.jobs[\"audit\"]\n  id = \"https://sqs/1/fleet-audit\"\n}"),
+        "{text}"
+    );
+}
