@@ -94,6 +94,10 @@ pub struct Recipe {
     /// belong to different resources: a queue's redrive policy managed by its own resource).
     #[serde(default)]
     pub if_request_has: Vec<String>,
+    /// Use this recipe only when the request has these values (with `each`: every item has them),
+    /// such as a batch change's `action = "UPSERT"`.
+    #[serde(default)]
+    pub if_request_is: BTreeMap<String, String>,
     /// Use this recipe only when the state has a resource of this type whose attribute equals the identifier.
     #[serde(default)]
     pub if_state_has: Option<StateCondition>,
@@ -539,9 +543,11 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
             out.extend(r.key.as_deref());
             out.extend(r.set.iter().map(|s| s.from.as_str()));
             out.extend(r.identity.iter().map(|i| i.from.as_str()));
+            out.extend(r.ignore.iter().map(String::as_str));
+            out.extend(r.if_request_has.iter().map(String::as_str));
+            out.extend(r.if_request_is.keys().map(String::as_str));
         }
     }
-    out.extend(r.ignore.iter().map(String::as_str));
     if let Some(n) = &r.set_named {
         out.extend([n.name.as_str(), n.value.as_str()]);
     }
@@ -577,7 +583,6 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     if let Some(rule) = &r.permission_rules {
         out.push(&rule.items);
     }
-    out.extend(r.if_request_has.iter().map(String::as_str));
     if let Some(k) = &r.keyed_blocks {
         out.push(&k.items);
     }

@@ -129,10 +129,21 @@ impl Planner<'_> {
             return Ok(());
         }
         let mut last_missing = None;
+        let holds = |recipe: &Recipe, event: &ApiEvent| {
+            recipe.if_request_is.iter().all(|(path, want)| event_value(event, path).is_some_and(|v| v == *want))
+        };
         for recipe in &recipes {
             if let (Some(each), Some(key)) = (&recipe.each, &recipe.key) {
                 let items = event_value(event, each).map(|v| as_list(&v)).unwrap_or_default();
                 if items.is_empty() {
+                    continue;
+                }
+                let sub = |item: &Value| ApiEvent { request: item.clone(), ..event.clone() };
+                let applies = |item: &Value| {
+                    let one = sub(item);
+                    holds(recipe, &one) && recipe.if_request_has.iter().all(|path| event_value(&one, path).is_some())
+                };
+                if !items.iter().all(applies) {
                     continue;
                 }
                 // Every item's resource must be known before anything is planned: all or nothing.
@@ -168,7 +179,7 @@ impl Planner<'_> {
                     None => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
                 },
             };
-            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) {
+            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) || !holds(recipe, event) {
                 continue;
             }
             if let Some(cond) = &recipe.if_state_has {
@@ -1071,7 +1082,9 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
             {
                 continue;
             }
-            let covered = read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")));
+            let covered = read
+                .iter()
+                .any(|r| *r == path || r.starts_with(&format!("{path}.")) || r.starts_with(&format!("{path}[")));
             if !covered && !value.is_null() {
                 out.push(name.clone());
             }

@@ -115,6 +115,40 @@ resource "aws_route" "private_peer" {
   vpc_peering_connection_id = "pcx-1"
 }
 
+resource "aws_route53_record" "www" {
+  zone_id = "Z0123456789ABCDEFGHIJ"
+  name    = "www.example.com"
+  type    = "A"
+  ttl     = 300
+  records = ["192.0.2.10"]
+}
+
+resource "aws_route53_record" "api_blue" {
+  zone_id        = "Z0123456789ABCDEFGHIJ"
+  name           = "api.example.com"
+  type           = "CNAME"
+  ttl            = 60
+  records        = ["blue.example.com"]
+  set_identifier = "blue"
+
+  weighted_routing_policy {
+    weight = 90
+  }
+}
+
+resource "aws_route53_record" "api_green" {
+  zone_id        = "Z0123456789ABCDEFGHIJ"
+  name           = "api.example.com"
+  type           = "CNAME"
+  ttl            = 60
+  records        = ["green.example.com"]
+  set_identifier = "green"
+
+  weighted_routing_policy {
+    weight = 10
+  }
+}
+
 resource "aws_kms_key" "data" {
   description         = "data"
   enable_key_rotation = false
@@ -179,6 +213,27 @@ fn state() -> State {
             "private_peer",
             json!({"id": "r-rtb-private2345", "route_table_id": "rtb-private",
             "destination_cidr_block": "10.20.0.0/16", "vpc_peering_connection_id": "pcx-1"}),
+        ),
+        resource(
+            "aws_route53_record",
+            "www",
+            json!({"id": "Z0123456789ABCDEFGHIJ_www.example.com_A",
+            "zone_id": "Z0123456789ABCDEFGHIJ", "name": "www.example.com", "fqdn": "www.example.com", "type": "A",
+            "ttl": 300, "records": ["192.0.2.10"]}),
+        ),
+        resource(
+            "aws_route53_record",
+            "api_blue",
+            json!({"id": "Z0123456789ABCDEFGHIJ_api.example.com_CNAME_blue",
+            "zone_id": "Z0123456789ABCDEFGHIJ", "name": "api.example.com", "fqdn": "api.example.com", "type": "CNAME",
+            "ttl": 60, "records": ["blue.example.com"], "set_identifier": "blue", "weighted_routing_policy": [{"weight": 90}]}),
+        ),
+        resource(
+            "aws_route53_record",
+            "api_green",
+            json!({"id": "Z0123456789ABCDEFGHIJ_api.example.com_CNAME_green",
+            "zone_id": "Z0123456789ABCDEFGHIJ", "name": "api.example.com", "fqdn": "api.example.com", "type": "CNAME",
+            "ttl": 60, "records": ["green.example.com"], "set_identifier": "green", "weighted_routing_policy": [{"weight": 10}]}),
         ),
         resource("aws_secretsmanager_secret", "db", json!({"id": SECRET, "arn": SECRET, "name": "db"})),
         resource(
@@ -506,4 +561,73 @@ fn a_topic_created_in_the_console_keeps_what_its_call_set_and_what_it_cannot_wri
         "{:?}",
         plan.notes
     );
+}
+
+/// A Route 53 batch as CloudTrail logs it.
+fn record_change(action: &str, record: Value) -> Value {
+    json!({"hostedZoneId": "Z0123456789ABCDEFGHIJ",
+           "changeBatch": {"changes": [{"action": action, "resourceRecordSet": record}]}})
+}
+
+#[test]
+fn a_record_changed_in_a_batch_is_found_by_name_type_and_set_identifier() {
+    let got = planned(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        record_change(
+            "UPSERT",
+            json!({"name": "www.example.com.", "type": "A", "tTL": 60,
+                                        "resourceRecords": [{"value": "192.0.2.10"}]}),
+        ),
+    )
+    .unwrap();
+    assert_eq!(got[0].0, "aws_route53_record.www");
+    assert!(got[0].1.contains(&set("ttl", json!(60))), "{:?}", got[0].1);
+    let got = planned(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        record_change(
+            "UPSERT",
+            json!({"name": "api.example.com.", "type": "CNAME", "setIdentifier": "green",
+            "weight": 50, "tTL": 60, "resourceRecords": [{"value": "green.example.com"}]}),
+        ),
+    )
+    .unwrap();
+    assert_eq!(got[0].0, "aws_route53_record.api_green");
+    assert!(got[0].1.contains(&set("weighted_routing_policy.weight", json!(50))), "{:?}", got[0].1);
+    let got = planned(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        record_change(
+            "DELETE",
+            json!({"name": "api.example.com.", "type": "CNAME", "setIdentifier": "blue",
+            "weight": 90, "tTL": 60, "resourceRecords": [{"value": "blue.example.com"}]}),
+        ),
+    )
+    .unwrap();
+    assert_eq!(got, vec![("aws_route53_record.api_blue".to_string(), vec![Op::RemoveResource])]);
+    // A routing setting no rule reads is refused by name, never dropped.
+    let err = planned(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        record_change(
+            "UPSERT",
+            json!({"name": "www.example.com.", "type": "A", "tTL": 60,
+            "geoLocation": {"countryCode": "DE"}, "resourceRecords": [{"value": "192.0.2.10"}]}),
+        ),
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::Unmapped { .. }), "{err}");
+    // A new record is not created here.
+    let err = planned(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        record_change(
+            "CREATE",
+            json!({"name": "new.example.com.", "type": "A", "tTL": 60,
+            "resourceRecords": [{"value": "192.0.2.20"}]}),
+        ),
+    )
+    .unwrap_err();
+    assert!(!matches!(err, PlanError::Unmapped { .. }), "{err}");
 }

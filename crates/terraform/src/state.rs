@@ -203,9 +203,12 @@ impl State {
             .filter(|i| types.is_empty() || types.contains(&"*") || types.contains(&i.address.rtype.as_str()))
             .filter(|i| {
                 attrs.iter().any(|a| {
-                    i.attr_strs(a)
-                        .into_iter()
-                        .any(|v| v == id || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id"))
+                    i.attr_strs(a).into_iter().any(|v| {
+                        v == id
+                                // A DNS name written fully qualified (`www.example.com.`).
+                                || (id.ends_with('.') && v == id.trim_end_matches('.'))
+                                || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id")
+                    })
                 })
             })
             .collect()
