@@ -375,11 +375,17 @@ impl Planner<'_> {
             if let (Some(Value::String(name)), Some(value)) =
                 (event_value(event, &rule.name), event_value(event, &rule.value))
             {
-                if let Some(path) = rule.paths.get(&name) {
-                    let path = parse_path(path)?;
-                    check_secret(&path, &value)?;
-                    ops.push(Op::Set { path, value: AttrValue::Literal(value) });
-                }
+                let Some(path) = rule.paths.get(&name) else {
+                    // An attribute the recipe does not map is refused by name, never dropped.
+                    return Err(PlanError::Unmapped {
+                        recipe: recipe.id.clone(),
+                        name: event.raw_name.clone(),
+                        params: format!("{} {name}", rule.name),
+                    });
+                };
+                let path = parse_path(path)?;
+                check_secret(&path, &value)?;
+                ops.push(Op::Set { path, value: AttrValue::Literal(value) });
             }
         }
         for path in &recipe.remove {

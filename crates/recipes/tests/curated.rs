@@ -149,6 +149,10 @@ resource "aws_route53_record" "api_green" {
   }
 }
 
+resource "aws_sns_topic" "alerts" {
+  name = "alerts"
+}
+
 resource "aws_kms_key" "data" {
   description         = "data"
   enable_key_rotation = false
@@ -234,6 +238,12 @@ fn state() -> State {
             json!({"id": "Z0123456789ABCDEFGHIJ_api.example.com_CNAME_green",
             "zone_id": "Z0123456789ABCDEFGHIJ", "name": "api.example.com", "fqdn": "api.example.com", "type": "CNAME",
             "ttl": 60, "records": ["green.example.com"], "set_identifier": "green", "weighted_routing_policy": [{"weight": 10}]}),
+        ),
+        resource(
+            "aws_sns_topic",
+            "alerts",
+            json!({"id": "arn:aws:sns:us-east-1:123456789012:alerts",
+            "arn": "arn:aws:sns:us-east-1:123456789012:alerts", "name": "alerts"}),
         ),
         resource("aws_secretsmanager_secret", "db", json!({"id": SECRET, "arn": SECRET, "name": "db"})),
         resource(
@@ -630,4 +640,16 @@ fn a_record_changed_in_a_batch_is_found_by_name_type_and_set_identifier() {
     )
     .unwrap_err();
     assert!(!matches!(err, PlanError::Unmapped { .. }), "{err}");
+}
+
+#[test]
+fn an_attribute_a_named_setting_recipe_does_not_map_is_refused_by_name() {
+    let err = planned(
+        "sns.amazonaws.com",
+        "SetTopicAttributes",
+        json!({"topicArn": "arn:aws:sns:us-east-1:123456789012:alerts", "attributeName": "ArchivePolicy",
+               "attributeValue": "{\"MessageRetentionPeriod\":\"30\"}"}),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("attributeName ArchivePolicy"), "{err}");
 }
