@@ -65,7 +65,7 @@ fn main() {
                 recipes: vec!["autoscaling-update-group".into()],
                 created: false,
             }],
-            notes: vec![],
+            ..Plan::default()
         };
         let attribution = attribute(&change_set, &policy.actors);
         let decided = policy.decide(&DecideInput {

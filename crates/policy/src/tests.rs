@@ -33,7 +33,7 @@ fn set(address: &str, attr: &str, value: Value) -> Plan {
             recipes: vec!["r".into()],
             created: false,
         }],
-        notes: vec![],
+        ..Plan::default()
     }
 }
 
@@ -45,7 +45,7 @@ fn whole(address: &str, op: Op) -> Plan {
             recipes: vec!["r".into()],
             created: false,
         }],
-        notes: vec![],
+        ..Plan::default()
     }
 }
 

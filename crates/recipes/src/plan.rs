@@ -33,6 +33,11 @@ pub struct Plan {
     pub changes: Vec<ResourceChange>,
     /// Things worth telling the reviewer (values that equal provider default tags, ...).
     pub notes: Vec<String>,
+    /// What the same calls do to other resources, which are change sets of their own (one
+    /// `CreateTags` on two subnets): an edit that makes exactly these changes to them too (an input
+    /// both read) is not a leak.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alongside: Vec<ResourceChange>,
 }
 
 impl Plan {
@@ -78,6 +83,20 @@ pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Rep
                     .push(format!("{service} {name} is not codified; review `terraform plan` after the import"));
             }
             Err(e) => return Err(e),
+        }
+        // The other resources the call names, planned the same way, apart.
+        let others: Vec<String> = driftback_events::resource_ids(event)
+            .into_iter()
+            .filter(|id| Some(id.as_str()) != change_set.resource_id.as_deref())
+            .collect();
+        for other in others {
+            let mut apart = Planner { catalog, state, repo, plan: Plan::default(), created: BTreeMap::new() };
+            if apart.event(event, Some(&other)).is_ok() {
+                let own: Vec<&Address> = planner.plan.changes.iter().map(|c| &c.address).collect();
+                let extra: Vec<ResourceChange> =
+                    apart.plan.changes.into_iter().filter(|c| !own.contains(&&c.address)).collect();
+                planner.plan.alongside.extend(extra);
+            }
         }
     }
     Ok(planner.plan)

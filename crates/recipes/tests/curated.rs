@@ -653,3 +653,24 @@ fn an_attribute_a_named_setting_recipe_does_not_map_is_refused_by_name() {
     .unwrap_err();
     assert!(err.to_string().contains("attributeName ArchivePolicy"), "{err}");
 }
+
+#[test]
+fn a_call_on_several_resources_plans_its_own_and_says_what_it_does_to_the_others() {
+    let request = json!({"resourcesSet": {"items": [{"resourceId": "rtb-public"}, {"resourceId": "rtb-private-unknown"}]},
+                         "tagSet": {"items": [{"key": "Tier", "value": "edge"}]}});
+    let mut cs = change_set("ec2.amazonaws.com", "CreateTags", request.clone());
+    cs.resource_id = Some("rtb-public".into());
+    let planned = plan(&Catalog::builtin(), &cs, &state(), &repo()).unwrap();
+    assert_eq!(planned.changes.len(), 1);
+    assert_eq!(planned.changes[0].address.to_string(), "aws_route_table.public");
+    // The other resource is not managed here: nothing alongside.
+    assert!(planned.alongside.is_empty(), "{:?}", planned.alongside);
+    let both = json!({"resourcesSet": {"items": [{"resourceId": "rtb-public"}, {"resourceId": KEY}]},
+                      "tagSet": {"items": [{"key": "Tier", "value": "edge"}]}});
+    let mut cs = change_set("ec2.amazonaws.com", "CreateTags", both);
+    cs.resource_id = Some("rtb-public".into());
+    let planned = plan(&Catalog::builtin(), &cs, &state(), &repo()).unwrap();
+    let alongside: Vec<String> = planned.alongside.iter().map(|c| c.address.to_string()).collect();
+    assert_eq!(alongside, ["aws_kms_key.data"]);
+    assert_eq!(planned.alongside[0].ops, planned.changes[0].ops);
+}

@@ -65,6 +65,18 @@ pub struct Applied {
 
 /// Apply one operation to the repository in memory.
 pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, PatchError> {
+    apply_alongside(repo, address, op, &[])
+}
+
+/// As [`apply`], where the same calls change other resources too (`alongside`: one `CreateTags` on
+/// two subnets): an edit that also makes exactly those changes to them (a shared input both read)
+/// is not a leak.
+pub fn apply_alongside(
+    repo: &mut Repo,
+    address: &Address,
+    op: &Op,
+    alongside: &[(Address, Op)],
+) -> Result<Applied, PatchError> {
     let mut applied = Applied::default();
     let err = |file: &Path, source: EditError| PatchError::Edit {
         address: address.to_string(),
@@ -79,8 +91,8 @@ pub fn apply(repo: &mut Repo, address: &Address, op: &Op) -> Result<Applied, Pat
     let file = location.file.clone();
     let text = repo.text(&file).unwrap_or_default().to_string();
     match op {
-        Op::Set { path, value } => set_value(repo, address, &location, path, value, &mut applied)?,
-        Op::Remove { path } => remove_value(repo, address, &location, path, &mut applied)?,
+        Op::Set { path, value } => set_value(repo, address, &location, path, value, &mut applied, alongside)?,
+        Op::Remove { path } => remove_value(repo, address, &location, path, &mut applied, alongside)?,
         Op::AddBlock { block_type, spec } => {
             if has_dynamic(repo, &location, block_type) {
                 add_through_dynamic(repo, address, &location, block_type, spec, &mut applied)?;
@@ -165,6 +177,7 @@ fn set_value(
     path: &AttrPath,
     value: &AttrValue,
     applied: &mut Applied,
+    alongside: &[(Address, Op)],
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
     let current = effective_config(repo, address).and_then(|c| value_at_path(&c, path));
@@ -183,12 +196,20 @@ fn set_value(
                             .notes
                             .push(format!("{address}: kept {sub} = {o}: a reference, whatever its value now")),
                         Some(o) if values_equal(o, v) => {}
-                        _ => set_value(repo, address, location, &sub, &AttrValue::Literal(v.clone()), applied)?,
+                        _ => set_value(
+                            repo,
+                            address,
+                            location,
+                            &sub,
+                            &AttrValue::Literal(v.clone()),
+                            applied,
+                            alongside,
+                        )?,
                     }
                 }
                 for (key, o) in old {
                     if !new.contains_key(key) && !is_symbolic(o) {
-                        remove_value(repo, address, location, &with_key(path, key), applied)?;
+                        remove_value(repo, address, location, &with_key(path, key), applied, alongside)?;
                     }
                 }
                 return Ok(());
@@ -262,7 +283,7 @@ fn set_value(
     };
     let computed =
         found.as_ref().is_some_and(|(expr, tail, _)| tail.is_empty() && origin::refers_to_other_objects(expr));
-    let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false).map_err(|e| {
+    let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false, alongside).map_err(|e| {
         if computed {
             refused(format!(
                 "{path} is computed from other resources in the code; writing the new value as a literal would cut \
@@ -283,6 +304,7 @@ fn remove_value(
     location: &BlockLocation,
     path: &AttrPath,
     applied: &mut Applied,
+    alongside: &[(Address, Op)],
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
     let config = effective_config(repo, address);
@@ -311,7 +333,7 @@ fn remove_value(
     }
     let candidates = tracer.out;
     let check = |config: Option<Value>| config.is_some_and(|c| value_at_path(&c, path).is_none());
-    let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false)
+    let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false, alongside)
         .map_err(|e| refused(format!("{path}: {e}")))?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
     write_candidate(repo, chosen, applied);
@@ -373,7 +395,7 @@ fn add_through_dynamic(
         })
     };
     let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
-    let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false)
+    let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false, &[])
         .map_err(|e| refused(format!("a new {block_type} block where dynamic blocks make them: {e}")))?;
     applied.notes.push(format!(
         "{address}: a new {block_type} block, as an element of its dynamic block's for_each: {}",
@@ -486,7 +508,8 @@ fn through_dynamic<'b>(
 /// The first candidate after which the target passes `check`, no other argument of the target
 /// changed than the one at `changing` (when given: an origin the drifted value shares with the
 /// target's name would rename, and so replace, the resource), and no other resource instance's
-/// effective configuration changed (instances `expected_gone` may disappear).
+/// effective configuration changed (instances `expected_gone` may disappear; instances the same
+/// calls change too, `alongside`, may change exactly that way).
 fn choose(
     repo: &Repo,
     target: &Address,
@@ -494,6 +517,7 @@ fn choose(
     candidates: Vec<Candidate>,
     check: &dyn Fn(Option<Value>) -> bool,
     expected_gone: &dyn Fn(&Address) -> bool,
+    alongside: &[(Address, Op)],
 ) -> Result<Candidate, String> {
     if candidates.is_empty() {
         return Err("no edit of the configuration expresses this change".into());
@@ -522,7 +546,7 @@ fn choose(
         let changed = before
             .iter()
             .filter(|(a, _)| !expected_gone(a))
-            .find(|(a, v)| after.get(*a) != Some(*v))
+            .find(|(a, v)| after.get(*a) != Some(*v) && !made_alongside(alongside, a, v, after.get(*a)))
             .map(|(a, _)| a.clone())
             .or_else(|| after.keys().find(|a| !before.contains_key(*a)).cloned());
         match changed {
@@ -605,6 +629,52 @@ fn is_empty(value: &Value) -> bool {
         Value::Array(items) => items.iter().all(is_empty),
         Value::Null => true,
         _ => false,
+    }
+}
+
+/// Whether `after` is `before` with exactly the changes the same calls make to `address`.
+fn made_alongside(alongside: &[(Address, Op)], address: &Address, before: &Value, after: Option<&Value>) -> bool {
+    let ops: Vec<&Op> = alongside.iter().filter(|(a, _)| a == address).map(|(_, op)| op).collect();
+    let Some(after) = after else { return false };
+    if ops.is_empty() {
+        return false;
+    }
+    let mut expected = before.clone();
+    for op in ops {
+        match op {
+            Op::Set { path, value: AttrValue::Literal(v) } => {
+                if !set_at(&mut expected, &path.0, v.clone()) {
+                    return false;
+                }
+            }
+            Op::Remove { path } => remove_at(&mut expected, &path.0),
+            _ => return false,
+        }
+    }
+    values_equal(&expected, after)
+}
+
+/// Set a value in a configuration at a path (objects made as needed). `false` where the path goes
+/// through something else.
+fn set_at(value: &mut Value, segs: &[Seg], new: Value) -> bool {
+    let Some((first, rest)) = segs.split_first() else {
+        *value = new;
+        return true;
+    };
+    if value.is_null() {
+        *value = Value::Object(Map::new());
+    }
+    match first {
+        Seg::Name(n) | Seg::Key(n) => {
+            if value.as_array().is_some_and(|items| items.len() == 1) {
+                return value.get_mut(0).is_some_and(|v| set_at(v, segs, new));
+            }
+            match value.as_object_mut() {
+                Some(map) => set_at(map.entry(n.clone()).or_insert(Value::Null), rest, new),
+                None => false,
+            }
+        }
+        Seg::Index(i) => value.as_array_mut().and_then(|items| items.get_mut(*i)).is_some_and(|v| set_at(v, rest, new)),
     }
 }
 
@@ -1109,29 +1179,31 @@ fn remove_module_instance(repo: &mut Repo, address: &Address, applied: &mut Appl
             tracer.expr(&site, &location.file, switch, &[], &off, "the module's switch", 0);
         }
         let candidates = tracer.out;
-        return Some(match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone) {
-            Ok(chosen) => {
-                applied.notes.push(format!(
+        return Some(
+            match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone, &[]) {
+                Ok(chosen) => {
+                    applied.notes.push(format!(
                     "{address}: module.{}[{k}] is turned off by the module's own switch, so the other instances keep \
                      their numbers: {}",
                     call.name, chosen.note
                 ));
-                write_candidate(repo, chosen, applied);
-                Ok(())
-            }
-            Err(e) => Err(refused(format!(
-                "module.{}[{k}] is not the last instance of the call; removing it would renumber the others, and \
+                    write_candidate(repo, chosen, applied);
+                    Ok(())
+                }
+                Err(e) => Err(refused(format!(
+                    "module.{}[{k}] is not the last instance of the call; removing it would renumber the others, and \
                  the module has no switch that turns one instance off ({e}), so a person must decide",
-                call.name
-            ))),
-        });
+                    call.name
+                ))),
+            },
+        );
     }
     let site =
         Site { module: parent_module, dir: parent_dir, file: call_file.clone(), block: sel, key: call.key.clone() };
     let mut tracer = Tracer::new(repo);
     tracer.expr(&site, &call_file, list, &[Seg::Index(k as usize)], &Change::Remove, "the module's count", 0);
     let candidates = tracer.out;
-    let chosen = match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone) {
+    let chosen = match choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone, &[]) {
         Ok(chosen) => chosen,
         Err(e) => return Some(Err(refused(e))),
     };
@@ -1220,7 +1292,7 @@ fn remove_instance(
             && a.module == address.module
             && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n)
     };
-    let chosen = choose(repo, address, None, candidates, &check, &gone).map_err(refused)?;
+    let chosen = choose(repo, address, None, candidates, &check, &gone, &[]).map_err(refused)?;
     applied.notes.push(format!("{address}: removed its instance: {}", chosen.note));
     write_candidate(repo, chosen, applied);
     Ok(())
@@ -1416,7 +1488,7 @@ fn adopt_into_fleet(
     let check = |config: Option<Value>| {
         config.is_some_and(|c| want.iter().all(|(k, v)| c.get(k).is_some_and(|have| values_equal(have, v))))
     };
-    let chosen = choose(repo, address, None, candidates, &check, &|_| false).map_err(EditError::Value)?;
+    let chosen = choose(repo, address, None, candidates, &check, &|_| false, &[]).map_err(EditError::Value)?;
     applied.notes.push(format!("{address}: a new entry of its for_each: {}", chosen.note));
     write_candidate(repo, chosen, applied);
     // The import block names the instance (`aws_sqs_queue.jobs["audit"]`), beside the block.

@@ -800,3 +800,52 @@ resource "aws_sqs_queue" "jobs" {
         "{text}"
     );
 }
+
+#[test]
+fn an_edit_that_also_makes_what_the_same_call_did_to_another_resource_is_not_a_leak() {
+    let main = r#"variable "public_tags" {
+  default = {}
+}
+
+resource "aws_subnet" "a" {
+  cidr_block = "10.0.1.0/24"
+  tags       = merge({ Name = "a" }, var.public_tags)
+}
+
+resource "aws_subnet" "b" {
+  cidr_block = "10.0.2.0/24"
+  tags       = merge({ Name = "b" }, var.public_tags)
+}
+
+resource "aws_subnet" "private" {
+  cidr_block = "10.0.3.0/24"
+  tags       = { Name = "private" }
+}
+"#;
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    let tag = |address: &str| {
+        (
+            addr(address),
+            Op::Set { path: AttrPath::parse("tags.Role").unwrap(), value: AttrValue::Literal(json!("elb")) },
+        )
+    };
+    // One call tagged both public subnets: the shared input is the edit, and it is not a leak.
+    let (a, op) = tag("aws_subnet.a");
+    let mut with = repo.clone();
+    patch::apply_alongside(&mut with, &a, &op, &[tag("aws_subnet.b")]).unwrap();
+    assert_eq!(value(&with, "aws_subnet.a", "tags.Role"), Some(json!("elb")));
+    assert_eq!(value(&with, "aws_subnet.b", "tags.Role"), Some(json!("elb")));
+    assert!(with.text(Path::new("main.tf")).unwrap().contains("Role = \"elb\""));
+    assert_eq!(value(&with, "aws_subnet.private", "tags.Role"), None);
+    // Alone, the shared input would change the other subnet: a narrower edit instead.
+    let mut alone = repo.clone();
+    patch::apply(&mut alone, &a, &op).unwrap();
+    assert_eq!(value(&alone, "aws_subnet.a", "tags.Role"), Some(json!("elb")));
+    assert_eq!(value(&alone, "aws_subnet.b", "tags.Role"), None);
+    // What the call did to another resource is no licence for anything else.
+    let (_, other) = tag("aws_subnet.b");
+    let different = Op::Set { path: AttrPath::parse("tags.Role").unwrap(), value: AttrValue::Literal(json!("x")) };
+    let mut wrong = repo.clone();
+    patch::apply_alongside(&mut wrong, &a, &op, &[(addr("aws_subnet.b"), different)]).unwrap();
+    assert_eq!(value(&wrong, "aws_subnet.b", "tags.Role"), None, "{other:?}");
+}

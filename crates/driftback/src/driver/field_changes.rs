@@ -158,7 +158,7 @@ resource "aws_instance" "web" {
                 recipes: vec![],
                 created: false,
             }],
-            notes: vec![],
+            ..Plan::default()
         };
         let changes = planned_changes(&plan, &state(), &repo());
         let shown: Vec<(&str, Option<Value>, Option<AttrValue>)> =

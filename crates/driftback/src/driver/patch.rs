@@ -26,10 +26,12 @@ pub fn apply(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     let mut notes = Vec::new();
     let mut touched: Vec<PathBuf> = Vec::new();
     let mut edits = 0;
+    let alongside: Vec<(Address, Op)> =
+        plan.alongside.iter().flat_map(|c| c.ops.iter().map(|op| (c.address.clone(), op.clone()))).collect();
     for change in &plan.changes {
         for op in &change.ops {
-            let applied =
-                driftback_terraform::patch::apply(&mut work, &change.address, op).map_err(|e| e.to_string())?;
+            let applied = driftback_terraform::patch::apply_alongside(&mut work, &change.address, op, &alongside)
+                .map_err(|e| e.to_string())?;
             notes.extend(applied.notes);
             for file in applied.files {
                 if !touched.contains(&file) {
