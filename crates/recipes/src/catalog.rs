@@ -532,6 +532,21 @@ fn check_names(r: &Recipe) -> Result<(), String> {
     Ok(())
 }
 
+/// The event paths of an import id: the path itself, or the `{path}`s of a template.
+pub(crate) fn template_paths(template: &str) -> Vec<&str> {
+    if !template.contains('{') {
+        return vec![template];
+    }
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(end) = rest[start..].find('}') else { break };
+        out.push(&rest[start + 1..start + end]);
+        rest = &rest[start + end + 1..];
+    }
+    out
+}
+
 /// The recipe's paths that start at the top of `requestParameters` (or at `response.`, which
 /// [`crate::Call::check_path`] leaves alone); paths read inside items are relative to an item.
 fn request_paths(r: &Recipe) -> Vec<&str> {
@@ -559,7 +574,8 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     out.extend(r.block_add.iter().chain(&r.block_remove).chain(&r.block_replace).map(|b| b.items.as_str()));
     out.extend(r.set_keyed.as_ref().map(|k| k.items.as_str()));
     if let Some(c) = &r.create {
-        out.extend([c.name.as_str(), c.import_id.as_str()]);
+        out.push(c.name.as_str());
+        out.extend(template_paths(&c.import_id));
         out.extend(c.attrs.values().filter_map(|v| v.as_str()).map(|v| v.split_once(':').map_or(v, |(p, _)| p)));
         out.extend(c.blocks.values().map(|b| b.items.as_str()));
         out.extend(c.keys.values().map(|k| k.items.as_str()));
@@ -567,12 +583,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     if let Some(a) = &r.attach {
         out.extend(a.attrs.values().filter_map(|v| v.as_str()));
         out.extend(a.name.as_deref());
-        let mut rest = a.import_id.as_str();
-        while let Some(start) = rest.find('{') {
-            let Some(end) = rest[start..].find('}') else { break };
-            out.push(&rest[start + 1..start + end]);
-            rest = &rest[start + end + 1..];
-        }
+        out.extend(template_paths(&a.import_id));
     }
     if let Some(rule) = &r.rules {
         out.push(&rule.items);

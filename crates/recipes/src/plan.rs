@@ -149,7 +149,11 @@ impl Planner<'_> {
         }
         let mut last_missing = None;
         let holds = |recipe: &Recipe, event: &ApiEvent| {
-            recipe.if_request_is.iter().all(|(path, want)| event_value(event, path).is_some_and(|v| v == *want))
+            recipe.if_request_is.iter().all(|(path, want)| {
+                // Compared as written: `"UPSERT"`, or `true` as "true".
+                event_value(event, path)
+                    .is_some_and(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()) == *want)
+            })
         };
         for recipe in &recipes {
             if let (Some(each), Some(key)) = (&recipe.each, &recipe.key) {
@@ -879,7 +883,13 @@ impl Planner<'_> {
         let Some(Value::String(raw_name)) = event_value(event, &rule.name) else {
             return Err(err(format!("the event has no `{}` to name the resource by", rule.name)));
         };
-        let Some(Value::String(import_id)) = event_value(event, &rule.import_id) else {
+        // The import id: an event path, or a template of them (`{functionName}/{statementId}`).
+        let complete = crate::catalog::template_paths(&rule.import_id).iter().all(|p| event_value(event, p).is_some());
+        let import_id = match rule.import_id.contains('{') {
+            true => Some(Value::String(fill_template(&rule.import_id, event))),
+            false => event_value(event, &rule.import_id),
+        };
+        let Some(Value::String(import_id)) = import_id.filter(|_| complete) else {
             return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
         };
         let mut spec = BlockSpec::default();

@@ -674,3 +674,33 @@ fn a_call_on_several_resources_plans_its_own_and_says_what_it_does_to_the_others
     assert_eq!(alongside, ["aws_kms_key.data"]);
     assert_eq!(planned.alongside[0].ops, planned.changes[0].ops);
 }
+
+#[test]
+fn a_permission_added_to_a_function_is_adopted_with_the_providers_import_id() {
+    let request = json!({"functionName": "thumbnails", "statementId": "AllowEventBridge",
+                         "action": "lambda:InvokeFunction", "principal": "events.amazonaws.com",
+                         "sourceArn": "arn:aws:events:us-east-1:123456789012:rule/nightly"});
+    let first = plan(
+        &Catalog::builtin(),
+        &change_set("lambda.amazonaws.com", "AddPermission20150331v2", request),
+        &state(),
+        &repo(),
+    )
+    .unwrap();
+    let change = &first.changes[0];
+    assert_eq!(change.address.to_string(), "aws_lambda_permission.alloweventbridge");
+    let Op::CreateResource { spec, import_id } = &change.ops[0] else { panic!("{:?}", change.ops) };
+    assert_eq!(import_id, "thumbnails/AllowEventBridge");
+    assert!(spec.attrs.contains(&("principal".to_string(), AttrValue::Literal(json!("events.amazonaws.com")))));
+    // The statement the code already has: nothing to adopt.
+    let again = json!({"functionName": "thumbnails", "statementId": "AllowS3", "action": "lambda:InvokeFunction",
+                       "principal": "s3.amazonaws.com"});
+    let second = plan(
+        &Catalog::builtin(),
+        &change_set("lambda.amazonaws.com", "AddPermission20150331v2", again),
+        &state(),
+        &repo(),
+    )
+    .unwrap();
+    assert!(second.changes.is_empty(), "{:?}", second.changes);
+}
