@@ -157,10 +157,16 @@ resource "aws_kms_key" "data" {
   description         = "data"
   enable_key_rotation = false
 }
+
+resource "aws_iam_policy" "deploy" {
+  name   = "deploy"
+  policy = jsonencode({ Version = "2012-10-17", Statement = [{ Effect = "Allow", Action = "s3:GetObject", Resource = "*" }] })
+}
 "#;
 
 const SECRET: &str = "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf";
 const KEY: &str = "1234abcd-12ab-34cd-56ef-1234567890ab";
+const POLICY: &str = "arn:aws:iam::123456789012:policy/deploy";
 
 fn state() -> State {
     let resource = |rtype: &str, name: &str, attributes: Value| {
@@ -278,6 +284,12 @@ fn state() -> State {
             "data",
             json!({"id": KEY, "key_id": KEY,
             "arn": format!("arn:aws:kms:us-east-1:123456789012:key/{KEY}"), "enable_key_rotation": false}),
+        ),
+        resource(
+            "aws_iam_policy",
+            "deploy",
+            json!({"id": POLICY, "arn": POLICY, "name": "deploy",
+            "policy": "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}]}"}),
         ),
     ];
     let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
@@ -703,4 +715,28 @@ fn a_permission_added_to_a_function_is_adopted_with_the_providers_import_id() {
     )
     .unwrap();
     assert!(second.changes.is_empty(), "{:?}", second.changes);
+}
+
+#[test]
+fn a_new_default_policy_version_changes_the_policy_and_a_version_kept_aside_is_not_written() {
+    let doc = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:PutObject","Resource":"*"}]}"#;
+    let got = planned(
+        "iam.amazonaws.com",
+        "CreatePolicyVersion",
+        json!({"policyArn": POLICY, "policyDocument": doc, "setAsDefault": true}),
+    )
+    .unwrap();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, "aws_iam_policy.deploy");
+    // The code builds the document with jsonencode: the changed member is written, not the whole text.
+    let written = format!("{:?}", got[0].1);
+    assert!(written.contains("s3:PutObject"), "{written}");
+    assert!(!written.contains("s3:GetObject"), "{written}");
+    // A version created without becoming the default is not what the code describes: not written.
+    let kept_aside = planned(
+        "iam.amazonaws.com",
+        "CreatePolicyVersion",
+        json!({"policyArn": POLICY, "policyDocument": doc, "setAsDefault": false}),
+    );
+    assert!(kept_aside.is_err(), "{kept_aside:?}");
 }

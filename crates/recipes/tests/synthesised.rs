@@ -26,6 +26,7 @@ fn simple(recipe: &Recipe) -> bool {
         && recipe.set_keyed.is_none()
         && recipe.if_state_has.is_none()
         && recipe.if_request_has.is_empty()
+        && recipe.if_request_is.is_empty()
         && recipe.remove.is_empty()
         && recipe.remove_when.is_empty()
         && recipe.map_merge.is_empty()
