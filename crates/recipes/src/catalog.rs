@@ -229,6 +229,10 @@ pub struct SetRule {
     /// argument out when the call sends this value.
     #[serde(default)]
     pub default: Option<serde_json::Value>,
+    /// When the call leaves `from` out, the argument is removed where the configuration sets it:
+    /// one of several exclusive arguments (a route's target) replaced by another.
+    #[serde(default)]
+    pub unset_when_absent: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,8 +338,13 @@ pub struct BlockRule {
     pub block: String,
     /// One block per item of this list.
     pub items: String,
-    /// Block attribute -> item path. `[*]` paths give lists; absent values are left out.
+    /// Block attribute -> item path. `[*]` paths give lists; absent values are left out. A dotted
+    /// attribute (`path_pattern.values`) is written in a nested block.
     pub attrs: serde_json::Map<String, serde_json::Value>,
+    /// Item members read without being written (a condition's `field`, which its nested block's
+    /// type already says): they do not count as unmapped.
+    #[serde(default)]
+    pub implied: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -327,7 +327,15 @@ impl Planner<'_> {
         let mut ops = Vec::new();
         let config = effective_config(self.repo, address);
         for rule in &recipe.set {
-            let Some(raw) = event_value(event, &rule.from) else { continue };
+            let Some(raw) = event_value(event, &rule.from) else {
+                if rule.unset_when_absent {
+                    let path = parse_path(&rule.path)?;
+                    if configured(config.as_ref(), &path) {
+                        ops.push(Op::Remove { path });
+                    }
+                }
+                continue;
+            };
             let value = match (&rule.value, raw.as_str().and_then(|s| rule.map.get(s))) {
                 (Some(fixed), _) => fixed.clone(),
                 (None, Some(mapped)) => mapped.clone(),
@@ -420,10 +428,7 @@ impl Planner<'_> {
             }
             for path in &rule.paths {
                 let path = parse_path(path)?;
-                let configured = config.as_ref().is_some_and(|c| {
-                    path.to_string().split('.').try_fold(c, |v, step| v.get(step)).is_some_and(|v| !v.is_null())
-                });
-                if configured {
+                if configured(config.as_ref(), &path) {
                     ops.push(Op::Remove { path });
                 }
             }
@@ -483,6 +488,13 @@ impl Planner<'_> {
                 Op::Set { path, value: AttrValue::Literal(Value::Object(entries)) }
             });
         }
+        // Removed first: a block written again (a route with a new target) is removed, then added.
+        for rule in &recipe.block_remove {
+            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
+                let matching = item_attrs(&item, &rule.attrs).into_iter().filter(|(k, _)| k != "description").collect();
+                ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching });
+            }
+        }
         for rule in &recipe.block_add {
             let existing =
                 config.as_ref().and_then(|c| c.get(&rule.block)).and_then(Value::as_array).cloned().unwrap_or_default();
@@ -492,21 +504,15 @@ impl Planner<'_> {
                     ops.push(op);
                     continue;
                 }
-                let spec = BlockSpec {
-                    attrs: attrs.into_iter().map(|(k, v)| (k, AttrValue::Literal(v))).collect(),
-                    blocks: vec![],
-                };
+                let spec = nested_spec(attrs.into_iter().map(|(k, v)| (k, AttrValue::Literal(v))));
                 ops.push(Op::AddBlock { block_type: rule.block.clone(), spec });
             }
         }
-        for rule in &recipe.block_remove {
-            for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
-                let matching = item_attrs(&item, &rule.attrs).into_iter().filter(|(k, _)| k != "description").collect();
-                ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching });
-            }
-        }
         for rule in &recipe.block_replace {
-            let items = event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default();
+            // A call that leaves the list out leaves those blocks as they are (ModifyRule with new
+            // conditions only); an empty list is not a configuration the code can hold.
+            let Some(given) = event_value(event, &rule.items) else { continue };
+            let items = as_list(&given);
             if items.is_empty() {
                 return Err(err(format!("the call gives no `{}` to replace the blocks with", rule.items)));
             }
@@ -517,6 +523,7 @@ impl Planner<'_> {
                 .filter_map(|v| v.as_str())
                 .flat_map(|v| v.split('|'))
                 .map(|p| p.trim().split(['.', '[']).next().unwrap_or_default())
+                .chain(rule.implied.iter().map(String::as_str))
                 .collect();
             let unread: Vec<String> = items
                 .iter()
@@ -534,11 +541,9 @@ impl Planner<'_> {
             }
             ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching: vec![] });
             for item in items {
-                let attrs = item_attrs(&item, &rule.attrs)
-                    .into_iter()
-                    .map(|(k, v)| (k, self.reference_or_literal(v, address)))
-                    .collect();
-                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec: BlockSpec { attrs, blocks: vec![] } });
+                let attrs =
+                    item_attrs(&item, &rule.attrs).into_iter().map(|(k, v)| (k, self.reference_or_literal(v, address)));
+                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec: nested_spec(attrs) });
             }
         }
         if let Some(rule) = &recipe.set_keyed {
@@ -588,7 +593,9 @@ impl Planner<'_> {
             }
             let import_id = fill_template(&rule.import_id, event);
             let named_by = rule.name.as_deref().unwrap_or("policyArn");
-            let text = event_value(event, named_by).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let text = event_value(event, named_by)
+                .and_then(|v| v.as_str().map(str::to_string).or_else(|| v.as_i64().map(|n| n.to_string())))
+                .unwrap_or_default();
             // An ARN by its last segment (`AmazonS3ReadOnlyAccess`); other text whole (`10.30.0.0/16`).
             let base = match text.strip_prefix("arn:") {
                 Some(_) => text.rsplit('/').next().unwrap_or(&text).to_string(),
@@ -869,9 +876,11 @@ impl Planner<'_> {
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
         // Set in the code: unchanged only when the code computes it from another resource (a
         // reference the evaluator leaves symbolic) and the state says that is the value sent.
+        // Set in the code to exactly this value: nothing to write (a call re-sending its whole
+        // configuration). Set to another value: a change.
         let code = config.and_then(|c| value_at_path(c, path));
-        if code.as_ref().is_some_and(|v| !contains_symbolic(v)) {
-            return false;
+        if let Some(code) = code.as_ref().filter(|v| !contains_symbolic(v)) {
+            return driftback_terraform::patch::values_equal(code, value);
         }
         let Some(instance) = self.state.get(address) else { return false };
         value_at_path(&Value::Object(instance.attributes.clone()), path)
@@ -880,8 +889,10 @@ impl Planner<'_> {
 
     fn create(&mut self, recipe: &Recipe, rule: &CreateRule, event: &ApiEvent, id: &str) -> Result<(), PlanError> {
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
-        let Some(Value::String(raw_name)) = event_value(event, &rule.name) else {
-            return Err(err(format!("the event has no `{}` to name the resource by", rule.name)));
+        let raw_name = match event_value(event, &rule.name) {
+            Some(Value::String(name)) => name,
+            Some(Value::Number(n)) => format!("{}_{n}", rule.name),
+            _ => return Err(err(format!("the event has no `{}` to name the resource by", rule.name))),
         };
         // The import id: an event path, or a template of them (`{functionName}/{statementId}`).
         let complete = crate::catalog::template_paths(&rule.import_id).iter().all(|p| event_value(event, p).is_some());
@@ -892,6 +903,14 @@ impl Planner<'_> {
         let Some(Value::String(import_id)) = import_id.filter(|_| complete) else {
             return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
         };
+        // What a call answers before the resource exists (an e-mail subscription is "pending
+        // confirmation") is not an id Terraform can import.
+        if import_id.trim().is_empty() || import_id.contains(char::is_whitespace) {
+            return Err(err(format!(
+                "`{}` is {import_id:?}, not an id Terraform can import yet; adopt it once it exists",
+                rule.import_id
+            )));
+        }
         let mut spec = BlockSpec::default();
         for (attr, from) in &rule.attrs {
             let Some(from) = from.as_str() else { continue };
@@ -918,11 +937,8 @@ impl Planner<'_> {
         }
         for (block_type, items_block) in &rule.blocks {
             for item in event_value(event, &items_block.items).map(|v| as_list(&v)).unwrap_or_default() {
-                let attrs = item_attrs(&item, &items_block.attrs)
-                    .into_iter()
-                    .map(|(k, v)| (k, AttrValue::Literal(v)))
-                    .collect();
-                spec.blocks.push((block_type.clone(), BlockSpec { attrs, blocks: vec![] }));
+                let attrs = item_attrs(&item, &items_block.attrs).into_iter().map(|(k, v)| (k, AttrValue::Literal(v)));
+                spec.blocks.push((block_type.clone(), nested_spec(attrs)));
             }
         }
         // The name first, as people write it; the rest in the rule's order.
@@ -1169,15 +1185,37 @@ fn json_diff(path: &AttrPath, old: &Value, new: &Value, ops: &mut Vec<Op>) {
             for (key, nv) in n {
                 match o.get(key) {
                     Some(ov) => json_diff(&with_key(path, key), ov, nv, ops),
+                    // A member sent empty that the document leaves out (the console's `"mountPoints": []`)
+                    // changes nothing.
+                    None if is_empty_json(nv) => {}
                     None => ops.push(Op::Set { path: with_key(path, key), value: AttrValue::Literal(nv.clone()) }),
                 }
             }
             for key in o.keys().filter(|k| !n.contains_key(*k)) {
-                ops.push(Op::Remove { path: with_key(path, key) });
+                if !is_empty_json(&o[key]) {
+                    ops.push(Op::Remove { path: with_key(path, key) });
+                }
+            }
+        }
+        // Lists of the same length change item by item (one container of several).
+        (Value::Array(o), Value::Array(n)) if o.len() == n.len() => {
+            for (i, (ov, nv)) in o.iter().zip(n).enumerate() {
+                let mut segs = path.0.clone();
+                segs.push(Seg::Index(i));
+                json_diff(&AttrPath(segs), ov, nv, ops);
             }
         }
         _ if driftback_terraform::patch::values_equal(old, new) => {}
         _ => ops.push(Op::Set { path: path.clone(), value: AttrValue::Literal(new.clone()) }),
+    }
+}
+
+fn is_empty_json(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(members) => members.is_empty(),
+        _ => false,
     }
 }
 
@@ -1316,16 +1354,49 @@ fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
 
 fn check_secret(path: &AttrPath, value: &Value) -> Result<(), PlanError> {
     let secret_name = path.0.iter().any(|seg| match seg {
-        Seg::Name(n) | Seg::Key(n) => {
-            let n = n.to_ascii_lowercase();
-            ["password", "secret", "private_key", "access_key", "token"].iter().any(|s| n.contains(s))
-        }
+        Seg::Name(n) | Seg::Key(n) => is_secret_name(n),
         Seg::Index(_) => false,
     });
     if contains_redacted(value) || (secret_name && value.as_str().is_some_and(|s| !s.is_empty())) {
         return Err(PlanError::Secret { path: path.to_string() });
     }
+    if let Some(inner) = secret_inside(value) {
+        return Err(PlanError::Secret { path: format!("{path} ({inner})") });
+    }
     Ok(())
+}
+
+fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["password", "secret", "private_key", "privatekey", "access_key", "accesskey", "token"]
+        .iter()
+        .any(|s| n.contains(s))
+}
+
+/// A secret inside a document the call sends (a container definition's `environment` entry
+/// `{"name": "DB_PASSWORD", "value": "..."}`, a member `"apiToken": "..."`): the member's name.
+/// Namespaced policy condition keys (`secretsmanager:SecretId`) are names of things, not secrets.
+fn secret_inside(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(members) => {
+            let named = members.get("name").and_then(Value::as_str).filter(|n| is_secret_name(n));
+            if let (Some(name), Some(Value::String(v))) = (named, members.get("value")) {
+                if !v.is_empty() {
+                    return Some(name.to_string());
+                }
+            }
+            members.iter().find_map(|(k, v)| match v {
+                Value::String(text) if !text.is_empty() && !k.contains(':') && is_secret_name(k) => Some(k.clone()),
+                _ => secret_inside(v),
+            })
+        }
+        Value::Array(items) => items.iter().find_map(secret_inside),
+        // A JSON document given as text.
+        Value::String(text) if text.trim_start().starts_with(['{', '[']) => {
+            serde_json::from_str::<Value>(text).ok().as_ref().and_then(secret_inside)
+        }
+        _ => None,
+    }
 }
 
 fn fill_template(template: &str, event: &ApiEvent) -> String {
@@ -1376,6 +1447,21 @@ fn module_output_for(repo: &Repo, group: &Address) -> Option<String> {
 
 /// Put `value` at `names` in `spec`: the last name an attribute, the others nested blocks (made
 /// once, reused by later paths).
+/// Whether the configuration sets this attribute path (dotted, nested blocks by name).
+fn configured(config: Option<&Value>, path: &AttrPath) -> bool {
+    config.is_some_and(|c| path.to_string().split('.').try_fold(c, |v, step| v.get(step)).is_some_and(|v| !v.is_null()))
+}
+
+/// A block from attribute paths: `path_pattern.values` is `values` in a nested `path_pattern`.
+fn nested_spec(attrs: impl IntoIterator<Item = (String, AttrValue)>) -> BlockSpec {
+    let mut spec = BlockSpec::default();
+    for (attr, value) in attrs {
+        let names: Vec<String> = attr.split('.').map(str::to_string).collect();
+        insert_at(&mut spec, &names, value);
+    }
+    spec
+}
+
 fn insert_at(spec: &mut BlockSpec, names: &[String], value: AttrValue) {
     match names {
         [] => {}
