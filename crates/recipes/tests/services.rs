@@ -141,8 +141,7 @@ fn applied(
     cs.events[0].response = response;
     let mut repo = repo();
     let plan = plan(&Catalog::builtin(), &cs, &state(), &repo)?;
-    let changes: Vec<(Address, Vec<Op>)> =
-        plan.changes.into_iter().filter(|c| !c.ops.is_empty()).map(|c| (c.address, c.ops)).collect();
+    let changes: Changes = plan.changes.into_iter().filter(|c| !c.ops.is_empty()).map(|c| (c.address, c.ops)).collect();
     for (address, ops) in &changes {
         for op in ops {
             driftback_terraform::patch::apply(&mut repo, address, op).unwrap_or_else(|e| panic!("{name}: {e}"));
