@@ -130,13 +130,11 @@ fn repo() -> Repo {
     Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect())
 }
 
+/// Each changed resource and its operations.
+type Changes = Vec<(Address, Vec<Op>)>;
+
 /// The call planned and applied: the patched code and the changes with operations.
-fn applied(
-    source: &str,
-    name: &str,
-    request: Value,
-    response: Value,
-) -> Result<(Repo, Vec<(Address, Vec<Op>)>), PlanError> {
+fn applied(source: &str, name: &str, request: Value, response: Value) -> Result<(Repo, Changes), PlanError> {
     let mut cs = change_set(source, name, request);
     cs.events[0].response = response;
     let mut repo = repo();
