@@ -34,10 +34,20 @@ pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
     Ok(checked.event(payload("requestParameters"), payload("responseElements")))
 }
 
-/// Strip the API version suffix some services put on event names
-/// (`UpdateFunctionConfiguration20150331v2`, `DeleteFunction20150331`).
+/// Strip the API version suffix some services put on event names: Lambda's
+/// (`UpdateFunctionConfiguration20150331v2`, `DeleteFunction20150331`) and CloudFront's
+/// (`UpdateDistribution2020_05_31`).
 pub fn normalize_api_name(name: &str) -> &str {
     let bytes = name.as_bytes();
+    // CloudFront: `_`-separated date `YYYY_MM_DD` after the operation name.
+    if let Some(start) = bytes.len().checked_sub(10) {
+        let tail = &bytes[start..];
+        let dated =
+            tail.iter().enumerate().all(|(i, b)| if i == 4 || i == 7 { *b == b'_' } else { b.is_ascii_digit() });
+        if dated && start > 0 && bytes[start - 1].is_ascii_alphabetic() {
+            return &name[..start];
+        }
+    }
     // Optional `v<digits>` at the end, then exactly eight digits.
     let mut end = bytes.len();
     let digits_from = |end: usize| {
@@ -120,6 +130,10 @@ mod tests {
             ("CreateBucket", "CreateBucket"),
             ("Get20150331", "Get"),
             ("12345678", "12345678"),
+            ("UpdateDistribution2020_05_31", "UpdateDistribution"),
+            ("GetResponseHeadersPolicy2020_05_31", "GetResponseHeadersPolicy"),
+            ("2020_05_31", "2020_05_31"),
+            ("Update_2020_05_31", "Update_2020_05_31"),
         ] {
             assert_eq!(normalize_api_name(raw), want, "{raw}");
         }

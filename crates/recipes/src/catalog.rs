@@ -308,6 +308,8 @@ impl Recipe {
 pub struct RemoveWhenRule {
     /// Event path of the value.
     pub from: String,
+    /// The value that makes the paths meaningless; `*`: any value (an argument that conflicts
+    /// with the one the call sets).
     pub equals: String,
     /// Attribute paths removed (those the configuration sets).
     pub paths: Vec<String>,

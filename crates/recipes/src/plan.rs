@@ -423,7 +423,13 @@ impl Planner<'_> {
             ops.push(Op::Remove { path: parse_path(path)? });
         }
         for rule in &recipe.remove_when {
-            if event_value(event, &rule.from).as_ref().and_then(Value::as_str) != Some(rule.equals.as_str()) {
+            let given = event_value(event, &rule.from);
+            let applies = match rule.equals.as_str() {
+                // Whatever the value: an argument that conflicts with the one the call sets.
+                "*" => given.is_some(),
+                want => given.as_ref().and_then(Value::as_str) == Some(want),
+            };
+            if !applies {
                 continue;
             }
             for path in &rule.paths {

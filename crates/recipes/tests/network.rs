@@ -70,6 +70,22 @@ resource "aws_network_acl_rule" "private_in_100" {
   to_port        = 5432
 }
 
+resource "aws_eip" "bastion" {
+  domain   = "vpc"
+  instance = "i-0aaa1111bbbb2222c"
+}
+
+resource "aws_launch_template" "web" {
+  name_prefix            = "web-"
+  image_id               = "ami-0c55b159cbfafe1f0"
+  instance_type          = "t3.small"
+  update_default_version = true
+
+  monitoring {
+    enabled = false
+  }
+}
+
 resource "aws_network_acl_rule" "private_out_100" {
   network_acl_id = "acl-private"
   rule_number    = 100
@@ -122,6 +138,19 @@ fn state() -> State {
             "private_out_100",
             json!({"id": "nacl-1002", "network_acl_id": "acl-private", "rule_number": 100, "egress": true,
                    "protocol": "-1", "rule_action": "allow", "cidr_block": "0.0.0.0/0"}),
+        ),
+        resource(
+            "aws_eip",
+            "bastion",
+            json!({"id": "eipalloc-0123456789abcdef0", "allocation_id": "eipalloc-0123456789abcdef0",
+                   "domain": "vpc", "instance": "i-0aaa1111bbbb2222c", "public_ip": "198.51.100.7"}),
+        ),
+        resource(
+            "aws_launch_template",
+            "web",
+            json!({"id": "lt-0abcd1234efgh5678", "name": "web-20240101", "name_prefix": "web-",
+                   "image_id": "ami-0c55b159cbfafe1f0", "instance_type": "t3.small", "latest_version": 3,
+                   "default_version": 3, "update_default_version": true, "monitoring": [{"enabled": false}]}),
         ),
     ];
     let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
@@ -241,4 +270,67 @@ fn an_acl_entry_replaced_or_deleted_changes_that_entry_only() {
     let acl = config(&repo, "aws_network_acl.public");
     assert!(acl.get("ingress").and_then(Value::as_array).is_none_or(Vec::is_empty), "{acl}");
     assert_eq!(acl["egress"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn an_address_moved_to_another_instance_names_it_on_the_eip() {
+    let (repo, changes) = applied(
+        "AssociateAddress",
+        json!({"allocationId": "eipalloc-0123456789abcdef0", "instanceId": "i-0ccc3333dddd4444e", "allowReassociation": true}),
+    );
+    assert_eq!(changes.len(), 1);
+    assert_eq!(config(&repo, "aws_eip.bastion")["instance"], "i-0ccc3333dddd4444e");
+    // Moved to a network interface: the instance goes, the interface is named.
+    let (repo, _) = applied(
+        "AssociateAddress",
+        json!({"allocationId": "eipalloc-0123456789abcdef0", "networkInterfaceId": "eni-0f1e2d3c4b5a69788"}),
+    );
+    let eip = config(&repo, "aws_eip.bastion");
+    assert_eq!(eip["network_interface"], "eni-0f1e2d3c4b5a69788");
+    assert!(eip.get("instance").is_none_or(Value::is_null), "{eip}");
+}
+
+#[test]
+fn a_launch_template_version_from_the_latest_changes_the_template_and_from_an_older_one_is_refused() {
+    let request = |source: &str| {
+        json!({"CreateLaunchTemplateVersionRequest": {"LaunchTemplateId": "lt-0abcd1234efgh5678",
+            "SourceVersion": source, "VersionDescription": "bigger",
+            "LaunchTemplateData": {"InstanceType": "t3.large", "Monitoring": {"Enabled": true}}}})
+    };
+    let (repo, _) = applied("CreateLaunchTemplateVersion", request("3"));
+    let template = config(&repo, "aws_launch_template.web");
+    assert_eq!(template["instance_type"], "t3.large");
+    assert_eq!(template["monitoring"][0]["enabled"], true);
+    assert_eq!(template["image_id"], "ami-0c55b159cbfafe1f0");
+    // Built from version 1, the new version holds what version 1 held, which the code does not say.
+    let err = plan(
+        &Catalog::builtin(),
+        &change_set("ec2.amazonaws.com", "CreateLaunchTemplateVersion", request("1")),
+        &state(),
+        &Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect()),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("lt-0abcd1234efgh5678"), "{err}");
+    // Data the recipe does not map refuses it whole.
+    let mut unmapped = request("3");
+    unmapped["CreateLaunchTemplateVersionRequest"]["LaunchTemplateData"]["NetworkInterface"] = json!({"tag": 1});
+    let err = plan(
+        &Catalog::builtin(),
+        &change_set("ec2.amazonaws.com", "CreateLaunchTemplateVersion", unmapped),
+        &state(),
+        &Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect()),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("NetworkInterface"), "{err}");
+}
+
+#[test]
+fn a_default_version_chosen_by_hand_replaces_update_default_version() {
+    let (repo, _) = applied(
+        "ModifyLaunchTemplate",
+        json!({"ModifyLaunchTemplateRequest": {"LaunchTemplateId": "lt-0abcd1234efgh5678", "SetDefaultVersion": "2"}}),
+    );
+    let template = config(&repo, "aws_launch_template.web");
+    assert_eq!(template["default_version"], 2);
+    assert!(template.get("update_default_version").is_none_or(Value::is_null), "{template}");
 }
