@@ -294,9 +294,9 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scop
                 for attr in block.body.attributes() {
                     let name = attr.key.as_str();
                     if declared.iter().any(|d| d == name) {
-                        if let Some(v) = eval_expr(text, &attr.value, &ctx) {
-                            vars.insert(name.to_string(), v);
-                        }
+                        // What cannot be computed stays symbolic where it cannot (a reference to a
+                        // resource inside a map): never the variable's default, which the call overrides.
+                        vars.insert(name.to_string(), eval_or_symbolic(text, &attr.value, &ctx));
                     }
                 }
             }
@@ -346,7 +346,7 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scop
             if let Some(v) = body
                 .blocks()
                 .filter(|b| b.ident.as_str() == "locals")
-                .find_map(|b| b.body.get_attribute(&name).map(|a| symbolic(text, &a.value, &final_ctx)))
+                .find_map(|b| b.body.get_attribute(&name).map(|a| eval_or_symbolic(text, &a.value, &final_ctx)))
             {
                 scope.locals.insert(name, v);
             }

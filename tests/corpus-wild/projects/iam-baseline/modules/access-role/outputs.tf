@@ -1,0 +1,7 @@
+output "arn" {
+  value = aws_iam_role.this.arn
+}
+
+output "name" {
+  value = aws_iam_role.this.name
+}
