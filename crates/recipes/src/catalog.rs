@@ -248,6 +248,10 @@ pub enum Convert {
     NameValueMap,
     /// A list of `{key, value}` pairs as a map (tags as most create calls send them).
     KeyValueMap,
+    /// DNS record values as Route 53 sends them: a TXT value's wire quotes (`"v=spf1 ..."`) are
+    /// not part of what Terraform writes; strings split into 255-character parts (`"a" "b"`)
+    /// are joined as the provider writes them (`a""b`).
+    DnsText,
 }
 
 /// See [`Recipe::set_keyed`].
@@ -552,7 +556,9 @@ pub(crate) fn template_paths(template: &str) -> Vec<&str> {
     let mut rest = template;
     while let Some(start) = rest.find('{') {
         let Some(end) = rest[start..].find('}') else { break };
-        out.push(&rest[start + 1..start + end]);
+        let inner = &rest[start + 1..start + end];
+        // `{path:dns}`: the path, written as a DNS name without its final dot.
+        out.push(inner.strip_suffix(":dns").unwrap_or(inner));
         rest = &rest[start + end + 1..];
     }
     out
@@ -584,7 +590,9 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     }
     out.extend(r.block_add.iter().chain(&r.block_remove).chain(&r.block_replace).map(|b| b.items.as_str()));
     out.extend(r.set_keyed.as_ref().map(|k| k.items.as_str()));
-    if let Some(c) = &r.create {
+    // With `each`, a created resource is read inside its item (which also holds the call's
+    // top-level members): not checked from the top.
+    if let Some(c) = r.create.as_ref().filter(|_| r.each.is_none()) {
         out.push(c.name.as_str());
         out.extend(template_paths(&c.import_id));
         out.extend(c.attrs.values().filter_map(|v| v.as_str()).map(|v| v.split_once(':').map_or(v, |(p, _)| p)));

@@ -161,7 +161,9 @@ impl Planner<'_> {
                 if items.is_empty() {
                     continue;
                 }
-                let sub = |item: &Value| ApiEvent { request: item.clone(), ..event.clone() };
+                // Each item read as a request of its own, which also holds the call's top-level
+                // members it does not name itself (Route 53's `hostedZoneId` beside each change).
+                let sub = |item: &Value| ApiEvent { request: with_call_members(item, &event.request), ..event.clone() };
                 let applies = |item: &Value| {
                     let one = sub(item);
                     holds(recipe, &one) && recipe.if_request_has.iter().all(|path| event_value(&one, path).is_some())
@@ -171,17 +173,25 @@ impl Planner<'_> {
                 }
                 // Every item's resource must be known before anything is planned: all or nothing.
                 let mut planned = Vec::new();
+                let mut creates = Vec::new();
                 for item in items {
-                    let sub = ApiEvent { request: item, ..event.clone() };
+                    let sub = sub(&item);
                     let Some(Value::String(id)) = event_value(&sub, key) else {
                         return Err(PlanError::NoResource { name: event.raw_name.clone() });
                     };
                     match self.target(recipe, &id, &sub)? {
+                        Target::Found(_) if recipe.create.is_some() => {}
                         Target::Found(address) => {
                             let ops = self.ops(recipe, &sub, &address)?;
                             planned.push((address, ops));
                         }
+                        Target::Missing(id) if recipe.create.is_some() => creates.push((sub, id)),
                         Target::Missing(id) => return Err(PlanError::NotManaged { id, name: event.raw_name.clone() }),
+                    }
+                }
+                if let Some(create) = &recipe.create {
+                    for (sub, id) in creates {
+                        self.create(recipe, create, &sub, &id)?;
                     }
                 }
                 for (address, ops) in planned {
@@ -896,7 +906,8 @@ impl Planner<'_> {
     fn create(&mut self, recipe: &Recipe, rule: &CreateRule, event: &ApiEvent, id: &str) -> Result<(), PlanError> {
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
         let raw_name = match event_value(event, &rule.name) {
-            Some(Value::String(name)) => name,
+            // A DNS name's final dot is never part of a Terraform name.
+            Some(Value::String(name)) => name.strip_suffix('.').map(str::to_string).unwrap_or(name),
             Some(Value::Number(n)) => format!("{}_{n}", rule.name),
             _ => return Err(err(format!("the event has no `{}` to name the resource by", rule.name))),
         };
@@ -924,6 +935,7 @@ impl Planner<'_> {
                 Some((p, "number")) => (p, Some(Convert::Number)),
                 Some((p, "bool")) => (p, Some(Convert::Bool)),
                 Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
+                Some((p, "dns")) => (p, Some(Convert::DnsText)),
                 _ => (from, None),
             };
             let Some(value) = event_value(event, path) else { continue };
@@ -1273,8 +1285,34 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
     out
 }
 
+/// An item of a list the recipe reads `each` of, with the call's top-level members it lacks.
+fn with_call_members(item: &Value, request: &Value) -> Value {
+    match (item, request) {
+        (Value::Object(item), Value::Object(call)) => {
+            let mut merged = item.clone();
+            for (k, v) in call {
+                merged.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            Value::Object(merged)
+        }
+        _ => item.clone(),
+    }
+}
+
+/// A DNS record value as Terraform writes it (see [`Convert::DnsText`]).
+fn dns_text(value: &str) -> String {
+    match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) => inner.replace("\" \"", "\"\""),
+        None => value.to_string(),
+    }
+}
+
 fn convert(value: Value, convert: Option<Convert>) -> Value {
     match (convert, &value) {
+        (Some(Convert::DnsText), Value::String(s)) => Value::String(dns_text(s)),
+        (Some(Convert::DnsText), Value::Array(items)) => Value::Array(
+            items.iter().map(|v| v.as_str().map_or_else(|| v.clone(), |s| Value::String(dns_text(s)))).collect(),
+        ),
         (Some(Convert::Number), Value::String(s)) => s
             .trim()
             .parse::<i64>()
@@ -1412,8 +1450,16 @@ fn fill_template(template: &str, event: &ApiEvent) -> String {
         out.push_str(&rest[..start]);
         let Some(end) = rest[start..].find('}') else { break };
         let key = &rest[start + 1..start + end];
-        if let Some(v) = event_value(event, key) {
-            out.push_str(v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()).as_str());
+        let (path, dns) = match key.strip_suffix(":dns") {
+            Some(path) => (path, true),
+            None => (key, false),
+        };
+        if let Some(v) = event_value(event, path) {
+            let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            match dns {
+                true => out.push_str(&text.strip_suffix('.').unwrap_or(&text).to_ascii_lowercase()),
+                false => out.push_str(&text),
+            }
         }
         rest = &rest[start + end + 1..];
     }

@@ -103,6 +103,15 @@ impl<'a> Tracer<'a> {
                     self.expr(site, file, first, tail, change, &trail, depth + 1);
                 }
             }
+            // `coalesce(each.value.days, var.default_days)`: the first argument that is set wins, so
+            // setting the first one gives this value (an entry gains the key it lacked); a later
+            // argument changes the value only while every one before it is null.
+            Expression::FuncCall(call) if call.name.name.as_str() == "coalesce" && tail.is_empty() => {
+                for (i, arg) in call.args.iter().enumerate() {
+                    let trail = format!("{trail} -> coalesce()'s argument {}", i + 1);
+                    self.expr(site, file, arg, tail, change, &trail, depth + 1);
+                }
+            }
             // A member of a JSON document the code builds: edited in the object it is built from.
             Expression::FuncCall(call) if call.name.name.as_str() == "jsonencode" && !tail.is_empty() => {
                 if let Some(arg) = call.args.iter().next() {
@@ -395,7 +404,15 @@ impl<'a> Tracer<'a> {
         let trail = format!("{trail} -> merge()");
         match change {
             Change::Set(_) => match defining.last() {
-                Some(&i) => self.expr(site, file, args[i], tail, change, &trail, depth + 1),
+                // Where the key is set; then, narrower, an argument after it that overrides it
+                // (a per-instance map merged over a shared local).
+                Some(&i) => {
+                    self.expr(site, file, args[i], tail, change, &trail, depth + 1);
+                    for arg in args[i + 1..].iter().rev() {
+                        let trail = format!("{trail} (an override in a later argument)");
+                        self.expr(site, file, arg, tail, change, &trail, depth + 1);
+                    }
+                }
                 // A new key: wherever it can go, the most specific argument last.
                 None => {
                     for arg in args.iter().rev() {
