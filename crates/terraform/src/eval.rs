@@ -30,10 +30,22 @@ pub fn effective_config_resolved(repo: &Repo, address: &Address, known: &Map<Str
     let location = repo.find_resource(address)?;
     let text = repo.text(&location.file)?;
     let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let mut ctx = block_context(repo, &address.module, text, block, address.key.as_ref())?;
+    let mut ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), None)?;
     for (name, value) in known {
         ctx.declare_var(name.clone(), to_hcl(value));
     }
+    Some(body_value(text, &block.body, &ctx))
+}
+
+/// As [`effective_config`], with every reference to a resource or data source, in this module
+/// instance or in the modules its values pass through (a root local read by a module input),
+/// resolved from the state: the values `terraform plan` would compare.
+pub fn effective_config_in_state(repo: &Repo, address: &Address, state: &crate::State) -> Option<Value> {
+    let location = repo.find_resource(address)?;
+    let text = repo.text(&location.file)?;
+    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
+    let known = |module: &[ModuleStep]| state.known_values(module);
+    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), Some(&known))?;
     Some(body_value(text, &block.body, &ctx))
 }
 
@@ -49,7 +61,7 @@ pub fn eval_in_block(
 ) -> Option<Value> {
     let text = repo.text(file)?;
     let block = edit::find_block(repo.body(file)?, sel)?;
-    let ctx = block_context(repo, module, text, block, key)?;
+    let ctx = block_context(repo, module, text, block, key, None)?;
     let parsed: hcl::Expression = source.parse().ok()?;
     serde_json::to_value(eval_try(&parsed, &ctx).ok()?).ok()
 }
@@ -62,8 +74,9 @@ fn block_context(
     text: &str,
     block: &Block,
     key: Option<&InstanceKey>,
+    known: Known<'_>,
 ) -> Option<hcl::eval::Context<'static>> {
-    let scope = module_scope(repo, module, 0)?;
+    let scope = module_scope(repo, module, 0, known)?;
     let mut ctx = scope.context();
     match key {
         None => {}
@@ -105,7 +118,7 @@ pub enum Instances {
 /// module instance `module`.
 fn block_instances(repo: &Repo, module: &[ModuleStep], file: &Path, block: &Block) -> Instances {
     let Some(text) = repo.text(file) else { return Instances::Unknown };
-    let Some(ctx) = module_scope(repo, module, 0).map(|s| s.context()) else { return Instances::Unknown };
+    let Some(ctx) = module_scope(repo, module, 0, None).map(|s| s.context()) else { return Instances::Unknown };
     if let Some(attr) = block.body.get_attribute("count") {
         return match eval_expr(text, &attr.value, &ctx).and_then(|v| v.as_f64()) {
             Some(n) if n >= 0.0 => Instances::Keys((0..n as i64).map(InstanceKey::Int).collect()),
@@ -174,7 +187,7 @@ fn collect_instances(repo: &Repo, module: &[ModuleStep], dir: &Path, out: &mut V
 /// The AWS provider's `default_tags` in the root module, evaluated (all aliases merged).
 pub fn provider_default_tags(repo: &Repo) -> Map<String, Value> {
     let mut out = Map::new();
-    let Some(scope) = module_scope(repo, &[], 0) else { return out };
+    let Some(scope) = module_scope(repo, &[], 0, None) else { return out };
     let ctx = scope.context();
     for (file, body) in repo.parsed_tf_in(&scope.module_dir) {
         let text = repo.text(file).unwrap_or_default();
@@ -196,12 +209,21 @@ struct Scope {
     vars: Map<String, Value>,
     locals: Map<String, Value>,
     module_dir: PathBuf,
+    /// What references to this module's resources evaluate to, where a state says so.
+    resources: Map<String, Value>,
 }
+
+/// What references to a module instance's resources evaluate to (as [`crate::State::known_values`]
+/// gives them), for every module instance an evaluation passes through.
+type Known<'k> = Option<&'k dyn Fn(&[ModuleStep]) -> Map<String, Value>>;
 
 impl Scope {
     fn context(&self) -> hcl::eval::Context<'static> {
         let mut ctx = hcl::eval::Context::new();
         declare_terraform_functions(&mut ctx);
+        for (name, value) in &self.resources {
+            ctx.declare_var(name.clone(), to_hcl(value));
+        }
         ctx.declare_var("var", to_hcl(&Value::Object(self.vars.clone())));
         ctx.declare_var("local", to_hcl(&Value::Object(self.locals.clone())));
         let module = self.module_dir.display().to_string();
@@ -214,7 +236,7 @@ impl Scope {
     }
 }
 
-fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scope> {
+fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize, known: Known<'_>) -> Option<Scope> {
     let module_path = module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
     let dir = repo.module_dir(&module_path)?.clone();
     let mut vars = Map::new();
@@ -248,7 +270,7 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scop
         }
     } else if depth < 16 {
         // Inputs from the module call, evaluated in the parent's scope.
-        let parent_scope = module_scope(repo, &module[..module.len() - 1], depth + 1)?;
+        let parent_scope = module_scope(repo, &module[..module.len() - 1], depth + 1, known)?;
         let mut ctx = parent_scope.context();
         let call = module.last()?;
         let parent_dir = parent_scope.module_dir.clone();
@@ -307,7 +329,8 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize) -> Option<Scop
             apply_type_defaults(text, ty, value);
         }
     }
-    let mut scope = Scope { vars, locals: Map::new(), module_dir: dir.clone() };
+    let resources = known.map(|k| k(module)).unwrap_or_default();
+    let mut scope = Scope { vars, locals: Map::new(), module_dir: dir.clone(), resources };
     // Locals may refer to each other: evaluate in passes until nothing new resolves.
     let mut pending: Vec<(PathBuf, String)> = Vec::new();
     for (file, body) in repo.parsed_tf_in(&dir) {
@@ -514,7 +537,7 @@ pub fn block_origins(repo: &Repo, address: &Address, block_type: &str) -> Option
     let location = repo.find_resource(address)?;
     let text = repo.text(&location.file)?;
     let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref())?;
+    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), None)?;
     let (mut written, mut dynamic) = (0, 0);
     let mut out = Vec::new();
     for b in block.body.blocks() {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use driftback_events::group;
 use driftback_feed::Intake;
-use driftback_terraform::eval::{effective_config, effective_config_resolved, value_at_path};
+use driftback_terraform::eval::{effective_config, effective_config_in_state, value_at_path};
 use driftback_terraform::patch::values_equal;
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
@@ -328,8 +328,7 @@ fn judge(
             Err(e) => return Some(e),
         };
         // References to other resources compare by what the state says they are, as in `terraform plan`.
-        let known = state.known_values(&address.module);
-        let Some(config) = effective_config_resolved(after, &address, &known) else {
+        let Some(config) = effective_config_in_state(after, &address, state) else {
             return Some(format!("{} is not in the configuration{}", a.address, why_not()));
         };
         let got = value_at_path(&config, &path);
@@ -448,8 +447,7 @@ fn dangers(
             continue;
         }
         let (Ok(parsed), Ok(attr)) = (Address::parse(address), AttrPath::parse(path)) else { continue };
-        let known = workspace.state.known_values(&parsed.module);
-        let config = effective_config_resolved(after, &parsed, &known);
+        let config = effective_config_in_state(after, &parsed, &workspace.state);
         let got = config.as_ref().and_then(|c| value_at_path(c, &attr)).or_else(|| {
             // A member of a JSON document the code writes as text (`redrive_policy`).
             let (last, parent) = attr.0.split_last()?;
