@@ -37,6 +37,11 @@ const BUILTIN: &[(&str, &str)] = &[
     ("secretsmanager.toml", include_str!("../catalog/secretsmanager.toml")),
     ("ssm.toml", include_str!("../catalog/ssm.toml")),
     ("wafv2.toml", include_str!("../catalog/wafv2.toml")),
+    ("cloudtrail.toml", include_str!("../catalog/cloudtrail.toml")),
+    ("config.toml", include_str!("../catalog/config.toml")),
+    ("accessanalyzer.toml", include_str!("../catalog/accessanalyzer.toml")),
+    ("guardduty.toml", include_str!("../catalog/guardduty.toml")),
+    ("acm.toml", include_str!("../catalog/acm.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +166,27 @@ pub struct Recipe {
     /// attributes of the block whose key matches.
     #[serde(default)]
     pub keyed_blocks: Option<KeyedBlocksRule>,
+    /// The call sends the resource's whole configuration as one document (CloudFront's
+    /// `UpdateDistribution`): read against the state member by member, only what differs is
+    /// written, and a member that names no attribute refuses the call (see `document.rs`).
+    #[serde(default)]
+    pub whole: Option<WholeRule>,
+}
+
+/// See [`Recipe::whole`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WholeRule {
+    /// Event path of the document.
+    pub from: String,
+    /// Member -> attribute where the snake-case convention does not hold; `parent.member` applies
+    /// inside that parent only (`origins.id` is an origin's `origin_id`).
+    #[serde(default)]
+    pub renames: BTreeMap<String, String>,
+    /// Members that configure nothing the resource has an argument for (`callerReference`), as
+    /// `member` or `parent.member`.
+    #[serde(default)]
+    pub skip: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -252,6 +278,8 @@ pub enum Convert {
     /// not part of what Terraform writes; strings split into 255-character parts (`"a" "b"`)
     /// are joined as the provider writes them (`a""b`).
     DnsText,
+    /// A DNS name as Terraform writes it: without the final dot Route 53 logs.
+    DnsName,
 }
 
 /// See [`Recipe::set_keyed`].
@@ -299,6 +327,7 @@ impl Recipe {
             ("rules_remove", self.rules_remove.is_some()),
             ("permission_rules", self.permission_rules.is_some()),
             ("keyed_blocks", self.keyed_blocks.is_some()),
+            ("whole", self.whole.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, present)| present.then_some(name))
@@ -370,6 +399,11 @@ pub struct CreateRule {
     /// Attributes picked from a list by a condition (`hash_key` from `keySchema` where `keyType = HASH`).
     #[serde(default)]
     pub keys: BTreeMap<String, PickRule>,
+    /// An object of the request that describes the new resource whole (a record set): a member of
+    /// it that no attribute reads refuses the adoption, instead of a block that imports a
+    /// resource it does not describe (a weighted or alias record written as a plain one).
+    #[serde(default)]
+    pub complete: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -615,6 +649,9 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     }
     if let Some(k) = &r.keyed_blocks {
         out.push(&k.items);
+    }
+    if let Some(w) = &r.whole {
+        out.push(&w.from);
     }
     out
 }

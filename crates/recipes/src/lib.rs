@@ -6,6 +6,7 @@
 
 mod calls;
 mod catalog;
+mod document;
 mod extract;
 mod plan;
 

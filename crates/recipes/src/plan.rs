@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use driftback_events::{ApiEvent, ChangeSet};
 use driftback_terraform::eval::{contains_symbolic, effective_config, value_at_path};
 use driftback_terraform::render::is_identifier;
-use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Seg, State};
+use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, InstanceKey, Op, Repo, Seg, State};
 
 use crate::catalog::{Catalog, Convert, CreateRule, MapRule, Recipe};
 use crate::extract::{as_list, event_value, value_at};
@@ -180,7 +180,9 @@ impl Planner<'_> {
                         return Err(PlanError::NoResource { name: event.raw_name.clone() });
                     };
                     match self.target(recipe, &id, &sub)? {
-                        Target::Found(_) if recipe.create.is_some() => {}
+                        // A recipe that only creates: already managed, nothing to adopt. One that also
+                        // sets (Route 53's UPSERT) changes the records that exist and adopts the others.
+                        Target::Found(_) if recipe.create.is_some() && recipe.set.is_empty() => {}
                         Target::Found(address) => {
                             let ops = self.ops(recipe, &sub, &address)?;
                             planned.push((address, ops));
@@ -366,6 +368,27 @@ impl Planner<'_> {
                 }
             }
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+        }
+        if let Some(rule) = &recipe.whole {
+            let document = event_value(event, &rule.from).unwrap_or(Value::Null);
+            let Some(instance) = self.state.get(address) else {
+                return Err(err(format!("{address} has no attributes in the state to read `{}` against", rule.from)));
+            };
+            match crate::document::changes(rule, &document, &instance.attributes, config.as_ref()) {
+                Ok(changes) => {
+                    for (path, value) in changes {
+                        check_secret(&path, &value)?;
+                        ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+                    }
+                }
+                Err(unplaced) => {
+                    return Err(PlanError::Unmapped {
+                        recipe: recipe.id.clone(),
+                        name: event.raw_name.clone(),
+                        params: unplaced.join(", "),
+                    });
+                }
+            }
         }
         if let Some(rule) = &recipe.keyed_blocks {
             let blocks =
@@ -928,6 +951,30 @@ impl Planner<'_> {
                 rule.import_id
             )));
         }
+        if let Some(object) = &rule.complete {
+            let read: Vec<&str> = rule
+                .attrs
+                .values()
+                .filter_map(|v| v.as_str())
+                .map(|v| v.split_once(':').map_or(v, |(p, _)| p))
+                .filter_map(|p| p.strip_prefix(&format!("{object}.")))
+                .map(|p| p.split(['.', '[']).next().unwrap_or_default())
+                .collect();
+            if let Some(Value::Object(members)) = event_value(event, object) {
+                let unread: Vec<String> = members
+                    .iter()
+                    .filter(|(k, v)| !read.contains(&k.as_str()) && !v.is_null())
+                    .map(|(k, _)| format!("{object}.{k}"))
+                    .collect();
+                if !unread.is_empty() {
+                    return Err(PlanError::Unmapped {
+                        recipe: recipe.id.clone(),
+                        name: event.raw_name.clone(),
+                        params: unread.join(", "),
+                    });
+                }
+            }
+        }
         let mut spec = BlockSpec::default();
         for (attr, from) in &rule.attrs {
             let Some(from) = from.as_str() else { continue };
@@ -936,6 +983,7 @@ impl Planner<'_> {
                 Some((p, "bool")) => (p, Some(Convert::Bool)),
                 Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
                 Some((p, "dns")) => (p, Some(Convert::DnsText)),
+                Some((p, "dns_name")) => (p, Some(Convert::DnsName)),
                 _ => (from, None),
             };
             let Some(value) = event_value(event, path) else { continue };
@@ -1023,11 +1071,34 @@ impl Planner<'_> {
                         }
                         one.address.clone()
                     }
+                    // One instance of a fleet (`aws_s3_bucket.this["logs"]`) whose companions of this
+                    // type are not a fleet themselves: a block of its own, on that instance.
+                    [one]
+                        if one.address.key.is_some()
+                            && self.repo.find_resource(&one.address).is_some()
+                            && !self.state.instances.iter().any(|i| {
+                                i.address.rtype == *rtype
+                                    && i.address.module == one.address.module
+                                    && i.address.key.is_some()
+                            }) =>
+                    {
+                        one.address.clone()
+                    }
                     _ => return Ok(false),
                 }
             }
         };
-        let address = Address { module: parent.module.clone(), key: None, ..Address::resource(rtype, &parent.name) };
+        let name = match &parent.key {
+            None => parent.name.clone(),
+            Some(InstanceKey::Str(k)) => self.unique_name(rtype, k),
+            Some(InstanceKey::Int(i)) => self.unique_name(rtype, &format!("{}_{i}", parent.name)),
+        };
+        let parent_ref = match &parent.key {
+            None => parent.block_name(),
+            Some(InstanceKey::Str(k)) => format!("{}[{}]", parent.block_name(), driftback_terraform::render::quote(k)),
+            Some(InstanceKey::Int(i)) => format!("{}[{i}]", parent.block_name()),
+        };
+        let address = Address { module: parent.module.clone(), key: None, ..Address::resource(rtype, &name) };
         if self.state.instances.iter().any(|i| i.address.without_key() == address)
             || self.repo.find_resource(&address).is_some()
         {
@@ -1035,7 +1106,7 @@ impl Planner<'_> {
         }
         let ops = self.ops(recipe, event, &address)?;
         let mut spec = BlockSpec::default();
-        spec.attrs.push((adopt.link.clone(), AttrValue::Reference(format!("{}.id", parent.block_name()))));
+        spec.attrs.push((adopt.link.clone(), AttrValue::Reference(format!("{parent_ref}.id"))));
         for op in ops {
             let Op::Set { path, value } = op else {
                 return Err(err(format!("a new {rtype} can only be written from the values the call sets")));
@@ -1111,6 +1182,10 @@ impl Planner<'_> {
 /// attribute bag is where a call changes several settings at once; one the recipe does not know
 /// must not be dropped without a word.
 fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
+    // The whole request is the document: its members are placed (or refused) one by one.
+    if recipe.whole.as_ref().is_some_and(|w| w.from.is_empty()) {
+        return Vec::new();
+    }
     // Request plumbing beyond `is_transport_key`.
     const NOT_CONFIGURATION: &[&str] = &["dryRun"];
     let plain = |p: &str| !p.starts_with("response.") && !p.contains('[');
@@ -1121,6 +1196,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .chain(recipe.key.as_deref())
         .chain(recipe.identity.iter().map(|rule| rule.from.as_str()))
         .chain(recipe.ignore.iter().map(String::as_str))
+        .chain(recipe.whole.as_ref().map(|w| w.from.as_str()))
         .collect();
     let mut parents: Vec<&str> = recipe
         .set
@@ -1131,7 +1207,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .collect();
     // A recipe that only sets attributes reads the whole request: its top level is a bag too
     // (`ModifyInstanceAttribute` carries one `{"value": ...}` member per attribute it changes).
-    let only_sets = recipe.actions() == ["set"];
+    let only_sets = matches!(recipe.actions()[..], ["set"] | ["whole"] | ["set", "whole"]);
     if only_sets && recipe.each.is_none() {
         parents.push("");
     }
@@ -1310,6 +1386,7 @@ fn dns_text(value: &str) -> String {
 fn convert(value: Value, convert: Option<Convert>) -> Value {
     match (convert, &value) {
         (Some(Convert::DnsText), Value::String(s)) => Value::String(dns_text(s)),
+        (Some(Convert::DnsName), Value::String(s)) => Value::String(s.strip_suffix('.').unwrap_or(s).to_string()),
         (Some(Convert::DnsText), Value::Array(items)) => Value::Array(
             items.iter().map(|v| v.as_str().map_or_else(|| v.clone(), |s| Value::String(dns_text(s)))).collect(),
         ),

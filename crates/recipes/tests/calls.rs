@@ -114,6 +114,10 @@ fn the_corpus_events_are_in_the_table() {
                 let (Some(source), Some(name)) = (record["eventSource"].as_str(), record["eventName"].as_str()) else {
                     continue;
                 };
+                // What a service does on its own (KMS's automatic `RotateKey`) is no API operation.
+                if record["eventType"] == "AwsServiceEvent" {
+                    continue;
+                }
                 checked += 1;
                 if CORPUS_KNOWN_WRONG.iter().any(|(s, e, _)| *s == source && *e == name) {
                     let err = calls.check_event(source, name).unwrap_err();

@@ -640,18 +640,37 @@ fn a_record_changed_in_a_batch_is_found_by_name_type_and_set_identifier() {
     )
     .unwrap_err();
     assert!(matches!(err, PlanError::Unmapped { .. }), "{err}");
-    // A new record is not created here.
+    // A new record is adopted with the provider's import id, its name without the final dot.
+    let got = planned(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        record_change(
+            "CREATE",
+            json!({"name": "new.example.com.", "type": "TXT", "tTL": 60,
+            "resourceRecords": [{"value": "\"v=spf1 -all\""}]}),
+        ),
+    )
+    .unwrap();
+    let [(address, ops)] = &got[..] else { panic!("{got:?}") };
+    assert_eq!(address, "aws_route53_record.new_example_com");
+    let [Op::CreateResource { spec, import_id }] = &ops[..] else { panic!("{ops:?}") };
+    assert_eq!(import_id, "Z0123456789ABCDEFGHIJ_new.example.com_TXT");
+    let attr = |name: &str| spec.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    assert_eq!(attr("name"), Some(AttrValue::Literal(json!("new.example.com"))));
+    // TXT values as Terraform writes them: without Route 53's wire quotes.
+    assert_eq!(attr("records"), Some(AttrValue::Literal(json!(["v=spf1 -all"]))));
+    // A new record with a routing policy the block would not write is refused, not adopted as a plain one.
     let err = planned(
         "route53.amazonaws.com",
         "ChangeResourceRecordSets",
         record_change(
             "CREATE",
-            json!({"name": "new.example.com.", "type": "A", "tTL": 60,
-            "resourceRecords": [{"value": "192.0.2.20"}]}),
+            json!({"name": "geo.example.com.", "type": "A", "tTL": 60, "setIdentifier": "eu",
+            "geoLocation": {"continentCode": "EU"}, "resourceRecords": [{"value": "192.0.2.30"}]}),
         ),
     )
     .unwrap_err();
-    assert!(!matches!(err, PlanError::Unmapped { .. }), "{err}");
+    assert!(matches!(err, PlanError::Unmapped { .. }), "{err}");
 }
 
 #[test]

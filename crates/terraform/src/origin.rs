@@ -94,6 +94,7 @@ impl<'a> Tracer<'a> {
                     let tail = [rest, tail.to_vec()].concat();
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
+                self.picked_by_key(site, file, expr, tail, change, trail, depth);
             }
             // `try(var.list[count.index].key, default)`: the first argument is the value when it
             // exists, so that is where the change goes (an entry gains the key it lacked).
@@ -554,6 +555,45 @@ impl<'a> Tracer<'a> {
             return;
         }
         self.out.push(Candidate { file, text, note: note.trim_start_matches(" -> ").to_string(), also: Vec::new() });
+    }
+
+    /// `local.cache_policy_ids[behavior.value.cache_policy]`: a value picked from a collection by
+    /// a computed key. The one key whose value is the new one goes where the key comes from.
+    #[allow(clippy::too_many_arguments)]
+    fn picked_by_key(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        expr: &'a Expression,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+        depth: usize,
+    ) {
+        let (true, Change::Set(AttrValue::Literal(want))) = (tail.is_empty(), change) else { return };
+        let Expression::Traversal(t) = expr else { return };
+        let Some(last) = t.operators.last() else { return };
+        let TraversalOperator::Index(index) = last.value() else { return };
+        if matches!(index, Expression::String(_) | Expression::Number(_)) || is_count_index(index) {
+            return;
+        }
+        let text = self.repo.text(file).unwrap_or_default();
+        let (Some(whole), Some(op)) = (expr.span(), last.span()) else { return };
+        let Some(collection) = text.get(whole.start..op.start) else { return };
+        let keys: Vec<Value> = match self.eval(site, collection) {
+            Some(Value::Object(map)) => {
+                map.iter().filter(|(_, v)| values_equal(v, want)).map(|(k, _)| Value::String(k.clone())).collect()
+            }
+            Some(Value::Array(items)) => {
+                items.iter().enumerate().filter(|(_, v)| values_equal(v, want)).map(|(i, _)| Value::from(i)).collect()
+            }
+            _ => return,
+        };
+        if let [key] = keys.as_slice() {
+            let trail = format!("{trail} -> the key {key} that picks it from {}", collection.trim());
+            let pick = Change::Set(AttrValue::Literal(key.clone()));
+            self.expr(site, file, index, &[], &pick, &trail, depth + 1);
+        }
     }
 
     fn eval(&self, site: &Site, source: &str) -> Option<Value> {

@@ -35,12 +35,42 @@ impl AttrValue {
     }
 }
 
+/// A traversal: identifiers joined by `.`, with `[0]` indexes and `["key"]` keys whose text is
+/// plain (letters, digits, `_ - . / :`): a key from the state can never open a template or a string.
 fn is_reference(r: &str) -> bool {
-    !r.is_empty()
-        && r.split('.').all(|part| {
-            let name = part.split('[').next().unwrap_or("");
-            is_identifier(name) && part[name.len()..].chars().all(|c| c.is_ascii_digit() || c == '[' || c == ']')
-        })
+    let mut rest = r;
+    let mut first = true;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("[\"") {
+            let Some(end) = after.find("\"]") else { return false };
+            let key = &after[..end];
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:".contains(c)) {
+                return false;
+            }
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let Some(end) = after.find(']') else { return false };
+            if end == 0 || !after[..end].chars().all(|c| c.is_ascii_digit()) {
+                return false;
+            }
+            rest = &after[end + 1..];
+        } else {
+            let body = if first {
+                rest
+            } else if let Some(b) = rest.strip_prefix('.') {
+                b
+            } else {
+                return false;
+            };
+            let end = body.find(['.', '[']).unwrap_or(body.len());
+            if !is_identifier(&body[..end]) {
+                return false;
+            }
+            rest = &body[end..];
+        }
+        first = false;
+    }
+    !first
 }
 
 /// An HCL identifier: usable as a bare attribute name or object key.
@@ -145,6 +175,27 @@ mod tests {
         let parsed: hcl::Body = hcl::from_str(&format!("x = {}", quote("${var.secret}"))).unwrap();
         let value: serde_json::Value = hcl::from_body(parsed).unwrap();
         assert_eq!(value["x"], json!("${var.secret}"));
+    }
+
+    #[test]
+    fn references_are_plain_traversals_and_nothing_else() {
+        for ok in
+            ["aws_vpc.main.id", "aws_s3_bucket.this[\"logs\"].id", "module.app[0].queue_url", "a.b[\"x-1.y/z\"].c"]
+        {
+            assert!(is_reference(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "aws_s3_bucket.this[\"${file(\"/etc/passwd\")}\"].id",
+            "aws_s3_bucket.this[\"a\" ]",
+            "a.b[\"\"].c",
+            "a..b",
+            "a.b[x]",
+            "1abc.d",
+            "a.b\"",
+        ] {
+            assert!(!is_reference(bad), "{bad}");
+        }
     }
 
     #[test]
