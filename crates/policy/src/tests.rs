@@ -446,6 +446,22 @@ fn security_table_checks_fire_on_their_examples_as_cloudtrail_logs_them() {
         security_weakening(&nacl.events[0]).unwrap(),
         "CreateNetworkAclEntry allows all traffic from ::/0 (the whole internet)"
     );
+    // CloudFront's dated event name is checked as UpdateDistribution, and the reason names the
+    // security policy the distribution now allows.
+    let cdn = change_set(
+        &alice(),
+        "cloudfront.amazonaws.com",
+        "UpdateDistribution2020_05_31",
+        json!({"id": "E2K7T4N8QX3B1Z", "ifMatch": "E1XZ7G9M4R2TQB", "distributionConfig": {
+            "defaultCacheBehavior": {"targetOriginId": "s3-site", "viewerProtocolPolicy": "redirect-to-https"},
+            "viewerCertificate": {"cloudFrontDefaultCertificate": false, "sSLSupportMethod": "sni-only",
+                                  "minimumProtocolVersion": "TLSv1.1_2016"},
+            "webACLId": "arn:aws:wafv2:us-east-1:123456789012:global/webacl/cdn/c4e81b2a"}}),
+    );
+    assert_eq!(
+        security_weakening(&cdn.events[0]).unwrap(),
+        "UpdateDistribution2020_05_31 lets viewers connect with TLSv1.1_2016, older than TLSv1.2_2021"
+    );
 }
 
 /// The table covers what the security rules must know: public principals in resource policies,
@@ -474,6 +490,10 @@ fn security_table_covers_the_required_kinds_of_weakening() {
         ("cloudtrail.amazonaws.com", "StopLogging"),
         ("s3.amazonaws.com", "PutBucketLogging"),
         ("ec2.amazonaws.com", "DeleteFlowLogs"),
+        ("apigateway.amazonaws.com", "UpdateRoute"),
+        ("rds.amazonaws.com", "ModifyDBClusterParameterGroup"),
+        ("rds.amazonaws.com", "ModifyDBParameterGroup"),
+        ("cloudfront.amazonaws.com", "UpdateDistribution"),
     ] {
         assert!(fires(source, event), "no security check for {source} {event}");
     }

@@ -148,6 +148,9 @@ impl Planner<'_> {
             return Ok(());
         }
         let mut last_missing = None;
+        // Whether any recipe's conditions held: when none did, no recipe knows this form of the
+        // call (API Gateway v1's UpdateStage beside v2's), and it goes where unknown calls go.
+        let mut applied = false;
         let holds = |recipe: &Recipe, event: &ApiEvent| {
             recipe.if_request_is.iter().all(|(path, want)| {
                 // Compared as written: `"UPSERT"`, or `true` as "true".
@@ -217,6 +220,7 @@ impl Planner<'_> {
             if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) || !holds(recipe, event) {
                 continue;
             }
+            applied = true;
             if let Some(cond) = &recipe.if_state_has {
                 let has = self
                     .state
@@ -253,6 +257,9 @@ impl Planner<'_> {
         }
         match last_missing {
             Some(id) => Err(PlanError::NotManaged { id, name: event.raw_name.clone() }),
+            None if !applied => {
+                Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() })
+            }
             None => Err(PlanError::NoResource { name: event.raw_name.clone() }),
         }
     }
@@ -578,7 +585,10 @@ impl Planner<'_> {
                     params: unread.join(", "),
                 });
             }
-            ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching: vec![] });
+            // The blocks the code has go first (none yet: only the new ones are added).
+            if config.as_ref().and_then(|c| c.get(&rule.block)).is_some_and(|b| !is_empty_json(b)) {
+                ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching: vec![] });
+            }
             for item in items {
                 let attrs =
                     item_attrs(&item, &rule.attrs).into_iter().map(|(k, v)| (k, self.reference_or_literal(v, address)));

@@ -381,12 +381,22 @@ fn add_through_dynamic(
         .flat_map(|b| b.body.blocks())
         .filter(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type))
     {
-        let Some(element) = dynamic_element(&text, dynamic, block_type, &want) else { continue };
+        let Some((key, element)) = dynamic_element(&text, dynamic, block_type, &want) else { continue };
         let Some(for_each) = dynamic.body.get_attribute("for_each") else { continue };
         let site = site_of(repo, address, location);
         let mut tracer = Tracer::new(repo);
-        let change = Change::Set(AttrValue::Literal(element.1.clone()));
-        tracer.expr(&site, &location.file, &for_each.value, &[Seg::Key(element.0.clone())], &change, "", 0);
+        let change = Change::Set(AttrValue::Literal(element));
+        match key {
+            // A map entry of that key.
+            Some(key) => tracer.expr(&site, &location.file, &for_each.value, &[Seg::Key(key)], &change, "", 0),
+            // A list of at most one element (`var.x == null ? [] : [var.x]`): that element's value,
+            // which also makes the list hold it.
+            None => {
+                for one in single_elements(&for_each.value) {
+                    tracer.expr(&site, &location.file, one, &[], &change, " -> the for_each's one element", 0);
+                }
+            }
+        }
         candidates.extend(tracer.out);
     }
     let check = |config: Option<Value>| {
@@ -413,7 +423,7 @@ fn dynamic_element(
     dynamic: &hcl_edit::structure::Block,
     block_type: &str,
     want: &Map<String, Value>,
-) -> Option<(String, Value)> {
+) -> Option<(Option<String>, Value)> {
     let iterator = match dynamic.body.get_attribute("iterator") {
         Some(attr) => edit::expr_text(text, &attr.value).trim().to_string(),
         None => block_type.to_string(),
@@ -448,7 +458,66 @@ fn dynamic_element(
         (None, false) => Value::Object(fields),
         _ => return None,
     };
-    Some((key?, value))
+    Some((key, value))
+}
+
+/// The expressions that are the one element of a `for_each` list of at most one: `[x]`, and the
+/// one-element branch of `cond ? [] : [x]` (either way round).
+fn single_elements(expr: &hcl_edit::expr::Expression) -> Vec<&hcl_edit::expr::Expression> {
+    use hcl_edit::expr::Expression as E;
+    match expr {
+        E::Parenthesis(inner) => single_elements(inner.inner()),
+        E::Array(items) if items.len() == 1 => items.iter().collect(),
+        E::Conditional(c) => {
+            let empty = |e: &E| matches!(e, E::Array(items) if items.is_empty());
+            match (&c.true_expr, &c.false_expr) {
+                (yes, no) if empty(no) => single_elements(yes),
+                (yes, no) if empty(yes) => single_elements(no),
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The operations of one resource as the patcher applies them: settings of a nested block that
+/// `dynamic` blocks make and that does not exist yet (`ttl.enabled`, `ttl.attribute_name` where
+/// `dynamic "ttl"` yields nothing) become one new block, which the patcher writes as an element of
+/// the `for_each`; a setting on its own could not say which element.
+pub fn grouped_for_dynamic_blocks(repo: &Repo, address: &Address, ops: &[Op]) -> Vec<Op> {
+    let absent_dynamic = |block: &str| {
+        let Some(location) = repo.find_resource(address) else { return false };
+        let has_dynamic = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel)).is_some_and(|b| {
+            b.body
+                .blocks()
+                .any(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block))
+        });
+        has_dynamic && crate::eval::block_origins(repo, address, block).is_some_and(|o| o.is_empty())
+    };
+    let nested = |op: &Op| match op {
+        Op::Set { path, value: value @ AttrValue::Literal(_) } => match path.0.as_slice() {
+            [Seg::Name(block), Seg::Name(attr)] => Some((block.clone(), attr.clone(), value.clone())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut out: Vec<Op> = Vec::new();
+    let mut grouped: Vec<String> = Vec::new();
+    for op in ops {
+        match nested(op) {
+            Some((block, _, _)) if grouped.contains(&block) => {}
+            Some((block, _, _)) if absent_dynamic(&block) => {
+                let mut spec = BlockSpec::default();
+                for (_, attr, value) in ops.iter().filter_map(nested).filter(|(b, _, _)| *b == block) {
+                    spec.attrs.push((attr, value));
+                }
+                out.push(Op::AddBlock { block_type: block.clone(), spec });
+                grouped.push(block);
+            }
+            _ => out.push(op.clone()),
+        }
+    }
+    out
 }
 
 /// How a path into a block type that `dynamic` blocks produce reaches its attribute.
@@ -1472,6 +1541,41 @@ fn adopt_into_fleet(
         let source = edit::expr_text(&text, &attr.value);
         if let (Some(field), Some(value)) = (source.trim().strip_prefix("each.value."), want.get(attr.key.as_str())) {
             element.insert(field.to_string(), value.clone());
+        }
+    }
+    // Nested blocks that `dynamic` blocks make from a field of the entry (`for_each =
+    // each.value.attributes`): that field, a map by the iterator's key or a list of its values.
+    for dynamic in body.into_iter().flat_map(|b| b.body.blocks()).filter(|d| d.ident.as_str() == "dynamic") {
+        let Some(block_type) = dynamic.labels.first().map(edit::label_str) else { continue };
+        let Some(for_each) = dynamic.body.get_attribute("for_each") else { continue };
+        let source = edit::expr_text(&text, &for_each.value);
+        let Some(field) = source.trim().strip_prefix("each.value.") else { continue };
+        let (mut map, mut list) = (Map::new(), Vec::new());
+        for (_, nested) in spec.blocks.iter().filter(|(t, _)| t == block_type) {
+            let literal: Map<String, Value> = nested
+                .attrs
+                .iter()
+                .filter_map(|(k, v)| match v {
+                    AttrValue::Literal(v) => Some((k.clone(), v.clone())),
+                    AttrValue::Reference(_) => None,
+                })
+                .collect();
+            match dynamic_element(&text, dynamic, block_type, &literal) {
+                Some((Some(k), v)) => {
+                    map.insert(k, v);
+                }
+                Some((None, v)) => list.push(v),
+                None => {}
+            }
+        }
+        match (map.is_empty(), list.is_empty()) {
+            (false, true) => {
+                element.insert(field.to_string(), Value::Object(map));
+            }
+            (true, false) => {
+                element.insert(field.to_string(), Value::Array(list));
+            }
+            _ => {}
         }
     }
     let site = Site {

@@ -28,17 +28,27 @@ pub fn apply(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     let mut edits = 0;
     let alongside: Vec<(Address, Op)> =
         plan.alongside.iter().flat_map(|c| c.ops.iter().map(|op| (c.address.clone(), op.clone()))).collect();
-    for change in &plan.changes {
-        for op in &change.ops {
-            let applied = driftback_terraform::patch::apply_alongside(&mut work, &change.address, op, &alongside)
-                .map_err(|e| e.to_string())?;
-            notes.extend(applied.notes);
-            for file in applied.files {
-                if !touched.contains(&file) {
-                    touched.push(file);
-                }
+    let mut apply_op = |work: &mut Repo, address: &Address, op: &Op| -> Result<(), String> {
+        let applied =
+            driftback_terraform::patch::apply_alongside(work, address, op, &alongside).map_err(|e| e.to_string())?;
+        notes.extend(applied.notes);
+        for file in applied.files {
+            if !touched.contains(&file) {
+                touched.push(file);
             }
-            edits += 1;
+        }
+        edits += 1;
+        Ok(())
+    };
+    for change in &plan.changes {
+        // The operations that create the resource first, so that the rest see its blocks.
+        let (creating, rest): (Vec<Op>, Vec<Op>) =
+            change.ops.iter().cloned().partition(|op| matches!(op, Op::CreateResource { .. }));
+        for op in &creating {
+            apply_op(&mut work, &change.address, op)?;
+        }
+        for op in &driftback_terraform::patch::grouped_for_dynamic_blocks(&work, &change.address, &rest) {
+            apply_op(&mut work, &change.address, op)?;
         }
     }
     let files: Vec<(PathBuf, String)> = touched
