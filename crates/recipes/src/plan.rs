@@ -655,12 +655,16 @@ impl Planner<'_> {
             self.push(new, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
         }
         if let Some(rule) = &recipe.rules {
+            // Beside the group when its module serves one instance; in the root module when the
+            // module is shared (a rule written there would open every call's group).
+            let module = if module_is_shared(self.repo, address) { Vec::new() } else { address.module.clone() };
+            let near = Address { module: module.clone(), ..Address::resource(&rule.rtype, "new") };
             for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
                 let Some(Value::String(rule_id)) = value_at(&item, &rule.id) else { continue };
                 let mut spec = BlockSpec::default();
                 for (attr, value) in item_attrs(&item, &rule.attrs) {
                     let v = if attr == "security_group_id" {
-                        self.reference_or_literal(value, address)
+                        self.reference_or_literal(value, &near)
                     } else {
                         AttrValue::Literal(value)
                     };
@@ -676,8 +680,7 @@ impl Planner<'_> {
                     port.trim_matches('-')
                 );
                 let name = self.unique_name(&rule.rtype, &base);
-                let new =
-                    Address { module: address.module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
+                let new = Address { module: module.clone(), key: None, ..Address::resource(&rule.rtype, &name) };
                 self.push(new, vec![Op::CreateResource { spec, import_id: rule_id }], &recipe.id, true);
             }
         }

@@ -231,6 +231,7 @@ async fn run_scenario(
         let driven = driver.drive(&mut workspace, &change_set).await?;
         let outcome = &driven.outcome;
         identified.push(driven.label.clone());
+        identified.extend(outcome.addresses.iter().cloned());
         for change in &outcome.field_changes {
             identified.push(change.address.clone());
             if let (Status::Reconciled, Some(driftback_terraform::AttrValue::Literal(v))) =
@@ -397,7 +398,8 @@ fn judge(
 
 /// What the scenario's branches, taken together, would do that must never be merged (besides a
 /// codified security weakening, [`codified_weakenings`]):
-/// - remove a managed resource none of the change sets names (it did not drift);
+/// - remove a managed resource none of the change sets names (it did not drift), or add a resource
+///   instance none of them creates;
 /// - add what the AWS provider's schema refuses, or an inline block beside the separate resources
 ///   that manage the same things (the next apply would revoke them) — the schema gate's checks;
 /// - claim a field reconciled while the code, evaluated, still does not give it the calls' value.
@@ -427,6 +429,17 @@ fn dangers(
         });
         if !depends_on_removed {
             out.push(format!("removes {address}, which did not drift"));
+        }
+    }
+    // A resource instance the code gains that no change set names: a block written in a module
+    // that several calls share makes one in every call (a rule that opens the other cluster too).
+    let existed = driftback_terraform::eval::instances(before);
+    let imported: Vec<String> = imports(after).into_iter().map(|(to, _)| to).collect();
+    for address in driftback_terraform::eval::instances(after) {
+        let (text, block) = (address.to_string(), address.without_key().to_string());
+        let named = identified.iter().chain(&imported).any(|i| *i == text || *i == block);
+        if !existed.contains(&address) && !named {
+            out.push(format!("adds {text}, which no change set creates"));
         }
     }
     let changed: Vec<PathBuf> =
@@ -598,5 +611,24 @@ resource "aws_instance" "app" {
         ws.repo.set_file(Path::new("main.tf"), only_instance);
         let found = dangers(&before, &ws, &["aws_security_group.web".into()], &[]);
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn a_resource_no_change_set_creates_is_dangerous_and_an_imported_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ws = workspace(dir.path());
+        let before = ws.repo.clone();
+        let rule = "\nresource \"aws_vpc_security_group_ingress_rule\" \"extra\" {\n  security_group_id = aws_security_group.web.id\n  cidr_ipv4         = \"10.40.0.0/16\"\n  ip_protocol       = \"tcp\"\n  from_port         = 5432\n  to_port           = 5432\n}\n";
+        ws.repo.set_file(Path::new("main.tf"), format!("{MAIN}{rule}"));
+        let found = dangers(&before, &ws, &["aws_security_group.web".into()], &[]).join("\n");
+        assert!(
+            found.contains("adds aws_vpc_security_group_ingress_rule.extra, which no change set creates"),
+            "{found}"
+        );
+        // Named by a change set, or adopted with an import block: what the branch is for.
+        assert!(dangers(&before, &ws, &["aws_vpc_security_group_ingress_rule.extra".into()], &[]).is_empty());
+        let import = "\nimport {\n  to = aws_vpc_security_group_ingress_rule.extra\n  id = \"sgr-1\"\n}\n";
+        ws.repo.set_file(Path::new("main.tf"), format!("{MAIN}{rule}{import}"));
+        assert!(dangers(&before, &ws, &[], &[]).is_empty());
     }
 }
