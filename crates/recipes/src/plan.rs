@@ -928,11 +928,20 @@ impl Planner<'_> {
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
         // Set in the code: unchanged only when the code computes it from another resource (a
         // reference the evaluator leaves symbolic) and the state says that is the value sent.
-        // Set in the code to exactly this value: nothing to write (a call re-sending its whole
-        // configuration). Set to another value: a change.
+        // A set (`allow_methods`) the call sends in another order is the same set: rewriting
+        // it would only reorder the code.
         let code = config.and_then(|c| value_at_path(c, path));
-        if let Some(code) = code.as_ref().filter(|v| !contains_symbolic(v)) {
-            return driftback_terraform::patch::values_equal(code, value);
+        if let (Some(Value::Array(have)), Value::Array(new)) = (&code, value) {
+            if is_set_attribute(&address.rtype, path) && same_members(have, new) {
+                return true;
+            }
+        }
+        // Set in the code: unchanged only when the code computes it from another resource (a
+        // reference the evaluator leaves symbolic) and the state says that is the value sent. A
+        // literal the call sets again is still a change of the field (a scheduled job setting back
+        // what an incident changed), for its owner to judge; the patcher writes nothing for it.
+        if code.as_ref().is_some_and(|v| !contains_symbolic(v)) {
+            return false;
         }
         let Some(instance) = self.state.get(address) else { return false };
         value_at_path(&Value::Object(instance.attributes.clone()), path)
@@ -1372,6 +1381,31 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
         }
     }
     out
+}
+
+/// Whether the attribute at `path` (nested blocks by name) is a set in the AWS provider's schema.
+fn is_set_attribute(rtype: &str, path: &AttrPath) -> bool {
+    use driftback_terraform::schema::{Schema, ValueType};
+    let Ok(schema) = Schema::newest() else { return false };
+    let Some(mut body) = schema.resource(rtype) else { return false };
+    let names: Vec<&str> =
+        path.0.iter().filter_map(|s| if let Seg::Name(n) = s { Some(n.as_str()) } else { None }).collect();
+    let Some((last, blocks)) = names.split_last() else { return false };
+    for name in blocks {
+        let Some(block) = body.block(name) else { return false };
+        body = block.body();
+    }
+    body.argument(last).is_some_and(|a| matches!(a.value_type(), ValueType::Set(_)))
+}
+
+/// The same values, whatever their order (sets of scalars).
+fn same_members(a: &[Value], b: &[Value]) -> bool {
+    let key = |v: &[Value]| {
+        let mut k: Vec<String> = v.iter().map(Value::to_string).collect();
+        k.sort();
+        k
+    };
+    key(a) == key(b)
 }
 
 /// An item of a list the recipe reads `each` of, with the call's top-level members it lacks.

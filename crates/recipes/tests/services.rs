@@ -304,8 +304,14 @@ fn a_new_task_definition_revision_changes_the_image_member_and_never_writes_a_se
     let (repo, changes) =
         applied("ecs.amazonaws.com", "RegisterTaskDefinition", request(json!({})), Value::Null).unwrap();
     assert_eq!(changes.len(), 1);
-    // One member: the image; the console's empty lists and the unchanged members are not written.
-    assert_eq!(changes[0].1.len(), 1, "{:?}", changes[0].1);
+    // One member of the document: the image; the console's empty lists are not written. (The
+    // arguments the call re-sends as the code has them are planned, and change nothing.)
+    let members: Vec<&Op> = changes[0]
+        .1
+        .iter()
+        .filter(|op| matches!(op, Op::Set { path, .. } if path.0.first() == Some(&driftback_terraform::Seg::Name("container_definitions".into()))))
+        .collect();
+    assert_eq!(members.len(), 1, "{:?}", changes[0].1);
     let text = repo.text(Path::new("main.tf")).unwrap();
     assert!(text.contains("registry.example.com/api:1.5.0"), "{text}");
     assert!(text.contains("container_definitions = jsonencode(["), "{text}");
