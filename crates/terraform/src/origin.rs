@@ -727,6 +727,14 @@ fn split_traversal_at(expr: &Expression, count_index: Option<usize>) -> Option<(
             TraversalOperator::Index(Expression::Number(n)) => rest.push(Seg::Index(n.as_u64()? as usize)),
             TraversalOperator::LegacyIndex(i) => rest.push(Seg::Index(*i.value() as usize)),
             TraversalOperator::Index(index) if is_count_index(index) => rest.push(Seg::Index(count_index?)),
+            // `var.overrides[tostring(count.index)]`: the map entry keyed by this instance's index.
+            TraversalOperator::Index(Expression::FuncCall(call))
+                if call.name.name.as_str() == "tostring"
+                    && call.args.iter().count() == 1
+                    && call.args.iter().next().is_some_and(is_count_index) =>
+            {
+                rest.push(Seg::Key(count_index?.to_string()))
+            }
             _ => return None,
         }
     }
