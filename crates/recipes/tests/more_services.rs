@@ -1,0 +1,201 @@
+//! Aliases, scaling policies, cache clusters, secrets and parameters: each call planned on a request
+//! as CloudTrail logs it, applied, and the effective configuration judged; a secret value, a
+//! hidden parameter value and an unmapped setting are refused, never written.
+
+mod support;
+
+use std::path::PathBuf;
+use support::change_set;
+
+use driftback_recipes::{Catalog, PlanError, plan};
+use driftback_terraform::eval::effective_config;
+use driftback_terraform::{Address, Repo, State};
+use serde_json::{Value, json};
+
+const MAIN: &str = r#"resource "aws_lambda_alias" "live" {
+  name             = "live"
+  function_name    = "checkout"
+  function_version = "7"
+}
+
+resource "aws_autoscaling_policy" "cpu" {
+  name                   = "cpu-target"
+  autoscaling_group_name = "web"
+  policy_type            = "TargetTrackingScaling"
+
+  target_tracking_configuration {
+    target_value = 50
+
+    predefined_metric_specification {
+      predefined_metric_type = "ASGAverageCPUUtilization"
+    }
+  }
+}
+
+resource "aws_elasticache_cluster" "sessions" {
+  cluster_id      = "sessions"
+  engine          = "memcached"
+  node_type       = "cache.t4g.small"
+  num_cache_nodes = 2
+}
+
+resource "aws_secretsmanager_secret" "api" {
+  name        = "api-key"
+  description = "API key"
+}
+
+resource "aws_ssm_parameter" "flag" {
+  name  = "/app/feature-flag"
+  type  = "String"
+  value = "off"
+}
+"#;
+
+const SECRET: &str = "arn:aws:secretsmanager:us-east-1:123456789012:secret:api-key-AbCdEf";
+
+fn state() -> State {
+    let resource = |rtype: &str, name: &str, attributes: Value| {
+        json!({"mode": "managed", "type": rtype, "name": name,
+               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances": [{"schema_version": 0, "attributes": attributes}]})
+    };
+    let resources = vec![
+        resource(
+            "aws_lambda_alias",
+            "live",
+            json!({"id": "arn:aws:lambda:us-east-1:123456789012:function:checkout:live", "name": "live",
+                   "function_name": "checkout", "function_version": "7"}),
+        ),
+        resource(
+            "aws_autoscaling_policy",
+            "cpu",
+            json!({"id": "cpu-target", "name": "cpu-target", "autoscaling_group_name": "web",
+                   "policy_type": "TargetTrackingScaling",
+                   "target_tracking_configuration": [{"target_value": 50.0, "disable_scale_in": false,
+                     "predefined_metric_specification": [{"predefined_metric_type": "ASGAverageCPUUtilization", "resource_label": ""}]}]}),
+        ),
+        resource(
+            "aws_elasticache_cluster",
+            "sessions",
+            json!({"id": "sessions", "cluster_id": "sessions", "engine": "memcached",
+                   "node_type": "cache.t4g.small", "num_cache_nodes": 2}),
+        ),
+        resource(
+            "aws_secretsmanager_secret",
+            "api",
+            json!({"id": SECRET, "arn": SECRET, "name": "api-key", "description": "API key"}),
+        ),
+        resource(
+            "aws_ssm_parameter",
+            "flag",
+            json!({"id": "/app/feature-flag", "name": "/app/feature-flag", "arn": "arn:aws:ssm:us-east-1:123456789012:parameter/app/feature-flag",
+                   "type": "String", "value": "off"}),
+        ),
+    ];
+    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+                      "resources": resources});
+    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+}
+
+/// The call planned and applied: the effective configuration of `address` afterwards.
+fn applied(source: &str, name: &str, request: Value, address: &str) -> Result<Value, PlanError> {
+    let mut repo = Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect());
+    let plan = plan(&Catalog::builtin(), &change_set(source, name, request), &state(), &repo)?;
+    for change in &plan.changes {
+        for op in &change.ops {
+            driftback_terraform::patch::apply(&mut repo, &change.address, op).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    Ok(effective_config(&repo, &Address::parse(address).unwrap()).unwrap())
+}
+
+#[test]
+fn an_alias_moved_to_a_new_version_with_a_canary_weight() {
+    let alias = applied(
+        "lambda.amazonaws.com",
+        "UpdateAlias20150331",
+        json!({"functionName": "checkout", "name": "live", "functionVersion": "8",
+               "routingConfig": {"additionalVersionWeights": {"9": 0.1}}}),
+        "aws_lambda_alias.live",
+    )
+    .unwrap();
+    assert_eq!(alias["function_version"], "8");
+    assert_eq!(alias["routing_config"][0]["additional_version_weights"]["9"], 0.1, "{alias}");
+}
+
+#[test]
+fn a_target_tracking_policy_gets_its_new_target_and_step_adjustments_are_refused() {
+    let policy = applied(
+        "autoscaling.amazonaws.com",
+        "PutScalingPolicy",
+        json!({"autoScalingGroupName": "web", "policyName": "cpu-target", "policyType": "TargetTrackingScaling",
+               "targetTrackingConfiguration": {"targetValue": 65.0,
+                 "predefinedMetricSpecification": {"predefinedMetricType": "ASGAverageCPUUtilization"}}}),
+        "aws_autoscaling_policy.cpu",
+    )
+    .unwrap();
+    assert_eq!(policy["target_tracking_configuration"][0]["target_value"], 65, "{policy}");
+    let err = applied(
+        "autoscaling.amazonaws.com",
+        "PutScalingPolicy",
+        json!({"autoScalingGroupName": "web", "policyName": "cpu-target", "policyType": "StepScaling",
+               "stepAdjustments": [{"metricIntervalLowerBound": 0, "scalingAdjustment": 2}]}),
+        "aws_autoscaling_policy.cpu",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("stepAdjustments"), "{err}");
+}
+
+#[test]
+fn a_cache_cluster_grows_without_writing_when_to_apply() {
+    let cluster = applied(
+        "elasticache.amazonaws.com",
+        "ModifyCacheCluster",
+        json!({"cacheClusterId": "sessions", "numCacheNodes": 3, "applyImmediately": true}),
+        "aws_elasticache_cluster.sessions",
+    )
+    .unwrap();
+    assert_eq!(cluster["num_cache_nodes"], 3);
+    assert!(cluster.get("apply_immediately").is_none_or(Value::is_null), "{cluster}");
+}
+
+#[test]
+fn a_secrets_description_is_written_and_a_new_secret_value_never_is() {
+    let secret = applied(
+        "secretsmanager.amazonaws.com",
+        "UpdateSecret",
+        json!({"secretId": "api-key", "description": "API key for the payments provider"}),
+        "aws_secretsmanager_secret.api",
+    )
+    .unwrap();
+    assert_eq!(secret["description"], "API key for the payments provider");
+    let err = applied(
+        "secretsmanager.amazonaws.com",
+        "UpdateSecret",
+        json!({"secretId": SECRET, "description": "rotated", "secretString": "HIDDEN_DUE_TO_SECURITY_REASONS"}),
+        "aws_secretsmanager_secret.api",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("secretString"), "{err}");
+}
+
+#[test]
+fn a_plain_parameter_value_is_written_and_a_hidden_one_is_refused() {
+    let parameter = applied(
+        "ssm.amazonaws.com",
+        "PutParameter",
+        json!({"name": "/app/feature-flag", "value": "on", "type": "String", "overwrite": true}),
+        "aws_ssm_parameter.flag",
+    )
+    .unwrap();
+    assert_eq!(parameter["value"], "on");
+    let err = applied(
+        "ssm.amazonaws.com",
+        "PutParameter",
+        json!({"name": "/app/feature-flag", "value": "HIDDEN_DUE_TO_SECURITY_REASONS", "type": "SecureString",
+               "overwrite": true}),
+        "aws_ssm_parameter.flag",
+    )
+    .unwrap_err();
+    assert!(matches!(err, PlanError::Secret { .. }), "{err}");
+}
