@@ -61,6 +61,11 @@ S3_EXTRA_MEMBERS = {"PutBucketPolicy": ["bucketPolicy"]}
 EC2_ALIASES = {
     ("DescribeSecurityGroups", "GroupIds"): ["securityGroupIdSet"],
     ("DescribeSecurityGroups", "GroupNames"): ["securityGroupSet"],
+    # RunInstances logs the image and the counts inside `instancesSet.items[]`
+    # (`{"instancesSet": {"items": [{"imageId": ..., "minCount": 1, "maxCount": 1}]}}`).
+    ("RunInstances", "ImageId"): ["instancesSet"],
+    ("RunInstances", "MinCount"): ["instancesSet"],
+    ("RunInstances", "MaxCount"): ["instancesSet"],
 }
 
 READ_PREFIXES = ("Describe", "Get", "List", "Head", "Lookup", "Search", "Check", "BatchGet")

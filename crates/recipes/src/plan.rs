@@ -965,6 +965,20 @@ impl Planner<'_> {
         let Some(Value::String(import_id)) = import_id.filter(|_| complete) else {
             return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
         };
+        // A resource an AWS service made on its own behalf (an Auto Scaling group's instance, a
+        // service-linked role's resources) belongs to that service, not to this code.
+        let actor = &event.actor;
+        let by_service = actor.identity_type == driftback_events::IdentityType::AwsService
+            || actor.via == driftback_events::CallVia::AwsService
+            || actor.session_issuer.as_deref().is_some_and(|r| r.contains(":role/aws-service-role/"));
+        if by_service {
+            self.plan.notes.push(format!(
+                "the {} {} made was made by an AWS service on its own behalf; it belongs to that service and is not \
+                 adopted",
+                rule.rtype, actor.display_name
+            ));
+            return Ok(());
+        }
         // What a call answers before the resource exists (an e-mail subscription is "pending
         // confirmation") is not an id Terraform can import.
         if import_id.trim().is_empty() || import_id.contains(char::is_whitespace) {

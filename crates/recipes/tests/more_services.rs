@@ -199,3 +199,43 @@ fn a_plain_parameter_value_is_written_and_a_hidden_one_is_refused() {
     .unwrap_err();
     assert!(matches!(err, PlanError::Secret { .. }), "{err}");
 }
+
+fn run_instances(identity: Value, max: u32) -> driftback_events::ChangeSet {
+    let record = json!({
+        "eventID": "e1", "eventTime": "2024-03-01T10:00:00Z", "eventSource": "ec2.amazonaws.com",
+        "eventName": "RunInstances", "userIdentity": identity,
+        "requestParameters": {"instancesSet": {"items": [{"imageId": "ami-0abc1234def567890", "minCount": 1, "maxCount": max}]},
+            "instanceType": "t3.small", "subnetId": "subnet-0a1b2c3d", "keyName": "ops",
+            "securityGroupIdSet": {"items": [{"securityGroupId": "sg-0123456789abcdef0"}]},
+            "disableApiTermination": false, "clientToken": "c1"},
+        "responseElements": {"instancesSet": {"items": [{"instanceId": "i-0fedcba9876543210", "imageId": "ami-0abc1234def567890"}]}}
+    });
+    driftback_events::group(vec![driftback_events::normalize(&record).unwrap()], &Default::default()).remove(0)
+}
+
+#[test]
+fn an_instance_launched_by_hand_is_adopted_and_one_an_aws_service_launched_is_not() {
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect());
+    let person = json!({"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"});
+    let planned = plan(&Catalog::builtin(), &run_instances(person.clone(), 1), &state(), &repo).unwrap();
+    let [change] = &planned.changes[..] else { panic!("{planned:?}") };
+    assert_eq!(change.address.rtype, "aws_instance");
+    let [driftback_terraform::Op::CreateResource { spec, import_id }] = &change.ops[..] else { panic!("{change:?}") };
+    assert_eq!(import_id, "i-0fedcba9876543210");
+    let attr = |name: &str| spec.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    assert_eq!(attr("ami"), Some(driftback_terraform::AttrValue::Literal(json!("ami-0abc1234def567890"))));
+    assert_eq!(
+        attr("vpc_security_group_ids"),
+        Some(driftback_terraform::AttrValue::Literal(json!(["sg-0123456789abcdef0"])))
+    );
+    // Several instances in one launch: not this recipe's.
+    assert!(plan(&Catalog::builtin(), &run_instances(person, 3), &state(), &repo).is_err());
+    // An Auto Scaling group's instance belongs to the group: nothing adopted, and said.
+    let autoscaling = json!({"type": "AssumedRole", "invokedBy": "autoscaling.amazonaws.com",
+        "arn": "arn:aws:sts::123456789012:assumed-role/AWSServiceRoleForAutoScaling/AutoScaling",
+        "sessionContext": {"sessionIssuer": {"type": "Role", "userName": "AWSServiceRoleForAutoScaling",
+            "arn": "arn:aws:iam::123456789012:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"}}});
+    let planned = plan(&Catalog::builtin(), &run_instances(autoscaling, 1), &state(), &repo).unwrap();
+    assert!(planned.changes.is_empty(), "{planned:?}");
+    assert!(planned.notes.iter().any(|n| n.contains("AWS service")), "{:?}", planned.notes);
+}
