@@ -171,6 +171,22 @@ pub struct Recipe {
     /// written, and a member that names no attribute refuses the call (see `document.rs`).
     #[serde(default)]
     pub whole: Option<WholeRule>,
+    /// The call names what an earlier call of the same change set sent (`SetDefaultPolicyVersion`
+    /// names a version `CreatePolicyVersion` made): the rules also read that call's request.
+    #[serde(default)]
+    pub from_earlier: Option<EarlierRule>,
+}
+
+/// See [`Recipe::from_earlier`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EarlierRule {
+    /// Event names of the earlier call.
+    pub events: Vec<String>,
+    /// Earlier call's path -> this call's path that must hold the same value
+    /// (`"response.policyVersion.versionId" = "versionId"`).
+    #[serde(rename = "match")]
+    pub matching: BTreeMap<String, String>,
 }
 
 /// See [`Recipe::whole`].
@@ -570,11 +586,45 @@ impl Catalog {
 /// calls ([`Calls`]): CloudTrail's names, not the API's or anyone's memory of them.
 fn check_names(r: &Recipe) -> Result<(), String> {
     let calls = Calls::builtin();
+    // Paths a recipe reads from an earlier call are checked against that call.
+    let earlier: Vec<&str> = match &r.from_earlier {
+        Some(e) => {
+            for name in &e.events {
+                let call = calls.check_event(&r.source, name)?;
+                for path in r.set.iter().map(|s| s.from.as_str()).chain(e.matching.keys().map(String::as_str)) {
+                    if call.check_path(path).is_ok() {
+                        continue;
+                    }
+                    if r.events
+                        .iter()
+                        .all(|ev| calls.check_event(&r.source, ev).is_ok_and(|c| c.check_path(path).is_err()))
+                    {
+                        call.check_path(path).map_err(|e| format!("{e} (in `{path}`)"))?;
+                    }
+                }
+            }
+            // The rules' paths, and the ignored members the earlier call has.
+            let has = |p: &str| {
+                e.events.iter().any(|n| calls.check_event(&r.source, n).is_ok_and(|c| c.check_path(p).is_ok()))
+            };
+            r.set
+                .iter()
+                .map(|s| s.from.as_str())
+                .chain(r.ignore.iter().map(String::as_str).filter(|p| has(p)))
+                .collect()
+        }
+        None => Vec::new(),
+    };
     for event in &r.events {
         let call = calls.check_event(&r.source, event)?;
-        for path in request_paths(r) {
+        for path in request_paths(r).into_iter().filter(|p| !earlier.contains(p)) {
             for alternative in path.split('|').map(str::trim) {
                 call.check_path(alternative).map_err(|e| format!("{e} (in `{path}`)"))?;
+            }
+        }
+        if let Some(e) = &r.from_earlier {
+            for path in e.matching.values() {
+                call.check_path(path).map_err(|e| format!("{e} (in `{path}`)"))?;
             }
         }
     }

@@ -70,7 +70,8 @@ pub enum PlanError {
 
 /// Plan a change set with the catalog's recipes.
 pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Repo) -> Result<Plan, PlanError> {
-    let mut planner = Planner { catalog, state, repo, plan: Plan::default(), created: BTreeMap::new() };
+    let mut planner =
+        Planner { catalog, state, repo, events: &change_set.events, plan: Plan::default(), created: BTreeMap::new() };
     for event in &change_set.events {
         match planner.event(event, change_set.resource_id.as_deref()) {
             Ok(()) => {}
@@ -90,7 +91,14 @@ pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Rep
             .filter(|id| Some(id.as_str()) != change_set.resource_id.as_deref())
             .collect();
         for other in others {
-            let mut apart = Planner { catalog, state, repo, plan: Plan::default(), created: BTreeMap::new() };
+            let mut apart = Planner {
+                catalog,
+                state,
+                repo,
+                events: &change_set.events,
+                plan: Plan::default(),
+                created: BTreeMap::new(),
+            };
             if apart.event(event, Some(&other)).is_ok() {
                 let own: Vec<&Address> = planner.plan.changes.iter().map(|c| &c.address).collect();
                 let extra: Vec<ResourceChange> =
@@ -106,6 +114,8 @@ struct Planner<'a> {
     catalog: &'a Catalog,
     state: &'a State,
     repo: &'a Repo,
+    /// The change set's calls, in order (what an earlier call sent: [`Recipe::from_earlier`]).
+    events: &'a [ApiEvent],
     plan: Plan,
     /// Cloud ids of resources adopted in this change set -> their new addresses.
     created: BTreeMap<String, Address>,
@@ -221,6 +231,11 @@ impl Planner<'_> {
                 continue;
             }
             applied = true;
+            // This form of the call changes no configuration (a policy version kept aside).
+            if recipe.no_op {
+                self.plan.notes.push(format!("{} changes no configuration", event.raw_name));
+                return Ok(());
+            }
             if let Some(cond) = &recipe.if_state_has {
                 let has = self
                     .state
@@ -231,6 +246,34 @@ impl Planner<'_> {
                     continue;
                 }
             }
+            // What an earlier call of the change set sent, read as part of this one.
+            let merged;
+            let event = match &recipe.from_earlier {
+                None => event,
+                Some(rule) => {
+                    let before = self.events.iter().position(|e| e.id == event.id).unwrap_or(self.events.len());
+                    let earlier = self.events[..before].iter().rev().find(|e| {
+                        rule.events.contains(&e.name)
+                            && rule.matching.iter().all(|(theirs, ours)| {
+                                let (a, b) = (event_value(e, theirs), event_value(event, ours));
+                                a.is_some() && a.map(|v| text_of(&v)) == b.map(|v| text_of(&v))
+                            })
+                    });
+                    let Some(earlier) = earlier else {
+                        return Err(PlanError::Recipe {
+                            recipe: recipe.id.clone(),
+                            message: format!(
+                                "{} names what an earlier {} sent, and no such call is in this change set; a person must \
+                                 say what it holds",
+                                event.raw_name,
+                                rule.events.join(" or ")
+                            ),
+                        });
+                    };
+                    merged = ApiEvent { request: with_call_members(&event.request, &earlier.request), ..event.clone() };
+                    &merged
+                }
+            };
             match self.target(recipe, &id, event)? {
                 Target::Found(address) => {
                     if recipe.create.is_some() {
@@ -1434,6 +1477,11 @@ fn with_call_members(item: &Value, request: &Value) -> Value {
         }
         _ => item.clone(),
     }
+}
+
+/// A scalar as text, for comparing values one call sends as a string and another as a number.
+fn text_of(value: &Value) -> String {
+    value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string())
 }
 
 /// A DNS record value as Terraform writes it (see [`Convert::DnsText`]).

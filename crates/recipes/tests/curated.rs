@@ -751,11 +751,42 @@ fn a_new_default_policy_version_changes_the_policy_and_a_version_kept_aside_is_n
     let written = format!("{:?}", got[0].1);
     assert!(written.contains("s3:PutObject"), "{written}");
     assert!(!written.contains("s3:GetObject"), "{written}");
-    // A version created without becoming the default is not what the code describes: not written.
+    // A version created without becoming the default is not what the code describes: nothing planned.
     let kept_aside = planned(
         "iam.amazonaws.com",
         "CreatePolicyVersion",
         json!({"policyArn": POLICY, "policyDocument": doc, "setAsDefault": false}),
+    )
+    .unwrap();
+    assert!(kept_aside.iter().all(|(_, ops)| ops.is_empty()), "{kept_aside:?}");
+}
+
+#[test]
+fn a_version_made_the_default_later_takes_its_document_from_the_call_that_created_it() {
+    let doc = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:ListBucket","Resource":"*"}]}"#;
+    let record = |id: &str, name: &str, request: Value, response: Value| {
+        json!({"eventID": id, "eventTime": format!("2024-03-01T10:0{}:00Z", id.len()), "eventSource": "iam.amazonaws.com",
+               "eventName": name, "requestParameters": request, "responseElements": response,
+               "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"}})
+    };
+    let create = record(
+        "e1",
+        "CreatePolicyVersion",
+        json!({"policyArn": POLICY, "policyDocument": doc, "setAsDefault": false}),
+        json!({"policyVersion": {"versionId": "v3", "isDefaultVersion": false}}),
     );
-    assert!(kept_aside.is_err(), "{kept_aside:?}");
+    let set_default =
+        record("e22", "SetDefaultPolicyVersion", json!({"policyArn": POLICY, "versionId": "v3"}), Value::Null);
+    let events = [&create, &set_default].map(|r| driftback_events::normalize(r).unwrap()).to_vec();
+    let change_set = driftback_events::group(events, &Default::default()).remove(0);
+    assert_eq!(change_set.events.len(), 2);
+    let planned = plan(&Catalog::builtin(), &change_set, &state(), &repo()).unwrap();
+    let written = format!("{:?}", planned.changes);
+    assert!(written.contains("s3:ListBucket"), "{written}");
+    assert_eq!(planned.changes[0].address.to_string(), "aws_iam_policy.deploy");
+    // Alone, the call names a version whose document no event holds: a person must say it.
+    let alone = driftback_events::group(vec![driftback_events::normalize(&set_default).unwrap()], &Default::default())
+        .remove(0);
+    let err = plan(&Catalog::builtin(), &alone, &state(), &repo()).unwrap_err();
+    assert!(err.to_string().contains("no such call is in this change set"), "{err}");
 }
