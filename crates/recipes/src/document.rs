@@ -255,7 +255,70 @@ fn describe(path: &[Seg]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::snake_case;
+    use super::{changes, snake_case};
+    use crate::catalog::WholeRule;
+    use serde_json::{Value, json};
+
+    fn rule() -> WholeRule {
+        WholeRule {
+            from: "distributionConfig".into(),
+            renames: [("cacheBehaviors", "ordered_cache_behavior")].map(|(a, b)| (a.into(), b.into())).into(),
+            skip: vec!["callerReference".into()],
+        }
+    }
+
+    fn state() -> serde_json::Map<String, Value> {
+        json!({
+            "price_class": "PriceClass_100", "enabled": true, "aliases": ["a.example.com", "b.example.com"],
+            "logging_config": [],
+            "ordered_cache_behavior": [
+                {"path_pattern": "/assets/*", "compress": true, "allowed_methods": ["GET", "HEAD"], "cached_methods": ["GET", "HEAD"]},
+                {"path_pattern": "/downloads/*", "compress": false, "allowed_methods": ["GET", "HEAD"], "cached_methods": ["GET", "HEAD"]}
+            ]
+        })
+        .as_object()
+        .cloned()
+        .unwrap()
+    }
+
+    fn document(compress: bool) -> Value {
+        json!({"callerReference": "x", "priceClass": "PriceClass_All", "enabled": true,
+               "aliases": {"quantity": 2, "items": ["b.example.com", "a.example.com"]},
+               "logging": {"enabled": false, "includeCookies": false, "bucket": "", "prefix": ""},
+               "cacheBehaviors": {"quantity": 2, "items": [
+                 {"pathPattern": "/downloads/*", "compress": compress, "allowedMethods": {"quantity": 2, "items": ["HEAD", "GET"],
+                   "cachedMethods": {"quantity": 2, "items": ["HEAD", "GET"]}}},
+                 {"pathPattern": "/assets/*", "compress": true, "allowedMethods": {"quantity": 2, "items": ["GET", "HEAD"],
+                   "cachedMethods": {"quantity": 2, "items": ["GET", "HEAD"]}}}]}})
+    }
+
+    #[test]
+    fn only_what_differs_is_written_with_blocks_found_by_their_key() {
+        // The code writes the behaviours in the state's order; the document sends them the other way round.
+        let code = json!({"ordered_cache_behavior": [{"path_pattern": "/assets/*"}, {"path_pattern": "/downloads/*"}]});
+        let got = changes(&rule(), &document(true), &state(), Some(&code)).unwrap();
+        let mut got: Vec<(String, Value)> = got.into_iter().map(|(p, v)| (p.to_string(), v)).collect();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            got,
+            vec![
+                ("ordered_cache_behavior[1].compress".to_string(), json!(true)),
+                ("price_class".to_string(), json!("PriceClass_All")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_member_no_attribute_takes_or_a_block_added_refuses_the_document() {
+        let mut unknown = document(false);
+        unknown["anycastIpListId"] = json!("ip-list-1");
+        let err = changes(&rule(), &unknown, &state(), None).unwrap_err();
+        assert_eq!(err, vec!["anycast_ip_list_id".to_string()]);
+        let mut added = document(false);
+        added["cacheBehaviors"]["items"].as_array_mut().unwrap().push(json!({"pathPattern": "/api/*"}));
+        let err = changes(&rule(), &added, &state(), None).unwrap_err();
+        assert!(err[0].contains("ordered_cache_behavior (3 blocks, the state has 2)"), "{err:?}");
+    }
 
     #[test]
     fn member_names_become_attribute_names() {
