@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::change_set;
+use support::{change_set, resource};
 
 use driftback_recipes::{Catalog, Plan, PlanError, plan};
 use driftback_terraform::eval::effective_config;
@@ -126,11 +126,6 @@ const DETECTOR: &str = "7ec7a3d5f1b24c8e9d0a6b5c4e3f2a18";
 const ESM: &str = "a41f9c27-3e85-4b06-8d12-6c7e0f5b2a93";
 
 fn state() -> State {
-    let resource = |rtype: &str, name: &str, attributes: Value| {
-        json!({"mode": "managed", "type": rtype, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    };
     let resources = vec![
         resource(
             "aws_kms_key",
@@ -211,9 +206,12 @@ fn state() -> State {
                    "statistic": "Average", "threshold": 80}),
         ),
     ];
-    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
-                      "resources": resources});
-    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+    support::state_of(resources)
+}
+
+/// The fixture code before any call (`repo` names the patched copy in the tests).
+fn fixture_repo() -> Repo {
+    repo()
 }
 
 fn repo() -> Repo {
@@ -232,24 +230,6 @@ fn applied(source: &str, name: &str, request: Value, response: Value) -> Result<
         }
     }
     Ok((repo, plan))
-}
-
-/// The operations of the first change that change the code: a value the call re-sends as the
-/// code already has it is planned (it is still a change of the field), and writes nothing.
-fn changing_ops(plan: &Plan) -> usize {
-    let change = &plan.changes[0];
-    let before = effective_config(&repo(), &change.address);
-    change
-        .ops
-        .iter()
-        .filter(|op| match op {
-            Op::Set { path, value: driftback_terraform::AttrValue::Literal(v) } => before
-                .as_ref()
-                .and_then(|c| driftback_terraform::eval::value_at_path(c, path))
-                .is_none_or(|have| !driftback_terraform::patch::values_equal(&have, v)),
-            _ => true,
-        })
-        .count()
 }
 
 fn config(repo: &Repo, address: &str) -> Value {
@@ -374,7 +354,7 @@ fn a_delivery_channels_frequency_changes_and_values_it_resends_stay() {
     let (repo, plan) = applied("config.amazonaws.com", "PutDeliveryChannel", channel(json!({})), Value::Null).unwrap();
     assert_eq!(changed(&plan), ["aws_config_delivery_channel.this"]);
     // One change: the bucket the code takes from another resource and the prefix are re-sent as they are.
-    assert_eq!(changing_ops(&plan), 1, "{plan:?}");
+    assert_eq!(support::changing_ops(&plan, &fixture_repo()), 1, "{plan:?}");
     let ch = config(&repo, "aws_config_delivery_channel.this");
     assert_eq!(ch["snapshot_delivery_properties"][0]["delivery_frequency"], "Six_Hours", "{ch}");
     assert_eq!(ch["s3_key_prefix"], "config");
@@ -578,7 +558,7 @@ fn a_triggers_concurrency_cap_and_batching_change_and_resent_settings_do_not() {
     .unwrap();
     assert_eq!(changed(&plan), ["aws_lambda_event_source_mapping.scans"]);
     // Batch size, window and the new scaling block; the re-sent response types are no change.
-    assert_eq!(changing_ops(&plan), 3, "{plan:?}");
+    assert_eq!(support::changing_ops(&plan, &fixture_repo()), 3, "{plan:?}");
     let esm = config(&repo, "aws_lambda_event_source_mapping.scans");
     assert_eq!(esm["batch_size"], 50);
     assert_eq!(esm["maximum_batching_window_in_seconds"], 10);

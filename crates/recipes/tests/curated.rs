@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::PathBuf;
-use support::change_set;
+use support::{change_set, resource};
 
 use driftback_recipes::{Catalog, PlanError, plan};
 use driftback_terraform::{AttrValue, Op, Repo, State};
@@ -169,11 +169,6 @@ const KEY: &str = "1234abcd-12ab-34cd-56ef-1234567890ab";
 const POLICY: &str = "arn:aws:iam::123456789012:policy/deploy";
 
 fn state() -> State {
-    let resource = |rtype: &str, name: &str, attributes: Value| {
-        json!({"mode": "managed", "type": rtype, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    };
     let resources = vec![
         resource(
             "aws_iam_role_policy_attachment",
@@ -292,9 +287,7 @@ fn state() -> State {
             "policy": "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}]}"}),
         ),
     ];
-    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
-                      "resources": resources});
-    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+    support::state_of(resources)
 }
 
 fn repo() -> Repo {

@@ -199,22 +199,9 @@ fn state() -> State {
     State::parse(&text.to_string(), "terraform.tfstate").unwrap()
 }
 
-/// The operations of the first change that change the code: a value the call re-sends as the
-/// code already has it is planned (it is still a change of the field), and writes nothing.
-fn changing_ops(plan: &Plan) -> usize {
-    let change = &plan.changes[0];
-    let before = effective_config(&repo(), &change.address);
-    change
-        .ops
-        .iter()
-        .filter(|op| match op {
-            Op::Set { path, value: driftback_terraform::AttrValue::Literal(v) } => before
-                .as_ref()
-                .and_then(|c| driftback_terraform::eval::value_at_path(c, path))
-                .is_none_or(|have| !driftback_terraform::patch::values_equal(&have, v)),
-            _ => true,
-        })
-        .count()
+/// The fixture code before any call (`repo` names the patched copy in the tests).
+fn fixture_repo() -> Repo {
+    repo()
 }
 
 fn repo() -> Repo {
@@ -433,7 +420,7 @@ fn a_v2_stages_default_route_throttling_is_written_in_its_block_and_per_route_se
     );
     assert_eq!(plan.changes[0].recipes, ["apigatewayv2-update-stage"]);
     // The metrics flag the code already holds is not rewritten.
-    assert_eq!(changing_ops(&plan), 2, "{:?}", plan.changes[0].ops);
+    assert_eq!(support::changing_ops(&plan, &fixture_repo()), 2, "{:?}", plan.changes[0].ops);
     let settings = &config(&repo, "aws_apigatewayv2_stage.default")["default_route_settings"];
     let settings = settings.get(0).unwrap_or(settings);
     assert_eq!(settings["throttling_burst_limit"], 500, "{settings}");
@@ -471,7 +458,7 @@ fn a_v2_apis_cors_origins_change_and_what_the_call_resends_unchanged_stays() {
             "allowMethods": ["GET", "OPTIONS", "POST"], "maxAge": 3600, "allowCredentials": false}}),
     );
     assert_eq!(plan.changes[0].recipes, ["apigatewayv2-update-api"]);
-    assert_eq!(changing_ops(&plan), 1, "{:?}", plan.changes[0].ops);
+    assert_eq!(support::changing_ops(&plan, &fixture_repo()), 1, "{:?}", plan.changes[0].ops);
     let cors = &config(&repo, "aws_apigatewayv2_api.http")["cors_configuration"];
     let cors = cors.get(0).unwrap_or(cors);
     assert_eq!(cors["allow_origins"], json!(["https://track.example.com", "https://www.example.com"]));

@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::PathBuf;
-use support::change_set;
+use support::{change_set, resource};
 
 use driftback_recipes::{Catalog, PlanError, plan};
 use driftback_terraform::eval::effective_config;
@@ -54,11 +54,6 @@ resource "aws_ssm_parameter" "flag" {
 const SECRET: &str = "arn:aws:secretsmanager:us-east-1:123456789012:secret:api-key-AbCdEf";
 
 fn state() -> State {
-    let resource = |rtype: &str, name: &str, attributes: Value| {
-        json!({"mode": "managed", "type": rtype, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    };
     let resources = vec![
         resource(
             "aws_lambda_alias",
@@ -92,9 +87,7 @@ fn state() -> State {
                    "type": "String", "value": "off"}),
         ),
     ];
-    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
-                      "resources": resources});
-    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+    support::state_of(resources)
 }
 
 /// The call planned and applied: the effective configuration of `address` afterwards.

@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::change_set;
+use support::{change_set, resource};
 
 use driftback_recipes::{Catalog, plan};
 use driftback_terraform::eval::effective_config;
@@ -97,11 +97,6 @@ resource "aws_network_acl_rule" "private_out_100" {
 "#;
 
 fn state() -> State {
-    let resource = |rtype: &str, name: &str, attributes: Value| {
-        json!({"mode": "managed", "type": rtype, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    };
     let resources = vec![
         resource(
             "aws_route_table",
@@ -153,9 +148,7 @@ fn state() -> State {
                    "default_version": 3, "update_default_version": true, "monitoring": [{"enabled": false}]}),
         ),
     ];
-    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
-                      "resources": resources});
-    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+    support::state_of(resources)
 }
 
 /// The call planned and applied: the patched code and the addresses the plan changed.

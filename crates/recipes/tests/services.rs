@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use support::change_set;
+use support::{change_set, resource};
 
 use driftback_recipes::{Catalog, PlanError, plan};
 use driftback_terraform::eval::effective_config;
@@ -82,11 +82,6 @@ const LISTENER: &str =
 const TOPIC: &str = "arn:aws:sns:us-east-1:123456789012:alerts";
 
 fn state() -> State {
-    let resource = |rtype: &str, name: &str, attributes: Value| {
-        json!({"mode": "managed", "type": rtype, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    };
     let containers = json!([{"name": "api", "image": "registry.example.com/api:1.4.0", "essential": true,
         "portMappings": [{"containerPort": 8080, "hostPort": 8080, "protocol": "tcp"}]}]);
     let resources = vec![
@@ -121,9 +116,7 @@ fn state() -> State {
                    "container_definitions": containers.to_string()}),
         ),
     ];
-    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
-                      "resources": resources});
-    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+    support::state_of(resources)
 }
 
 fn repo() -> Repo {

@@ -27,6 +27,8 @@ fn simple(recipe: &Recipe) -> bool {
         && recipe.if_state_has.is_none()
         && recipe.if_request_has.is_empty()
         && recipe.if_request_is.is_empty()
+        && recipe.from_earlier.is_none()
+        && recipe.whole.is_none()
         && recipe.remove.is_empty()
         && recipe.remove_when.is_empty()
         && recipe.map_merge.is_empty()
