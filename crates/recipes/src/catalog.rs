@@ -203,6 +203,11 @@ pub struct WholeRule {
     /// `member` or `parent.member`.
     #[serde(default)]
     pub skip: Vec<String>,
+    /// Objects whose flag says whether their block exists at all (`logging = "enabled"`: logging
+    /// turned off is no `logging_config` block): a block turned off that the state has refuses
+    /// the document (a removal is not written from a flag), one off that it lacks is nothing.
+    #[serde(default)]
+    pub presence: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -69,6 +69,18 @@ impl Walk<'_> {
             }
             let attr = self.attribute(parent, &name);
             let at = [path, &[Seg::Name(attr.clone())]].concat();
+            let mut value = value;
+            if let (Some(flag), Value::Object(members)) = (self.rule.presence.get(&name), &mut value) {
+                let has = state.get(&attr).is_some_and(|b| !is_empty(b));
+                match (members.remove(flag).and_then(|v| v.as_bool()), has) {
+                    (Some(false), true) => {
+                        self.unplaced.push(format!("{} (turned off)", describe(&at)));
+                        continue;
+                    }
+                    (Some(false), false) => continue,
+                    _ => {}
+                }
+            }
             match state.get(&attr) {
                 Some(have) => self.value(&value, have, code.and_then(|c| c.get(&attr)), &at, &name),
                 None if is_empty(&value) => {}
@@ -262,8 +274,11 @@ mod tests {
     fn rule() -> WholeRule {
         WholeRule {
             from: "distributionConfig".into(),
-            renames: [("cacheBehaviors", "ordered_cache_behavior")].map(|(a, b)| (a.into(), b.into())).into(),
+            renames: [("cacheBehaviors", "ordered_cache_behavior"), ("logging", "logging_config")]
+                .map(|(a, b)| (a.into(), b.into()))
+                .into(),
             skip: vec!["callerReference".into()],
+            presence: [("logging".to_string(), "enabled".to_string())].into(),
         }
     }
 
@@ -314,6 +329,11 @@ mod tests {
         unknown["anycastIpListId"] = json!("ip-list-1");
         let err = changes(&rule(), &unknown, &state(), None).unwrap_err();
         assert_eq!(err, vec!["anycast_ip_list_id".to_string()]);
+        // Logging turned off where the state has it on: a removal the document only implies.
+        let mut logs = state();
+        logs.insert("logging_config".into(), json!([{"bucket": "logs.s3.amazonaws.com", "prefix": "cdn/"}]));
+        let err = changes(&rule(), &document(false), &logs, None).unwrap_err();
+        assert_eq!(err, vec!["logging_config (turned off)".to_string()]);
         let mut added = document(false);
         added["cacheBehaviors"]["items"].as_array_mut().unwrap().push(json!({"pathPattern": "/api/*"}));
         let err = changes(&rule(), &added, &state(), None).unwrap_err();
