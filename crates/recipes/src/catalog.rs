@@ -683,7 +683,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     // top-level members): not checked from the top.
     if let Some(c) = r.create.as_ref().filter(|_| r.each.is_none()) {
         out.push(c.name.as_str());
-        out.extend(template_paths(&c.import_id));
+        out.extend(template_paths(&c.import_id).into_iter().filter(|p| !p.is_empty()));
         out.extend(c.attrs.values().filter_map(|v| v.as_str()).map(|v| v.split_once(':').map_or(v, |(p, _)| p)));
         out.extend(c.blocks.values().map(|b| b.items.as_str()));
         out.extend(c.keys.values().map(|k| k.items.as_str()));

@@ -999,13 +999,15 @@ impl Planner<'_> {
             Some(Value::Number(n)) => format!("{}_{n}", rule.name),
             _ => return Err(err(format!("the event has no `{}` to name the resource by", rule.name))),
         };
-        // The import id: an event path, or a template of them (`{functionName}/{statementId}`).
+        // The import id: an event path, or a template of them (`{functionName}/{statementId}`);
+        // empty for a resource the provider cannot import (written without an import block).
         let complete = crate::catalog::template_paths(&rule.import_id).iter().all(|p| event_value(event, p).is_some());
-        let import_id = match rule.import_id.contains('{') {
-            true => Some(Value::String(fill_template(&rule.import_id, event))),
-            false => event_value(event, &rule.import_id),
+        let import_id = match (rule.import_id.is_empty(), rule.import_id.contains('{')) {
+            (true, _) => Some(Value::String(String::new())),
+            (false, true) => Some(Value::String(fill_template(&rule.import_id, event))),
+            (false, false) => event_value(event, &rule.import_id),
         };
-        let Some(Value::String(import_id)) = import_id.filter(|_| complete) else {
+        let Some(Value::String(import_id)) = import_id.filter(|_| complete || rule.import_id.is_empty()) else {
             return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
         };
         // A resource an AWS service made on its own behalf (an Auto Scaling group's instance, a
@@ -1024,7 +1026,7 @@ impl Planner<'_> {
         }
         // What a call answers before the resource exists (an e-mail subscription is "pending
         // confirmation") is not an id Terraform can import.
-        if import_id.trim().is_empty() || import_id.contains(char::is_whitespace) {
+        if (!rule.import_id.is_empty() && import_id.trim().is_empty()) || import_id.contains(char::is_whitespace) {
             return Err(err(format!(
                 "`{}` is {import_id:?}, not an id Terraform can import yet; adopt it once it exists",
                 rule.import_id
@@ -1114,7 +1116,9 @@ impl Planner<'_> {
             ));
         }
         self.created.insert(id.to_string(), address.clone());
-        self.created.insert(import_id.clone(), address.clone());
+        if !import_id.is_empty() {
+            self.created.insert(import_id.clone(), address.clone());
+        }
         self.push(address, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
         Ok(())
     }

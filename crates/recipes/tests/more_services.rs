@@ -232,3 +232,73 @@ fn an_instance_launched_by_hand_is_adopted_and_one_an_aws_service_launched_is_no
     assert!(planned.changes.is_empty(), "{planned:?}");
     assert!(planned.notes.iter().any(|n| n.contains("AWS service")), "{:?}", planned.notes);
 }
+
+const TARGETS: &str = r#"resource "aws_lb_target_group" "api" {
+  name     = "api"
+  port     = 8080
+  protocol = "HTTP"
+  vpc_id   = "vpc-1"
+}
+
+resource "aws_instance" "api_a" {
+  ami           = "ami-1"
+  instance_type = "t3.small"
+}
+
+resource "aws_instance" "api_b" {
+  ami           = "ami-1"
+  instance_type = "t3.small"
+}
+
+resource "aws_lb_target_group_attachment" "api_a" {
+  target_group_arn = aws_lb_target_group.api.arn
+  target_id        = aws_instance.api_a.id
+  port             = 8080
+}
+"#;
+
+const GROUP: &str = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/api/73e2d6bc24d8a067";
+
+fn targets_state() -> State {
+    support::state_of(vec![
+        resource("aws_lb_target_group", "api", json!({"id": GROUP, "arn": GROUP, "name": "api", "port": 8080})),
+        resource("aws_instance", "api_a", json!({"id": "i-0aaa", "ami": "ami-1", "instance_type": "t3.small"})),
+        resource("aws_instance", "api_b", json!({"id": "i-0bbb", "ami": "ami-1", "instance_type": "t3.small"})),
+        resource(
+            "aws_lb_target_group_attachment",
+            "api_a",
+            json!({"id": format!("{GROUP}-20240101"), "target_group_arn": GROUP, "target_id": "i-0aaa", "port": 8080}),
+        ),
+    ])
+}
+
+#[test]
+fn a_registered_target_gains_an_attachment_without_import_and_a_deregistered_one_loses_its_own() {
+    let mut repo = Repo::from_files([(PathBuf::from("main.tf"), TARGETS.to_string())].into_iter().collect());
+    let register = change_set(
+        "elasticloadbalancing.amazonaws.com",
+        "RegisterTargets",
+        json!({"targetGroupArn": GROUP, "targets": [{"id": "i-0bbb", "port": 8080}]}),
+    );
+    let planned = plan(&Catalog::builtin(), &register, &targets_state(), &repo).unwrap();
+    for change in &planned.changes {
+        for op in &change.ops {
+            driftback_terraform::patch::apply(&mut repo, &change.address, op).unwrap();
+        }
+    }
+    let text = repo.text(std::path::Path::new("main.tf")).unwrap();
+    assert!(text.contains("target_id        = aws_instance.api_b.id"), "{text}");
+    assert!(text.contains("target_group_arn = aws_lb_target_group.api.arn"), "{text}");
+    assert!(!text.contains("import {"), "{text}");
+    // Deregistered: that target's attachment goes, the other stays.
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), TARGETS.to_string())].into_iter().collect());
+    let deregister = change_set(
+        "elasticloadbalancing.amazonaws.com",
+        "DeregisterTargets",
+        json!({"targetGroupArn": GROUP, "targets": [{"id": "i-0aaa", "port": 8080}]}),
+    );
+    let planned = plan(&Catalog::builtin(), &deregister, &targets_state(), &repo).unwrap();
+    let [change] = &planned.changes[..] else { panic!("{planned:?}") };
+    assert_eq!(change.address.to_string(), "aws_lb_target_group_attachment.api_a");
+    assert_eq!(change.ops, vec![driftback_terraform::Op::RemoveResource]);
+}

@@ -1595,7 +1595,11 @@ fn adopt_into_fleet(
     let chosen = choose(repo, address, None, candidates, &check, &|_| false, &[]).map_err(EditError::Value)?;
     applied.notes.push(format!("{address}: a new entry of its for_each: {}", chosen.note));
     write_candidate(repo, chosen, applied);
-    // The import block names the instance (`aws_sqs_queue.jobs["audit"]`), beside the block.
+    // The import block names the instance (`aws_sqs_queue.jobs["audit"]`), beside the block; a
+    // resource the provider cannot import has none.
+    if import_id.is_empty() {
+        return Ok(());
+    }
     let text = repo.text(&location.file).unwrap_or_default().to_string();
     let to = format!("{}[{}]", address.block_name(), crate::render::quote(key));
     let text =
@@ -1660,6 +1664,17 @@ fn create_resource(
     };
     let text = repo.text(&file).unwrap_or_default().to_string();
     let text = edit::append_block(&text, "resource", &[&address.rtype, &address.name], spec)?;
+    // A resource the provider cannot import (a target group attachment): written without an import
+    // block; the next apply makes the call again, which AWS takes as already done.
+    if import_id.is_empty() {
+        applied.notes.push(format!(
+            "added {address} to {} without an import block: the provider cannot import it; the next apply \
+             repeats the call, which leaves it as it is",
+            file.display()
+        ));
+        write(repo, &file, text, applied);
+        return Ok(());
+    }
     if address.module.is_empty() {
         let text = edit::append_block(&text, "import", &[], &import)?;
         applied.notes.push(format!("added {} to {} with an import block for {import_id:?}", address, file.display()));
