@@ -135,13 +135,8 @@ const AUTOMATION_WORDS: &[&str] = &[
 
 /// Resolve who an [`Actor`] is.
 pub fn resolve_actor(actor: &Actor, named: &[NamedActor]) -> ActorInfo {
-    let role = actor.session_issuer.as_deref().map(role_name).or_else(|| {
-        // Without a session context the assumed-role ARN still names the role.
-        actor.principal_arn.as_deref().and_then(|arn| {
-            let rest = arn.split_once(":assumed-role/")?.1;
-            rest.split('/').next().map(str::to_string)
-        })
-    });
+    // Without a session context the assumed-role ARN still names the role.
+    let role = actor.role_name();
     let user = actor.principal_arn.as_deref().and_then(|arn| arn.split_once(":user/")).map(|(_, u)| u.to_string());
     let mut names: Vec<String> = [
         actor.principal_arn.clone(),
@@ -175,9 +170,8 @@ pub fn resolve_actor(actor: &Actor, named: &[NamedActor]) -> ActorInfo {
         return info;
     }
 
-    let service_linked = actor.session_issuer.as_deref().is_some_and(|a| a.contains("/aws-service-role/"))
-        || role.as_deref().is_some_and(|r| r.starts_with("AWSServiceRoleFor"));
-    if actor.identity_type == IdentityType::AwsService || actor.via == CallVia::AwsService || service_linked {
+    let service_linked = actor.is_service_linked();
+    if actor.is_aws_service() {
         info.kind = ActorKind::AwsService;
         info.id = service_name(actor, role.as_deref()).unwrap_or_else(|| actor.display_name.clone());
         if !info.names.contains(&info.id) {
@@ -275,10 +269,6 @@ pub fn resolve_actor(actor: &Actor, named: &[NamedActor]) -> ActorInfo {
 }
 
 /// `arn:aws:iam::1:role/path/Name` -> `Name`.
-fn role_name(arn: &str) -> String {
-    arn.rsplit('/').next().unwrap_or(arn).to_string()
-}
-
 /// `AWSReservedSSO_AdministratorAccess_0123abcd` -> `AdministratorAccess`.
 fn sso_permission_set(role: &str) -> Option<String> {
     let rest = role.strip_prefix("AWSReservedSSO_")?;

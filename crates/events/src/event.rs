@@ -76,6 +76,28 @@ impl Actor {
     pub fn session_key(&self) -> String {
         self.principal_arn.clone().or_else(|| self.invoked_by.clone()).unwrap_or_else(|| self.display_name.clone())
     }
+
+    /// The role an assumed-role session belongs to: the session issuer's name, else the one the
+    /// assumed-role ARN names.
+    pub fn role_name(&self) -> Option<String> {
+        let issuer = self.session_issuer.as_deref().map(|arn| arn.rsplit('/').next().unwrap_or(arn).to_string());
+        issuer.or_else(|| {
+            let rest = self.principal_arn.as_deref()?.split_once(":assumed-role/")?.1;
+            rest.split('/').next().map(str::to_string)
+        })
+    }
+
+    /// A service-linked role made the call (`role/aws-service-role/...`, `AWSServiceRoleFor...`).
+    pub fn is_service_linked(&self) -> bool {
+        self.session_issuer.as_deref().is_some_and(|a| a.contains("/aws-service-role/"))
+            || self.role_name().is_some_and(|r| r.starts_with("AWSServiceRoleFor"))
+    }
+
+    /// An AWS service made the call on its own behalf: its identity type, a call through a service
+    /// (`invokedBy`), or a service-linked role.
+    pub fn is_aws_service(&self) -> bool {
+        self.identity_type == IdentityType::AwsService || self.via == CallVia::AwsService || self.is_service_linked()
+    }
 }
 
 /// `userIdentity.type`.

@@ -96,7 +96,7 @@ impl Walk<'_> {
             }
             Value::Array(_) => {
                 let items = list_items(value);
-                if !same_set(&items, have) {
+                if !have.as_array().is_some_and(|have| same_members(&items, have)) {
                     self.out.push((AttrPath(path.to_vec()), Value::Array(items)));
                 }
             }
@@ -252,13 +252,14 @@ fn scalars_equal(a: &Value, b: &Value) -> bool {
     driftback_terraform::patch::values_equal(a, b) || text(a) == text(b)
 }
 
-fn same_set(items: &[Value], have: &Value) -> bool {
-    let Value::Array(have) = have else { return false };
-    let mut a: Vec<String> = items.iter().map(|v| v.to_string()).collect();
-    let mut b: Vec<String> = have.iter().map(|v| v.to_string()).collect();
-    a.sort();
-    b.sort();
-    a == b
+/// The same values, whatever their order (sets of scalars).
+pub(crate) fn same_members(a: &[Value], b: &[Value]) -> bool {
+    let key = |v: &[Value]| {
+        let mut k: Vec<String> = v.iter().map(Value::to_string).collect();
+        k.sort();
+        k
+    };
+    key(a) == key(b)
 }
 
 fn describe(path: &[Seg]) -> String {

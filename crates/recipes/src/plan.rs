@@ -164,8 +164,7 @@ impl Planner<'_> {
         let holds = |recipe: &Recipe, event: &ApiEvent| {
             recipe.if_request_is.iter().all(|(path, want)| {
                 // Compared as written: `"UPSERT"`, or `true` as "true".
-                event_value(event, path)
-                    .is_some_and(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()) == *want)
+                event_value(event, path).is_some_and(|v| text_of(&v) == *want)
             })
         };
         for recipe in &recipes {
@@ -975,7 +974,7 @@ impl Planner<'_> {
         // it would only reorder the code.
         let code = config.and_then(|c| value_at_path(c, path));
         if let (Some(Value::Array(have)), Value::Array(new)) = (&code, value) {
-            if is_set_attribute(&address.rtype, path) && same_members(have, new) {
+            if is_set_attribute(&address.rtype, path) && crate::document::same_members(have, new) {
                 return true;
             }
         }
@@ -995,7 +994,7 @@ impl Planner<'_> {
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
         let raw_name = match event_value(event, &rule.name) {
             // A DNS name's final dot is never part of a Terraform name.
-            Some(Value::String(name)) => name.strip_suffix('.').map(str::to_string).unwrap_or(name),
+            Some(Value::String(name)) => without_final_dot(&name).to_string(),
             Some(Value::Number(n)) => format!("{}_{n}", rule.name),
             _ => return Err(err(format!("the event has no `{}` to name the resource by", rule.name))),
         };
@@ -1012,15 +1011,11 @@ impl Planner<'_> {
         };
         // A resource an AWS service made on its own behalf (an Auto Scaling group's instance, a
         // service-linked role's resources) belongs to that service, not to this code.
-        let actor = &event.actor;
-        let by_service = actor.identity_type == driftback_events::IdentityType::AwsService
-            || actor.via == driftback_events::CallVia::AwsService
-            || actor.session_issuer.as_deref().is_some_and(|r| r.contains(":role/aws-service-role/"));
-        if by_service {
+        if event.actor.is_aws_service() {
             self.plan.notes.push(format!(
-                "the {} {} made was made by an AWS service on its own behalf; it belongs to that service and is not \
+                "{} made a new {} on its own behalf, as an AWS service does; it belongs to that service and is not \
                  adopted",
-                rule.rtype, actor.display_name
+                event.actor.display_name, rule.rtype
             ));
             return Ok(());
         }
@@ -1446,27 +1441,13 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
 
 /// Whether the attribute at `path` (nested blocks by name) is a set in the AWS provider's schema.
 fn is_set_attribute(rtype: &str, path: &AttrPath) -> bool {
-    use driftback_terraform::schema::{Schema, ValueType};
-    let Ok(schema) = Schema::newest() else { return false };
-    let Some(mut body) = schema.resource(rtype) else { return false };
+    use driftback_terraform::schema::{Found, Schema, Step, ValueType};
     let names: Vec<&str> =
         path.0.iter().filter_map(|s| if let Seg::Name(n) = s { Some(n.as_str()) } else { None }).collect();
     let Some((last, blocks)) = names.split_last() else { return false };
-    for name in blocks {
-        let Some(block) = body.block(name) else { return false };
-        body = block.body();
-    }
-    body.argument(last).is_some_and(|a| matches!(a.value_type(), ValueType::Set(_)))
-}
-
-/// The same values, whatever their order (sets of scalars).
-fn same_members(a: &[Value], b: &[Value]) -> bool {
-    let key = |v: &[Value]| {
-        let mut k: Vec<String> = v.iter().map(Value::to_string).collect();
-        k.sort();
-        k
-    };
-    key(a) == key(b)
+    let steps: Vec<Step<'_>> = blocks.iter().map(|b| Step::Block(b)).chain([Step::Attribute(last)]).collect();
+    let Ok(schema) = Schema::newest() else { return false };
+    matches!(schema.lookup(rtype, &steps), Ok(Found::Argument(a)) if matches!(a.value_type(), ValueType::Set(_)))
 }
 
 /// An item of a list the recipe reads `each` of, with the call's top-level members it lacks.
@@ -1488,6 +1469,11 @@ fn text_of(value: &Value) -> String {
     value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string())
 }
 
+/// A DNS name as Terraform writes it: without the final dot Route 53 logs.
+fn without_final_dot(name: &str) -> &str {
+    name.strip_suffix('.').unwrap_or(name)
+}
+
 /// A DNS record value as Terraform writes it (see [`Convert::DnsText`]).
 fn dns_text(value: &str) -> String {
     match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
@@ -1499,7 +1485,7 @@ fn dns_text(value: &str) -> String {
 fn convert(value: Value, convert: Option<Convert>) -> Value {
     match (convert, &value) {
         (Some(Convert::DnsText), Value::String(s)) => Value::String(dns_text(s)),
-        (Some(Convert::DnsName), Value::String(s)) => Value::String(s.strip_suffix('.').unwrap_or(s).to_string()),
+        (Some(Convert::DnsName), Value::String(s)) => Value::String(without_final_dot(s).to_string()),
         (Some(Convert::DnsText), Value::Array(items)) => Value::Array(
             items.iter().map(|v| v.as_str().map_or_else(|| v.clone(), |s| Value::String(dns_text(s)))).collect(),
         ),
@@ -1645,9 +1631,9 @@ fn fill_template(template: &str, event: &ApiEvent) -> String {
             None => (key, false),
         };
         if let Some(v) = event_value(event, path) {
-            let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let text = text_of(&v);
             match dns {
-                true => out.push_str(&text.strip_suffix('.').unwrap_or(&text).to_ascii_lowercase()),
+                true => out.push_str(&without_final_dot(&text).to_ascii_lowercase()),
                 false => out.push_str(&text),
             }
         }

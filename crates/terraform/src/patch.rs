@@ -486,13 +486,8 @@ fn single_elements(expr: &hcl_edit::expr::Expression) -> Vec<&hcl_edit::expr::Ex
 /// the `for_each`; a setting on its own could not say which element.
 pub fn grouped_for_dynamic_blocks(repo: &Repo, address: &Address, ops: &[Op]) -> Vec<Op> {
     let absent_dynamic = |block: &str| {
-        let Some(location) = repo.find_resource(address) else { return false };
-        let has_dynamic = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel)).is_some_and(|b| {
-            b.body
-                .blocks()
-                .any(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block))
-        });
-        has_dynamic && crate::eval::block_origins(repo, address, block).is_some_and(|o| o.is_empty())
+        repo.find_resource(address).is_some_and(|location| has_dynamic(repo, &location, block))
+            && crate::eval::block_origins(repo, address, block).is_some_and(|o| o.is_empty())
     };
     let nested = |op: &Op| match op {
         Op::Set { path, value: value @ AttrValue::Literal(_) } => match path.0.as_slice() {
