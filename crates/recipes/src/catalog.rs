@@ -591,45 +591,34 @@ impl Catalog {
 /// calls ([`Calls`]): CloudTrail's names, not the API's or anyone's memory of them.
 fn check_names(r: &Recipe) -> Result<(), String> {
     let calls = Calls::builtin();
-    // Paths a recipe reads from an earlier call are checked against that call.
-    let earlier: Vec<&str> = match &r.from_earlier {
-        Some(e) => {
-            for name in &e.events {
-                let call = calls.check_event(&r.source, name)?;
-                for path in r.set.iter().map(|s| s.from.as_str()).chain(e.matching.keys().map(String::as_str)) {
-                    if call.check_path(path).is_ok() {
-                        continue;
-                    }
-                    if r.events
-                        .iter()
-                        .all(|ev| calls.check_event(&r.source, ev).is_ok_and(|c| c.check_path(path).is_err()))
-                    {
-                        call.check_path(path).map_err(|e| format!("{e} (in `{path}`)"))?;
-                    }
-                }
-            }
-            // The rules' paths, and the ignored members the earlier call has.
-            let has = |p: &str| {
-                e.events.iter().any(|n| calls.check_event(&r.source, n).is_ok_and(|c| c.check_path(p).is_ok()))
-            };
-            r.set
-                .iter()
-                .map(|s| s.from.as_str())
-                .chain(r.ignore.iter().map(String::as_str).filter(|p| has(p)))
-                .collect()
-        }
+    // With `from_earlier`, the rules' paths and ignored members may be the earlier call's.
+    let earlier: Vec<&crate::calls::Call> = match &r.from_earlier {
+        Some(e) => e.events.iter().map(|n| calls.check_event(&r.source, n)).collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
+    let may_be_earlier: Vec<&str> = match &r.from_earlier {
+        Some(_) => r.set.iter().map(|s| s.from.as_str()).chain(r.ignore.iter().map(String::as_str)).collect(),
+        None => Vec::new(),
+    };
+    let in_earlier = |p: &str| earlier.iter().any(|c| c.check_path(p).is_ok());
     for event in &r.events {
         let call = calls.check_event(&r.source, event)?;
-        for path in request_paths(r).into_iter().filter(|p| !earlier.contains(p)) {
+        for path in request_paths(r) {
             for alternative in path.split('|').map(str::trim) {
-                call.check_path(alternative).map_err(|e| format!("{e} (in `{path}`)"))?;
+                let checked = call.check_path(alternative);
+                if checked.is_err() && may_be_earlier.contains(&path) && in_earlier(alternative) {
+                    continue;
+                }
+                checked.map_err(|e| format!("{e} (in `{path}`)"))?;
             }
         }
         if let Some(e) = &r.from_earlier {
-            for path in e.matching.values() {
-                call.check_path(path).map_err(|e| format!("{e} (in `{path}`)"))?;
+            for (theirs, ours) in &e.matching {
+                call.check_path(ours).map_err(|e| format!("{e} (in `{ours}`)"))?;
+                if !in_earlier(theirs) {
+                    let first = earlier.first().ok_or("`from_earlier` names no event")?;
+                    first.check_path(theirs).map_err(|e| format!("{e} (in `{theirs}`)"))?;
+                }
             }
         }
     }
