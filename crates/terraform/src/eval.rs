@@ -21,31 +21,28 @@ use crate::repo::Repo;
 /// The effective configuration of one resource instance, or `None` when its block is not there or
 /// its `count`/`for_each` does not produce this instance.
 pub fn effective_config(repo: &Repo, address: &Address) -> Option<Value> {
-    effective_config_resolved(repo, address, &Map::new())
+    config_with(repo, address, None)
 }
 
-/// As [`effective_config`], with references to other resources and data sources resolved from
-/// `known` (as [`crate::State::known_values`] gives them): the values `terraform plan` would compare.
+/// As [`effective_config`], with references to other resources and data sources of its own module
+/// instance resolved from `known` (as [`crate::State::known_values`] gives them).
 pub fn effective_config_resolved(repo: &Repo, address: &Address, known: &Map<String, Value>) -> Option<Value> {
-    let location = repo.find_resource(address)?;
-    let text = repo.text(&location.file)?;
-    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let mut ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), None)?;
-    for (name, value) in known {
-        ctx.declare_var(name.clone(), to_hcl(value));
-    }
-    Some(body_value(text, &block.body, &ctx))
+    let own = |module: &[ModuleStep]| if module == address.module.as_slice() { known.clone() } else { Map::new() };
+    config_with(repo, address, Some(&own))
 }
 
 /// As [`effective_config`], with every reference to a resource or data source, in this module
 /// instance or in the modules its values pass through (a root local read by a module input),
 /// resolved from the state: the values `terraform plan` would compare.
 pub fn effective_config_in_state(repo: &Repo, address: &Address, state: &crate::State) -> Option<Value> {
+    config_with(repo, address, Some(&|module: &[ModuleStep]| state.known_values(module)))
+}
+
+fn config_with(repo: &Repo, address: &Address, known: Known<'_>) -> Option<Value> {
     let location = repo.find_resource(address)?;
     let text = repo.text(&location.file)?;
     let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let known = |module: &[ModuleStep]| state.known_values(module);
-    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), Some(&known))?;
+    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), known)?;
     Some(body_value(text, &block.body, &ctx))
 }
 
