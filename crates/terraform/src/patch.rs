@@ -362,14 +362,7 @@ fn add_through_dynamic(
     applied: &mut Applied,
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
-    let want: Map<String, Value> = spec
-        .attrs
-        .iter()
-        .filter_map(|(k, v)| match v {
-            AttrValue::Literal(v) => Some((k.clone(), v.clone())),
-            AttrValue::Reference(_) => None,
-        })
-        .collect();
+    let want: Map<String, Value> = spec.literal_attrs();
     if want.len() != spec.attrs.len() || !spec.blocks.is_empty() {
         return Err(refused(format!("the new {block_type} block has parts a dynamic block's map cannot hold")));
     }
@@ -1523,14 +1516,7 @@ fn adopt_into_fleet(
     let for_each = body
         .and_then(|b| b.body.get_attribute("for_each"))
         .ok_or_else(|| EditError::Value(format!("{block} has no for_each")))?;
-    let want: Map<String, Value> = spec
-        .attrs
-        .iter()
-        .filter_map(|(k, v)| match v {
-            AttrValue::Literal(v) => Some((k.clone(), v.clone())),
-            AttrValue::Reference(_) => None,
-        })
-        .collect();
+    let want: Map<String, Value> = spec.literal_attrs();
     let mut element = Map::new();
     for attr in body.into_iter().flat_map(|b| b.body.attributes()) {
         let source = edit::expr_text(&text, &attr.value);
@@ -1547,14 +1533,7 @@ fn adopt_into_fleet(
         let Some(field) = source.trim().strip_prefix("each.value.") else { continue };
         let (mut map, mut list) = (Map::new(), Vec::new());
         for (_, nested) in spec.blocks.iter().filter(|(t, _)| t == block_type) {
-            let literal: Map<String, Value> = nested
-                .attrs
-                .iter()
-                .filter_map(|(k, v)| match v {
-                    AttrValue::Literal(v) => Some((k.clone(), v.clone())),
-                    AttrValue::Reference(_) => None,
-                })
-                .collect();
+            let literal: Map<String, Value> = nested.literal_attrs();
             match dynamic_element(&text, dynamic, block_type, &literal) {
                 Some((Some(k), v)) => {
                     map.insert(k, v);

@@ -20,6 +20,19 @@ pub struct BlockSpec {
     pub blocks: Vec<(String, BlockSpec)>,
 }
 
+impl BlockSpec {
+    /// The attributes written as literal values (references left out), by name.
+    pub fn literal_attrs(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.attrs
+            .iter()
+            .filter_map(|(k, v)| match v {
+                AttrValue::Literal(v) => Some((k.clone(), v.clone())),
+                AttrValue::Reference(_) => None,
+            })
+            .collect()
+    }
+}
+
 impl AttrValue {
     pub fn render(&self, indent: &str) -> Result<String, String> {
         match self {

@@ -40,14 +40,7 @@ pub fn planned_changes(plan: &Plan, state: &State, repo: &Repo) -> Vec<PlannedFi
                 Op::Set { path, value } => out.push(planned(path.to_string(), current.at(path), Some(value.clone()))),
                 Op::Remove { path } => out.push(planned(path.to_string(), current.at(path), None)),
                 Op::AddBlock { block_type, spec } => {
-                    let literal: serde_json::Map<String, Value> = spec
-                        .attrs
-                        .iter()
-                        .filter_map(|(k, v)| match v {
-                            AttrValue::Literal(v) => Some((k.clone(), v.clone())),
-                            AttrValue::Reference(_) => None,
-                        })
-                        .collect();
+                    let literal: serde_json::Map<String, Value> = spec.literal_attrs();
                     out.push(planned(block_type.clone(), None, Some(AttrValue::Literal(Value::Object(literal)))));
                 }
                 Op::RemoveBlocks { block_type, matching } => {
