@@ -281,6 +281,10 @@ impl Default for PublishConfig {
 pub struct RecipesConfig {
     /// Extra recipe catalogs (same format as the built-in one), tried before the built-in recipes.
     pub catalogs: Vec<PathBuf>,
+    /// Recipes not to use, by id (`driftback catalog` lists them) or by call
+    /// (`<eventSource>:<eventName>`): a recipe that misbehaves on your code can be switched off
+    /// without a release. Its change sets go to the agent or a person.
+    pub disabled: Vec<String>,
 }
 
 /// `[agent]`: the LLM agent for change sets no recipe covers. Without an API key it is off and
@@ -403,6 +407,7 @@ fn environment() -> config::Environment {
         .list_separator(",")
         .with_list_parse_key("filter.iac_principals")
         .with_list_parse_key("recipes.catalogs")
+        .with_list_parse_key("recipes.disabled")
         .with_list_parse_key("publish.labels")
         .with_list_parse_key("agent.api_key_env")
         .with_list_parse_key("feed.accounts")

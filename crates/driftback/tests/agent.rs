@@ -1,6 +1,7 @@
 //! The binary with the LLM agent on, against a scripted OpenAI-compatible server: a corpus scenario
 //! no recipe covers reconciled end to end, the learned recipe taking the next one with no tokens,
-//! and the same through `reconcile` and the store, listed by `kb recipes`.
+//! and the same through `reconcile` and the store, listed by `kb recipes`. The call's built-in
+//! recipe is switched off (`[recipes] disabled`), so it is one no recipe covers.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -10,6 +11,9 @@ use serde_json::{Value, json};
 use driftback_agent::scripted::{Reply, ScriptedModel};
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+
+/// The call whose recipe these tests switch off.
+const CALL: &str = "ec2.amazonaws.com:ModifyNetworkInterfaceAttribute";
 
 const MAIN_TF: &str = r#"resource "aws_network_interface" "core" {
   subnet_id         = "subnet-1"
@@ -79,6 +83,7 @@ fn driftback(model: &ScriptedModel, args: &[&str]) -> Output {
         .env("DRIFTBACK_AGENT__BASE_URL", model.base_url())
         .env("DRIFTBACK_AGENT__MODEL", "scripted")
         .env("DRIFTBACK_AGENT__TIMEOUT_SECS", "20")
+        .env("DRIFTBACK_RECIPES__DISABLED", CALL)
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap()
@@ -103,6 +108,7 @@ fn eval_reconciles_an_api_no_recipe_covers_and_the_learned_recipe_takes_the_next
     let off = Command::new(BIN)
         .args(["eval"])
         .arg(c)
+        .env("DRIFTBACK_RECIPES__DISABLED", CALL)
         .env_remove("DRIFTBACK_LLM_API_KEY")
         .env_remove("OPENAI_API_KEY")
         .output()

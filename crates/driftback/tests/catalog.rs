@@ -34,6 +34,8 @@ fn catalog_json_lists_every_pair_the_recipes_handle() {
         assert!(matches!(line["origin"].as_str(), Some("built-in" | "generated")), "{line}");
         let recipe = catalog.for_event(source, event).next().unwrap();
         assert_eq!(line["origin"] == "generated", recipe.generated, "{line}");
+        let ids: Vec<&str> = catalog.for_event(source, event).map(|r| r.id.as_str()).collect();
+        assert_eq!(line["recipes"], serde_json::json!(ids), "{line}");
         for t in line["resource_types"].as_array().unwrap() {
             assert!(catalog.for_event(source, event).any(|r| r.types.iter().any(|rt| rt == t)), "{line}");
         }
@@ -57,4 +59,36 @@ fn catalog_table_totals_add_up() {
     assert!(text.contains(&format!("{pairs} (eventSource, eventName) pairs have a recipe")), "{text}");
     let sqs = text.lines().find(|l| l.starts_with("sqs ")).unwrap();
     assert!(numbers(sqs)[0] > 0, "{sqs}");
+}
+
+#[test]
+fn a_disabled_call_goes_without_its_recipe_and_a_misspelt_entry_stops_the_run() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let eval = |disabled: &str| {
+        Command::new(BIN)
+            .arg("eval")
+            .arg(&corpus)
+            .args(["--filter", "flat-001"])
+            .env("DRIFTBACK_RECIPES__DISABLED", disabled)
+            .env_remove("DRIFTBACK_LLM_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap()
+    };
+    let text = |out: &std::process::Output| {
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    let off = eval("ec2.amazonaws.com:ModifyInstanceAttribute");
+    assert!(text(&off).contains("no recipe for ec2.amazonaws.com ModifyInstanceAttribute"), "{}", text(&off));
+    // Another call's recipe switched off leaves this one alone.
+    let other = eval("ec2.amazonaws.com:ModifyVolume");
+    assert!(other.status.success() && text(&other).contains("1 passed, 0 failed"), "{}", text(&other));
+
+    let wrong = eval("ec2.amazonaws.com:ModifyInstanceAttributes");
+    assert!(!wrong.status.success());
+    assert!(
+        text(&wrong).contains("\"ec2.amazonaws.com:ModifyInstanceAttributes\" names no recipe id"),
+        "{}",
+        text(&wrong)
+    );
 }

@@ -449,13 +449,15 @@ async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
     );
 }
 
-/// A network interface; no built-in recipe covers `ModifyNetworkInterfaceAttribute`, so only the
+/// A network interface; its call's recipe is switched off (`[recipes] disabled`), so only the
 /// agent can reconcile it.
 const ENI_TF: &str = r#"resource "aws_network_interface" "core" {
   subnet_id         = "subnet-1"
   source_dest_check = true
 }
 "#;
+
+const ENI_CALL: &str = "ec2.amazonaws.com:ModifyNetworkInterfaceAttribute";
 
 const ENI_STATE: &str = r#"{"version": 4, "resources": [
   {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": true}}]}
@@ -522,6 +524,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
         ("DRIFTBACK_AGENT__BASE_URL", model.base_url()),
         ("DRIFTBACK_AGENT__MODEL", "scripted".to_string()),
         ("DRIFTBACK_AGENT__TIMEOUT_SECS", "20".to_string()),
+        ("DRIFTBACK_RECIPES__DISABLED", ENI_CALL.to_string()),
     ];
     let mut daemon = Daemon::start(root.path(), &envs, 1);
     wait_for("the agent's branch on the remote", &mut daemon, async || !remote_branches(&remote).is_empty()).await;

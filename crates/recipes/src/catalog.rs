@@ -50,6 +50,12 @@ pub enum CatalogError {
     Syntax { origin: String, message: String },
     #[error("{origin}: recipe {id:?}: {message}")]
     Invalid { origin: String, id: String, message: String },
+    #[error(
+        "`[recipes] disabled` entry {entry:?} names no recipe id and no call a recipe handles; write a recipe id \
+         (`driftback catalog --json` lists them) or a call as `<eventSource>:<eventName>`, for example \
+         `ec2.amazonaws.com:ModifyInstanceAttribute`"
+    )]
+    UnknownDisabled { entry: String },
 }
 
 /// A set of recipes, in the order they are tried.
@@ -530,6 +536,30 @@ impl Catalog {
         self.recipes = recipes;
     }
 
+    /// Without the recipes `entries` name: a recipe id, or a call as `<eventSource>:<eventName>`
+    /// (that call leaves every recipe listing it; a recipe left with no call goes). Change sets of
+    /// a disabled call go to the learned recipes, the agent or a person, as any call no recipe
+    /// knows. An entry that names nothing is refused, so a misspelt one does not silently keep the
+    /// recipe on.
+    pub fn disable(&mut self, entries: &[String]) -> Result<(), CatalogError> {
+        for entry in entries {
+            let before: usize = self.recipes.iter().map(|r| r.events.len()).sum();
+            match entry.split_once(':') {
+                Some((source, event)) => {
+                    for recipe in self.recipes.iter_mut().filter(|r| r.source == source) {
+                        recipe.events.retain(|e| e != event);
+                    }
+                    self.recipes.retain(|r| !r.events.is_empty());
+                }
+                None => self.recipes.retain(|r| &r.id != entry),
+            }
+            if self.recipes.iter().map(|r| r.events.len()).sum::<usize>() == before {
+                return Err(CatalogError::UnknownDisabled { entry: entry.clone() });
+            }
+        }
+        Ok(())
+    }
+
     pub fn for_event<'a>(&'a self, source: &'a str, name: &'a str) -> impl Iterator<Item = &'a Recipe> + 'a {
         self.recipes.iter().filter(move |r| r.source == source && r.events.iter().any(|e| e == name))
     }
@@ -722,6 +752,40 @@ mod tests {
             ("ec2.amazonaws.com", "RevokeSecurityGroupIngress"),
         ] {
             assert!(catalog.for_event(source, name).next().is_some(), "{source} {name}");
+        }
+    }
+
+    #[test]
+    fn disabled_calls_and_ids_leave_the_catalog_and_a_name_that_matches_nothing_is_refused() {
+        let mut catalog = Catalog::builtin();
+        assert!(catalog.for_event("ec2.amazonaws.com", "ModifyInstanceAttribute").next().is_some());
+        assert!(catalog.for_event("ec2.amazonaws.com", "MonitorInstances").next().is_some());
+        let ids =
+            catalog.for_event("ec2.amazonaws.com", "UnmonitorInstances").map(|r| r.id.clone()).collect::<Vec<_>>();
+        let mut entries = vec!["ec2.amazonaws.com:ModifyInstanceAttribute".to_string()];
+        entries.extend(ids);
+        catalog.disable(&entries).unwrap();
+        assert!(catalog.for_event("ec2.amazonaws.com", "ModifyInstanceAttribute").next().is_none());
+        assert!(catalog.for_event("ec2.amazonaws.com", "UnmonitorInstances").next().is_none());
+        // Only what was named goes.
+        assert!(catalog.for_event("ec2.amazonaws.com", "MonitorInstances").next().is_some());
+
+        // A recipe listing two calls keeps the other.
+        let mut two = Catalog::from_toml(
+            "[[recipe]]\nid = \"m\"\nsource = \"ec2.amazonaws.com\"\nevents = [\"MonitorInstances\", \"UnmonitorInstances\"]\n\
+             types = [\"aws_instance\"]\neach = \"instancesSet.items\"\nkey = \"instanceId\"\n\
+             set = [{ path = \"monitoring\", from = \"instanceId\", value = true }]\n",
+            "test",
+        )
+        .unwrap();
+        two.disable(&["ec2.amazonaws.com:UnmonitorInstances".to_string()]).unwrap();
+        assert_eq!(two.recipes[0].events, ["MonitorInstances"]);
+
+        for wrong in
+            ["ec2.amazonaws.com:ModifyInstanceAttributes", "ec2-modify-instance-atribute", "ModifyInstanceAttribute"]
+        {
+            let err = Catalog::builtin().disable(&[wrong.to_string()]).unwrap_err().to_string();
+            assert!(err.contains(wrong) && err.contains("<eventSource>:<eventName>"), "{err}");
         }
     }
 

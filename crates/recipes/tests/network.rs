@@ -86,6 +86,12 @@ resource "aws_launch_template" "web" {
   }
 }
 
+resource "aws_network_interface" "nat" {
+  subnet_id         = "subnet-1"
+  security_groups   = ["sg-0aaa1111bbbb2222c"]
+  source_dest_check = true
+}
+
 resource "aws_network_acl_rule" "private_out_100" {
   network_acl_id = "acl-private"
   rule_number    = 100
@@ -146,6 +152,12 @@ fn state() -> State {
             json!({"id": "lt-0abcd1234efgh5678", "name": "web-20240101", "name_prefix": "web-",
                    "image_id": "ami-0c55b159cbfafe1f0", "instance_type": "t3.small", "latest_version": 3,
                    "default_version": 3, "update_default_version": true, "monitoring": [{"enabled": false}]}),
+        ),
+        resource(
+            "aws_network_interface",
+            "nat",
+            json!({"id": "eni-0f1e2d3c4b5a69788", "subnet_id": "subnet-1",
+                   "security_groups": ["sg-0aaa1111bbbb2222c"], "source_dest_check": true}),
         ),
     ];
     support::state_of(resources)
@@ -326,4 +338,43 @@ fn a_default_version_chosen_by_hand_replaces_update_default_version() {
     let template = config(&repo, "aws_launch_template.web");
     assert_eq!(template["default_version"], 2);
     assert!(template.get("update_default_version").is_none_or(Value::is_null), "{template}");
+}
+
+#[test]
+fn a_network_interface_gets_its_check_groups_and_description_and_an_attachment_change_is_refused() {
+    let eni = "eni-0f1e2d3c4b5a69788";
+    let (repo, changes) = applied(
+        "ModifyNetworkInterfaceAttribute",
+        json!({"networkInterfaceId": eni, "sourceDestCheck": {"value": false}}),
+    );
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].0.to_string(), "aws_network_interface.nat");
+    assert_eq!(config(&repo, "aws_network_interface.nat")["source_dest_check"], false);
+
+    let (repo, _) = applied(
+        "ModifyNetworkInterfaceAttribute",
+        json!({"networkInterfaceId": eni,
+               "groupSet": {"items": [{"groupId": "sg-0aaa1111bbbb2222c"}, {"groupId": "sg-0ddd3333eeee4444f"}]}}),
+    );
+    let nat = config(&repo, "aws_network_interface.nat");
+    assert_eq!(nat["security_groups"], json!(["sg-0aaa1111bbbb2222c", "sg-0ddd3333eeee4444f"]));
+    assert_eq!(nat["source_dest_check"], true, "one call changes one setting: {nat}");
+
+    let (repo, _) = applied(
+        "ModifyNetworkInterfaceAttribute",
+        json!({"networkInterfaceId": eni, "description": {"value": "NAT instance, zone a"}}),
+    );
+    assert_eq!(config(&repo, "aws_network_interface.nat")["description"], "NAT instance, zone a");
+
+    // Delete-on-termination of the attachment has no argument on the interface: refused by name.
+    let request = json!({"networkInterfaceId": eni,
+                         "attachment": {"attachmentId": "eni-attach-1", "deleteOnTermination": false}});
+    let err = plan(
+        &Catalog::builtin(),
+        &change_set("ec2.amazonaws.com", "ModifyNetworkInterfaceAttribute", request),
+        &state(),
+        &Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect()),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("attachment"), "{err}");
 }

@@ -13,13 +13,15 @@ use driftback_recipes::{Calls, Catalog};
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// One JSON object per (eventSource, eventName) pair a recipe handles: source, event,
-    /// resource_types, actions (set, create, delete, ...) and origin (built-in or generated).
+    /// resource_types, actions (set, create, delete, ...), origin (built-in or generated) and
+    /// recipes (their ids, as `[recipes] disabled` takes them).
     #[arg(long)]
     pub json: bool,
 }
 
 /// One pair, with what its recipes do.
 struct Pair {
+    recipes: Vec<String>,
     resource_types: Vec<String>,
     actions: Vec<&'static str>,
     origin: &'static str,
@@ -32,10 +34,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let origin = if recipe.generated { "generated" } else { "built-in" };
         for event in &recipe.events {
             let pair = pairs.entry((recipe.source.clone(), event.clone())).or_insert(Pair {
+                recipes: Vec::new(),
                 resource_types: Vec::new(),
                 actions: Vec::new(),
                 origin,
             });
+            pair.recipes.push(recipe.id.clone());
             for t in &recipe.types {
                 if !pair.resource_types.contains(t) {
                     pair.resource_types.push(t.clone());
@@ -52,7 +56,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.json {
         for ((source, event), pair) in &pairs {
             let line = json!({"source": source, "event": event, "resource_types": pair.resource_types,
-                              "actions": pair.actions, "origin": pair.origin});
+                              "actions": pair.actions, "origin": pair.origin, "recipes": pair.recipes});
             writeln!(out, "{line}")?;
         }
         return print(&out);

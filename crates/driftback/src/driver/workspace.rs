@@ -112,7 +112,7 @@ pub fn load_policy_file(path: &Path) -> anyhow::Result<Policy> {
 }
 
 /// The built-in recipe catalog with the configured catalogs (`[recipes] catalogs`, relative to the
-/// repository) in front of it.
+/// repository) in front of it, less the recipes `[recipes] disabled` names.
 pub fn load_catalog(config: &Config, repo: &Path) -> anyhow::Result<Catalog> {
     let mut catalog = Catalog::builtin();
     for path in config.recipes.catalogs.iter().rev() {
@@ -121,5 +121,6 @@ pub fn load_catalog(config: &Config, repo: &Path) -> anyhow::Result<Catalog> {
             std::fs::read_to_string(&path).with_context(|| format!("cannot read recipe catalog {}", path.display()))?;
         catalog.extend_front(Catalog::from_toml(&text, &path.display().to_string())?);
     }
+    catalog.disable(&config.recipes.disabled)?;
     Ok(catalog)
 }
