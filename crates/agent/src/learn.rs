@@ -144,6 +144,7 @@ pub fn generalise(
                     Rule::WithoutTrailingDot => {
                         return Err(format!("`{path}` drops a trailing dot, which no recipe conversion does"));
                     }
+                    Rule::Removed => return Err(format!("`{path}` is a removal, which is not generalised")),
                     Rule::Enabled => {
                         let Value::String(recorded) = &member.recorded else {
                             return Err(format!("`{path}`: the recorded value is not text"));
@@ -196,53 +197,72 @@ fn locate_rule(
             .map(|a| a.to_string())
             .or_else(|| instance.attributes.iter().find(|(_, v)| v.as_str() == Some(id)).map(|(k, _)| k.clone()))
     };
-    let mut located = false;
+    let mut located = None;
     if let Some(id) = &change_set.resource_id {
         if let Some(attr) = matching_attr(id) {
             if attr != "id" && attr != "arn" {
-                recipe.lookup = vec![attr];
+                recipe.lookup = vec![attr.clone()];
             }
-            located = true;
+            located = Some(attr);
         }
     }
-    if !located {
+    if located.is_none() {
         for (path, leaf) in string_leaves(&event.request, String::new()) {
             if let Some(attr) = matching_attr(&leaf) {
                 recipe.key = Some(path);
                 if attr != "id" && attr != "arn" {
-                    recipe.lookup = vec![attr];
+                    recipe.lookup = vec![attr.clone()];
                 }
-                located = true;
+                located = Some(attr);
                 break;
             }
         }
     }
-    if !located {
+    let Some(located) = located else {
         return Err(format!("no request parameter identifies {address}"));
+    };
+    if located == "id" || located == "arn" {
+        // Found by its whole identifier: nothing else can match.
+        return Ok(());
     }
-    // The full identity: each part of a composite id, by the attribute that holds it and the
-    // request member that spells it.
+    // Found by part of its identity (a record by its zone): every other part of a composite id,
+    // by the attribute that holds it and the request member that spells it. A part no attribute
+    // holds, or no member spells, refuses the recipe: it could land on a neighbour.
     let id = instance.attr_str("id").unwrap_or_default();
-    let parts: Vec<&str> = id.split(['_', ':', '/', ',', '|']).filter(|p| !p.is_empty()).collect();
-    if parts.len() >= 2 {
-        let leaves = string_leaves(&event.request, String::new());
-        for part in parts {
-            let Some((attr, _)) = instance
-                .attributes
-                .iter()
-                .filter(|(k, _)| *k != "id" && *k != "arn" && !recipe.lookup.contains(k))
-                .find(|(_, v)| v.as_str().is_some_and(|v| v.trim_end_matches('.') == part.trim_end_matches('.')))
-            else {
-                continue;
-            };
-            let Some((from, _)) = leaves.iter().find(|(_, l)| l.trim_end_matches('.') == part.trim_end_matches('.'))
-            else {
-                return Err(format!("the request does not carry {attr} of {address}, part of its identity"));
-            };
-            if !recipe.identity.iter().any(|r| &r.attr == attr) {
-                recipe.identity.push(IdentityRule { attr: attr.clone(), from: from.clone() });
-            }
+    if id.split(crate::proof::ID_SEPARATORS).filter(|p| !p.is_empty()).count() < 2 {
+        return Ok(());
+    }
+    let mut holders: Vec<(&String, &str)> = instance
+        .attributes
+        .iter()
+        .filter(|(k, _)| *k != "id" && *k != "arn")
+        .filter_map(|(k, v)| v.as_str().map(|v| (k, v.trim_end_matches('.'))))
+        .filter(|(_, v)| !v.is_empty() && id.contains(v))
+        .collect();
+    holders.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    let leaves = string_leaves(&event.request, String::new());
+    let mut rest = id.to_string();
+    for (attr, value) in holders {
+        if !rest.contains(value) {
+            continue;
         }
+        rest = rest.replacen(value, "", 1);
+        if recipe.lookup.contains(attr) {
+            continue;
+        }
+        let Some((from, _)) = leaves.iter().find(|(_, l)| l.trim_end_matches('.') == value) else {
+            return Err(format!("the request does not carry {attr} of {address}, part of its identity"));
+        };
+        if !recipe.identity.iter().any(|r| &r.attr == attr) {
+            recipe.identity.push(IdentityRule { attr: attr.clone(), from: from.clone() });
+        }
+    }
+    let unheld = rest.trim_matches(crate::proof::ID_SEPARATORS);
+    if !unheld.is_empty() {
+        return Err(format!(
+            "part {unheld:?} of {address}'s identifier is held by no attribute, so a recipe could not tell it \
+             from its neighbours"
+        ));
     }
     Ok(())
 }

@@ -35,7 +35,7 @@ pub use kb::{
 };
 pub use learn::{Learned, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml};
 pub use llm::LlmError;
-pub use proof::{Footprint, Member, Proof, Rule, creatable_types};
+pub use proof::{Footprint, Member, Proof, Rule, creatable_types, deleted_types};
 pub use session::{AgentOutcome, AgentResult, Finish, TokenUsage, reconcile};
 pub use settings::Settings;
 pub use tools::tool_definitions;

@@ -29,6 +29,9 @@ pub enum Rule {
     String,
     /// A DNS name without its trailing dot (`www.example.com.` -> `www.example.com`).
     WithoutTrailingDot,
+    /// The attribute is removed: the member that sets it was sent empty, or the call removes the
+    /// map entry it names.
+    Removed,
 }
 
 impl Rule {
@@ -40,6 +43,7 @@ impl Rule {
             Rule::Enabled => "Enabled/Disabled as a bool",
             Rule::String => "as text",
             Rule::WithoutTrailingDot => "without the trailing dot",
+            Rule::Removed => "which removes it",
         }
     }
 }
@@ -84,7 +88,38 @@ impl fmt::Display for Proof {
 /// Member names that only wrap the value they hold (`enableDnsHostnames.value`, `tagSet.items`).
 const WRAPPERS: &[&str] = &["value", "values", "items", "item", "member", "members"];
 /// Separators of composite identifiers (`ZONE_name_TYPE`, `cluster/service`).
-const ID_SEPARATORS: &[char] = &['_', ':', '/', ',', '|'];
+pub(crate) const ID_SEPARATORS: &[char] = &['_', ':', '/', ',', '|'];
+
+/// Whether `id` is a composite of at least two of `values` joined by separators
+/// (`ZONE__dmarc.example.com_TXT` from `ZONE`, `_dmarc.example.com.` and `TXT`): each value whole,
+/// between separators or the ends, a DNS name's trailing dot ignored.
+pub(crate) fn composite_of(id: &str, values: &[&str]) -> bool {
+    let bytes = id.as_bytes();
+    let boundary = |i: usize| i == 0 || i == bytes.len() || ID_SEPARATORS.contains(&(bytes[i - 1] as char));
+    let mut candidates: Vec<&str> =
+        values.iter().map(|v| v.trim_end_matches('.')).filter(|v| !v.is_empty() && id.contains(*v)).collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    // The most values that can spell `id` up to each position, if any can.
+    let mut most: Vec<Option<usize>> = vec![None; bytes.len() + 1];
+    most[0] = Some(0);
+    for i in 0..bytes.len() {
+        let Some(here) = most[i] else { continue };
+        if ID_SEPARATORS.contains(&(bytes[i] as char)) {
+            most[i + 1] = most[i + 1].max(Some(here));
+        }
+        if !boundary(i) {
+            continue;
+        }
+        for v in &candidates {
+            let end = i + v.len();
+            if id[i..].starts_with(v) && (end == bytes.len() || ID_SEPARATORS.contains(&(bytes[end] as char))) {
+                most[end] = most[end].max(Some(here + 1));
+            }
+        }
+    }
+    most[bytes.len()].is_some_and(|n| n >= 2)
+}
 /// Verbs of calls that create something.
 const CREATING: &[&str] = &[
     "Create",
@@ -102,6 +137,9 @@ const CREATING: &[&str] = &[
 ];
 /// Verbs of calls that delete something.
 const DELETING: &[&str] = &["Delete", "Terminate", "Remove", "Deregister", "Release", "Disassociate", "Detach"];
+/// Verbs of calls that remove entries (tags, settings) from what they name.
+const REMOVING: &[&str] =
+    &["Delete", "Terminate", "Remove", "Deregister", "Release", "Disassociate", "Detach", "Untag", "Unset"];
 
 /// One scalar of a recorded call.
 #[derive(Debug, Clone)]
@@ -114,6 +152,10 @@ struct Leaf {
     value: Value,
     /// String values of the other scalars of the object that holds it (a tag's key beside its value).
     siblings: Vec<String>,
+    /// The managed instances the innermost list item around the member identifies (the record
+    /// a `changes[1]` item names): the member may prove values of those only. Empty when no item
+    /// around it identifies one (a top-level member, a tag item).
+    owners: Vec<Address>,
 }
 
 /// The recorded calls, walked once: every scalar with its path.
@@ -123,11 +165,14 @@ pub(crate) struct Evidence<'a> {
 }
 
 impl<'a> Evidence<'a> {
-    pub fn new(change_set: &'a ChangeSet) -> Evidence<'a> {
+    /// The calls of `change_set`, each member tied to the instances of `state` its list item names.
+    pub fn new(change_set: &'a ChangeSet, state: &State) -> Evidence<'a> {
         let mut leaves = Vec::new();
         for (i, event) in change_set.events.iter().enumerate() {
+            let start = leaves.len();
             walk(&event.request, i, String::new(), Vec::new(), &[], &mut leaves);
             walk(&event.response, i, "response".into(), Vec::new(), &[], &mut leaves);
+            assign_owners(&mut leaves[start..], state);
         }
         Evidence { change_set, leaves }
     }
@@ -153,8 +198,16 @@ impl<'a> Evidence<'a> {
     }
 
     /// The members `value` of the attribute named `attr` (a map entry's `key` when given) is
-    /// taken from, or why there are none.
-    fn prove(&self, attr: &str, key: Option<&str>, value: &Value, vtype: &ValueType) -> Result<Vec<Member>, String> {
+    /// taken from, among those `admit` lets prove values of the edited resource, or why there are
+    /// none.
+    fn prove(
+        &self,
+        admit: &Admit<'_>,
+        attr: &str,
+        key: Option<&str>,
+        value: &Value,
+        vtype: &ValueType,
+    ) -> Result<Vec<Member>, String> {
         if !fits(vtype, value) {
             return Err(format!("`{attr}` is {} in the provider schema; {} is not", article(vtype), short(value)));
         }
@@ -167,7 +220,7 @@ impl<'a> Evidence<'a> {
                 };
                 let mut out = Vec::new();
                 for item in items {
-                    out.extend(self.prove(attr, key, item, &element)?);
+                    out.extend(self.prove(admit, attr, key, item, &element)?);
                 }
                 Ok(out)
             }
@@ -184,30 +237,39 @@ impl<'a> Evidence<'a> {
                             if !self.spells_text(k) {
                                 return Err(format!("the key {k:?} of `{attr}` does not appear in the recorded calls"));
                             }
-                            out.extend(self.prove(attr, Some(k), v, e)?);
+                            out.extend(self.prove(admit, attr, Some(k), v, e)?);
                         }
-                        None => out.extend(self.prove(k, None, v, &ValueType::Any)?),
+                        None => out.extend(self.prove(admit, k, None, v, &ValueType::Any)?),
                     }
                 }
                 Ok(out)
             }
             scalar => {
                 let mut elsewhere = None;
+                let mut other = None;
                 for leaf in &self.leaves {
                     let Some(rule) = conversion(&leaf.value, scalar) else { continue };
                     if sets(attr, key, leaf) {
-                        return Ok(vec![self.member(leaf, rule)]);
+                        match admit.refusal(leaf) {
+                            None => return Ok(vec![self.member(leaf, rule)]),
+                            Some(why) => {
+                                other.get_or_insert((leaf, why));
+                            }
+                        }
                     }
                     elsewhere.get_or_insert(leaf);
                 }
-                Err(match elsewhere {
-                    Some(leaf) => format!(
+                Err(match (other, elsewhere) {
+                    (Some((leaf, why)), _) => {
+                        format!("the value {} is the call's `{}`, which {why}", short(scalar), leaf.path)
+                    }
+                    (None, Some(leaf)) => format!(
                         "the value {} is the call's `{}`, which does not set `{attr}`{}",
                         short(scalar),
                         leaf.path,
                         key.map(|k| format!("[{k:?}]")).unwrap_or_default()
                     ),
-                    None => format!("the value {} does not appear in the recorded calls", short(scalar)),
+                    (None, None) => format!("the value {} does not appear in the recorded calls", short(scalar)),
                 })
             }
         }
@@ -216,7 +278,7 @@ impl<'a> Evidence<'a> {
 
 fn walk(value: &Value, event: usize, path: String, names: Vec<String>, siblings: &[String], out: &mut Vec<Leaf>) {
     match value {
-        Value::Object(map) => {
+        Value::Object(map) if !map.is_empty() => {
             let strings: Vec<String> = map
                 .iter()
                 .filter(|(k, _)| !driftback_events::is_transport_key(k))
@@ -232,20 +294,125 @@ fn walk(value: &Value, event: usize, path: String, names: Vec<String>, siblings:
                 walk(v, event, child, names, &strings, out);
             }
         }
-        Value::Array(items) => {
+        Value::Array(items) if !items.is_empty() => {
             for (i, v) in items.iter().enumerate() {
                 walk(v, event, format!("{path}[{i}]"), names.clone(), &[], out);
             }
         }
-        Value::Null => {}
+        // Scalars, and members sent empty (null, [], {}): those can only prove a removal.
         leaf => {
             if names.is_empty() {
                 return;
             }
             let own = leaf.as_str();
             let siblings = siblings.iter().filter(|s| Some(s.as_str()) != own).cloned().collect();
-            out.push(Leaf { event, path, names, value: leaf.clone(), siblings })
+            out.push(Leaf { event, path, names, value: leaf.clone(), siblings, owners: Vec::new() })
         }
+    }
+}
+
+/// Ties each member of one call to the instances its innermost identifying list item names: an
+/// item identifies an instance by the instance's id or ARN among the item's values, or by every
+/// part of a composite id (`ZONE_name_TYPE`) among the item's values and the call's values outside
+/// any list, at least one of them the item's.
+fn assign_owners(leaves: &mut [Leaf], state: &State) {
+    let text = |l: &Leaf| l.value.as_str().map(|s| s.trim_end_matches('.').to_string());
+    let context: Vec<String> = leaves.iter().filter(|l| !l.path.contains('[')).filter_map(text).collect();
+    let mut by_item: std::collections::HashMap<String, Vec<Address>> = std::collections::HashMap::new();
+    for i in 0..leaves.len() {
+        let mut owners = Vec::new();
+        for item in list_items(&leaves[i].path) {
+            let found = by_item.entry(item.to_string()).or_insert_with(|| {
+                let inside: Vec<String> = leaves.iter().filter(|l| within(&l.path, item)).filter_map(text).collect();
+                identified_by(&inside, &context, state)
+            });
+            if !found.is_empty() {
+                owners = found.clone();
+                break;
+            }
+        }
+        leaves[i].owners = owners;
+    }
+}
+
+/// The list items around a member's path, innermost first (`a.b[1].c[0].d` -> `a.b[1].c[0]`,
+/// `a.b[1]`).
+fn list_items(path: &str) -> Vec<&str> {
+    path.match_indices(']').map(|(i, _)| &path[..=i]).rev().collect()
+}
+
+fn within(path: &str, item: &str) -> bool {
+    path.strip_prefix(item).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
+fn identified_by(inside: &[String], context: &[String], state: &State) -> Vec<Address> {
+    let mut out: Vec<Address> = Vec::new();
+    for s in inside {
+        for instance in state.find(s, &[], &[]) {
+            if !out.contains(&instance.address) {
+                out.push(instance.address.clone());
+            }
+        }
+    }
+    let all: Vec<&str> = inside.iter().chain(context).map(String::as_str).collect();
+    for instance in state.instances.iter().filter(|i| !i.address.data) {
+        let Some(id) = instance.attr_str("id") else { continue };
+        if composite_of(id, &all)
+            && !composite_of(id, &context.iter().map(String::as_str).collect::<Vec<_>>())
+            && !out.contains(&instance.address)
+        {
+            out.push(instance.address.clone());
+        }
+    }
+    out
+}
+
+/// Which recorded members may prove a value of one attribute of one resource: those of the list
+/// item that names the resource (or of no identifying item), and none inside the call's settings
+/// for another of the resource's nested blocks (`aliasTarget.hostedZoneId` never proves a
+/// record's own `zone_id`).
+pub(crate) struct Admit<'s> {
+    address: &'s Address,
+    path: &'s AttrPath,
+    /// The resource type's nested blocks and object arguments the attribute is not inside.
+    foreign: Vec<String>,
+}
+
+impl<'s> Admit<'s> {
+    pub(crate) fn new(schema: &Schema, address: &'s Address, path: &'s AttrPath) -> Admit<'s> {
+        let own = match path.0.first() {
+            Some(Seg::Name(n)) => n.as_str(),
+            _ => "",
+        };
+        let foreign = schema
+            .resource(&address.rtype)
+            .map(|body| {
+                let blocks = body.blocks().map(|(n, _)| n);
+                let objects = body.arguments().filter(|(_, a)| a.fields().is_some()).map(|(n, _)| n);
+                blocks.chain(objects).filter(|n| *n != own).map(squash).filter(|n| n.len() >= 4).collect()
+            })
+            .unwrap_or_default();
+        Admit { address, path, foreign }
+    }
+
+    /// Why `leaf` may not prove a value of this attribute, if it may not.
+    fn refusal(&self, leaf: &Leaf) -> Option<String> {
+        let mine = |o: &Address| o == self.address || (self.address.key.is_none() && o.without_key() == *self.address);
+        if !leaf.owners.is_empty() && !leaf.owners.iter().any(mine) {
+            let owners: Vec<String> = leaf.owners.iter().map(|o| o.to_string()).collect();
+            return Some(format!("belongs to the item for {}, not {}", owners.join(", "), self.address));
+        }
+        let enclosing = &leaf.names[..leaf.names.len().saturating_sub(1)];
+        for name in enclosing {
+            let name = squash(name);
+            if let Some(block) = self.foreign.iter().find(|b| name.starts_with(b.as_str())) {
+                return Some(format!(
+                    "sits in the call's settings for `{block}`, another block of {} than `{}`",
+                    self.address.rtype, self.path
+                ));
+            }
+        }
+        None
     }
 }
 
@@ -406,8 +573,10 @@ pub(crate) fn prove_value(
 ) -> Result<Proof, String> {
     let vtype = attribute_type(schema, &address.rtype, path)?;
     let (attr, key) = attribute_name(path);
-    let members =
-        evidence.prove(&attr, key.as_deref(), value, &vtype).map_err(|why| format!("{address}.{path}: {why}"))?;
+    let admit = Admit::new(schema, address, path);
+    let members = evidence
+        .prove(&admit, &attr, key.as_deref(), value, &vtype)
+        .map_err(|why| format!("{address}.{path}: {why}"))?;
     if members.is_empty() && !value.is_null() {
         return Err(format!("{address}.{path}: an empty value proves nothing; only values the calls set are written"));
     }
@@ -436,6 +605,53 @@ pub(crate) fn prove_reference(
         .map_err(|why| format!("{why} (the value of {reference})"))?;
     proof.value = Value::String(reference.to_string());
     Ok(proof)
+}
+
+/// The proof that removing `path` from `address` is right: a member that sets the attribute sent
+/// empty (`"RedrivePolicy": ""`), or, for a map entry, a removing call (`UntagResource`,
+/// `DeleteTags`) that names its key. Anything else is refused: the calls never said so.
+pub(crate) fn prove_removal(
+    evidence: &Evidence<'_>,
+    schema: &Schema,
+    address: &Address,
+    path: &AttrPath,
+) -> Result<Proof, String> {
+    attribute_type(schema, &address.rtype, path)?;
+    let (attr, key) = attribute_name(path);
+    let admit = Admit::new(schema, address, path);
+    let proof = |leaf: &Leaf| Proof {
+        address: address.to_string(),
+        path: path.to_string(),
+        value: Value::Null,
+        members: vec![evidence.member(leaf, Rule::Removed)],
+    };
+    let empty = |v: &Value| match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    };
+    if let Some(leaf) =
+        evidence.leaves.iter().find(|l| empty(&l.value) && sets(&attr, key.as_deref(), l) && admit.refusal(l).is_none())
+    {
+        return Ok(proof(leaf));
+    }
+    if let Some(key) = &key {
+        let removing = |l: &Leaf| REMOVING.iter().any(|v| evidence.event(l).name.starts_with(v));
+        if let Some(leaf) = evidence
+            .leaves
+            .iter()
+            .find(|l| l.value.as_str() == Some(key.as_str()) && removing(l) && admit.refusal(l).is_none())
+        {
+            return Ok(proof(leaf));
+        }
+    }
+    Err(format!(
+        "{address}.{path}: no recorded call removes it (no member that sets it was sent empty{}); \
+         only what the calls remove is removed",
+        key.as_ref().map(|k| format!(", and no removing call names the key {k:?}")).unwrap_or_default()
+    ))
 }
 
 /// The attribute's own name (the last name in the path) and, for a map entry, its key.
@@ -480,22 +696,31 @@ impl Footprint {
             leaves.dedup();
             let normal: Vec<&str> = leaves.iter().map(|s| s.trim_end_matches('.')).collect();
             let call = format!("{}:{}", event.service(), event.raw_name);
-            let deleting = DELETING.iter().any(|v| event.name.starts_with(v));
             let found: Vec<Address> =
                 leaves.iter().flat_map(|l| state.find(l, &[], &[])).map(|i| i.address.clone()).collect();
+            // What a deleting call deletes: the resource its identifier names, of the type its
+            // name says (`DeleteTags` on an instance deletes no instance).
+            let mut targets: Vec<String> = resource_ids(event);
+            targets.extend(change_set.resource_id.iter().cloned());
+            let deletable = schema.map(|s| deleted_types(event, s)).unwrap_or_default();
+            let deleted: Vec<Address> = targets
+                .iter()
+                .flat_map(|t| state.find(t, &[], &[]))
+                .filter(|i| deletable.contains(&i.address.rtype))
+                .map(|i| i.address.clone())
+                .collect();
             for instance in state.instances.iter().filter(|i| !i.address.data) {
                 let by_id = found.contains(&instance.address);
-                let by_parts = instance.attr_str("id").is_some_and(|id| {
-                    let parts: Vec<&str> = id.split(ID_SEPARATORS).filter(|p| !p.is_empty()).collect();
-                    parts.len() >= 2 && parts.iter().all(|p| normal.contains(&p.trim_end_matches('.')))
-                });
+                let by_parts = instance.attr_str("id").is_some_and(|id| composite_of(id, &normal));
                 if by_id || by_parts {
                     if !out.identified.iter().any(|(a, _)| *a == instance.address) {
                         out.identified.push((instance.address.clone(), call.clone()));
                     }
-                    if deleting && !out.deleted.contains(&instance.address) {
-                        out.deleted.push(instance.address.clone());
-                    }
+                }
+            }
+            for address in deleted {
+                if !out.deleted.contains(&address) {
+                    out.deleted.push(address);
                 }
             }
             if let Some(schema) = schema {
@@ -524,15 +749,20 @@ impl Footprint {
         out
     }
 
-    /// Whether the calls identify `address` (any instance of it).
+    /// Whether the calls identify the resource at `address`: that instance, or for an address
+    /// without a key (a resource block), any instance of it.
     pub fn identifies(&self, address: &Address) -> bool {
-        let bare = address.without_key();
-        self.identified.iter().any(|(a, _)| *a == *address || a.without_key() == bare)
+        self.identified.iter().any(|(a, _)| *a == *address || (address.key.is_none() && a.without_key() == *address))
+    }
+
+    /// Whether the calls identify exactly this instance (another instance of a `for_each`
+    /// resource is not identified by its sibling's call).
+    pub fn identifies_instance(&self, address: &Address) -> bool {
+        self.identified.iter().any(|(a, _)| a == address)
     }
 
     pub fn deletes(&self, address: &Address) -> bool {
-        let bare = address.without_key();
-        self.deleted.iter().any(|a| *a == *address || a.without_key() == bare)
+        self.deleted.iter().any(|a| *a == *address || (address.key.is_none() && a.without_key() == *address))
     }
 
     pub fn creates(&self, rtype: &str) -> bool {
@@ -571,46 +801,65 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
 
 /// The resource types a call creates: for a call named with a creating verb, the types whose name
 /// (after `aws_` and the service's own prefix) is the rest of the call's name (`iam:CreateUser` ->
-/// `aws_iam_user`, `ec2:RunInstances` -> `aws_instance`) or, for a type under the service's prefix,
-/// part of it (`route53:ChangeResourceRecordSets` -> `aws_route53_record`).
+/// `aws_iam_user`, `ec2:RunInstances` -> `aws_instance`, `iam:PutUserPolicy` ->
+/// `aws_iam_user_policy` and not `aws_iam_user`); only when no type is named exactly, the type
+/// under the service's prefix whose name is the longest part of it
+/// (`route53:ChangeResourceRecordSets` -> `aws_route53_record`).
 pub fn creatable_types(event: &ApiEvent, schema: &Schema) -> Vec<String> {
-    let Some(noun) = CREATING.iter().find_map(|v| event.name.strip_prefix(v)) else { return Vec::new() };
+    match CREATING.iter().find_map(|v| event.name.strip_prefix(v)) {
+        Some(noun) => types_named(event, noun, schema, true),
+        None => Vec::new(),
+    }
+}
+
+/// The resource types a deleting call deletes: those its name names exactly (`DeleteBucket` ->
+/// `aws_s3_bucket`, `TerminateInstances` -> `aws_instance`; `DeleteBucketPolicy` only the policy).
+pub fn deleted_types(event: &ApiEvent, schema: &Schema) -> Vec<String> {
+    match DELETING.iter().find_map(|v| event.name.strip_prefix(v)) {
+        Some(noun) => types_named(event, noun, schema, false),
+        None => Vec::new(),
+    }
+}
+
+fn types_named(event: &ApiEvent, noun: &str, schema: &Schema, or_part: bool) -> Vec<String> {
     let noun = squash(noun);
     let singular = noun.strip_suffix('s').unwrap_or(&noun).to_string();
     let service = squash(event.service());
     let prefix = format!("aws_{}_", event.service().replace('-', "_"));
-    schema
+    let exact: Vec<String> = schema
         .resource_types()
-        .filter(|t| match t.strip_prefix(&prefix) {
-            Some(rest) => {
-                let rest = squash(rest);
-                rest.len() >= 3 && noun.contains(&rest)
-            }
-            None => t.strip_prefix("aws_").is_some_and(|rest| {
-                let rest = squash(rest);
-                rest == noun
-                    || rest == singular
-                    || rest == format!("{service}{singular}")
-                    || rest == format!("{service}{noun}")
-            }),
+        .filter(|t| {
+            let rest = squash(t.strip_prefix(&prefix).or_else(|| t.strip_prefix("aws_")).unwrap_or(t));
+            rest == noun
+                || rest == singular
+                || rest == format!("{service}{singular}")
+                || rest == format!("{service}{noun}")
         })
         .map(str::to_string)
-        .collect()
+        .collect();
+    if !exact.is_empty() || !or_part {
+        return exact;
+    }
+    let parts: Vec<(usize, &str)> = schema
+        .resource_types()
+        .filter_map(|t| {
+            let rest = squash(t.strip_prefix(&prefix)?);
+            (rest.len() >= 3 && noun.contains(&rest)).then_some((rest.len(), t))
+        })
+        .collect();
+    let longest = parts.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    parts.into_iter().filter(|(n, _)| *n == longest).map(|(_, t)| t.to_string()).collect()
 }
 
-/// Whether `import_id` is a creating call's identifier: one of its recorded values, or a composite
-/// of them (`ZONE_name_TYPE`).
-pub(crate) fn import_id_from_calls(change_set: &ChangeSet, import_id: &str) -> bool {
-    change_set.events.iter().filter(|e| CREATING.iter().any(|v| e.name.starts_with(v))).any(|event| {
+/// Whether `import_id` is the identifier a call that creates `rtype` recorded: one of its values,
+/// or a composite of them (`ZONE_name_TYPE`).
+pub(crate) fn import_id_from_calls(change_set: &ChangeSet, schema: &Schema, rtype: &str, import_id: &str) -> bool {
+    change_set.events.iter().filter(|e| creatable_types(e, schema).iter().any(|t| t == rtype)).any(|event| {
         let mut leaves = Vec::new();
         collect_strings(&event.request, &mut leaves);
         collect_strings(&event.response, &mut leaves);
-        let normal: Vec<&str> = leaves.iter().map(|s| s.trim_end_matches('.')).collect();
-        if leaves.iter().any(|l| l == import_id) {
-            return true;
-        }
-        let parts: Vec<&str> = import_id.split(ID_SEPARATORS).filter(|p| !p.is_empty()).collect();
-        parts.len() >= 2 && parts.iter().all(|p| normal.contains(&p.trim_end_matches('.')))
+        let values: Vec<&str> = leaves.iter().map(String::as_str).collect();
+        leaves.iter().any(|l| l == import_id) || composite_of(import_id, &values)
     })
 }
 
@@ -618,6 +867,22 @@ pub(crate) fn import_id_from_calls(change_set: &ChangeSet, import_id: &str) -> b
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_composite_id_is_spelt_by_whole_values_between_separators() {
+        let zone = "Z0123456789ABCDEFGHIJ";
+        assert!(composite_of(&format!("{zone}_www.example.com_CNAME"), &[zone, "www.example.com.", "CNAME"]));
+        assert!(composite_of(&format!("{zone}__dmarc.example.com_TXT"), &[zone, "_dmarc.example.com.", "TXT"]));
+        assert!(composite_of(
+            &format!("{zone}_www.example.com_CNAME_blue"),
+            &[zone, "www.example.com", "CNAME", "blue"]
+        ));
+        // A value inside a part is not the part; one value is not a composite.
+        assert!(!composite_of(&format!("{zone}_api-lb.example.com_CNAME"), &[zone, "api", "CNAME"]));
+        assert!(!composite_of(&format!("{zone}_www.example.com_CNAME"), &[zone, "www.example.com"]));
+        assert!(!composite_of("sg-0abc", &["sg-0abc"]));
+        assert!(composite_of("main/web", &["main", "web"]));
+    }
 
     #[test]
     fn conversions_are_the_known_rules_and_nothing_else() {
@@ -650,6 +915,7 @@ mod tests {
             names: names.iter().map(|n| n.to_string()).collect(),
             value: json!("x"),
             siblings: siblings.iter().map(|n| n.to_string()).collect(),
+            owners: Vec::new(),
         };
         assert!(sets("enable_dns_hostnames", None, &leaf(&["enableDnsHostnames", "value"], &[])));
         assert!(!sets("enable_dns_support", None, &leaf(&["enableDnsHostnames", "value"], &[])));
@@ -677,5 +943,16 @@ mod tests {
         assert!(types("route53.amazonaws.com", "ChangeResourceRecordSets").contains(&"aws_route53_record".to_string()));
         assert!(!types("route53.amazonaws.com", "ChangeResourceRecordSets").contains(&"aws_iam_user".to_string()));
         assert!(types("ec2.amazonaws.com", "ModifySubnetAttribute").is_empty());
+        // The most specific type only: a user's inline policy creates no user, a bucket's policy
+        // no bucket.
+        assert_eq!(types("iam.amazonaws.com", "PutUserPolicy"), ["aws_iam_user_policy"]);
+        assert_eq!(types("s3.amazonaws.com", "PutBucketPolicy"), ["aws_s3_bucket_policy"]);
+
+        let deleted = |source: &str, name: &str| deleted_types(&event(source, name), schema);
+        assert_eq!(deleted("s3.amazonaws.com", "DeleteBucket"), ["aws_s3_bucket"]);
+        assert_eq!(deleted("ec2.amazonaws.com", "TerminateInstances"), ["aws_instance"]);
+        assert_eq!(deleted("ec2.amazonaws.com", "DeleteTags"), ["aws_ec2_tag"], "a tag resource, never the instance");
+        assert!(!deleted("s3.amazonaws.com", "DeleteBucketOwnershipControls").contains(&"aws_s3_bucket".to_string()));
+        assert!(deleted("route53.amazonaws.com", "ChangeResourceRecordSets").is_empty());
     }
 }

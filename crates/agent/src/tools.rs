@@ -16,7 +16,7 @@ use crate::context::{block_text, cut};
 use crate::kb::{KnowledgeBase, signature};
 use driftback_attribute::{Intent, Motivation};
 
-use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_value};
+use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_removal, prove_value};
 use crate::session::Finish;
 use crate::validate::{Validation, validate};
 
@@ -421,7 +421,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             )));
         }
         let schema = self.schema()?;
-        let evidence = Evidence::new(self.change_set);
+        let evidence = Evidence::new(self.change_set, self.state);
         let (op, proof) = match (a.value, a.expression, a.remove) {
             (Some(value), None, false) => {
                 check_value(&path, &value)?;
@@ -436,7 +436,10 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
                     .map_err(unproven)?;
                 (Op::Set { path, value }, Some(proof))
             }
-            (None, None, true) => (Op::Remove { path }, None),
+            (None, None, true) => {
+                let proof = prove_removal(&evidence, schema, &address, &path).map_err(unproven)?;
+                (Op::Remove { path }, Some(proof))
+            }
             _ => return Err(ToolError::Malformed("give exactly one of value, expression and remove = true".into())),
         };
         self.apply(address, op, proof.into_iter().collect())
@@ -464,14 +467,15 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
         if a.import_id.contains(REDACTED) || a.import_id.is_empty() {
             return Err(ToolError::Refused("the import id must be the cloud object's real id".into()));
         }
-        if !import_id_from_calls(self.change_set, &a.import_id) {
+        let schema = self.schema()?;
+        if !import_id_from_calls(self.change_set, schema, &a.rtype, &a.import_id) {
             return Err(ToolError::Refused(format!(
-                "the import id {:?} is not the identifier a creating call recorded",
-                cut(&a.import_id, 200)
+                "the import id {:?} is not the identifier a call creating {} recorded",
+                cut(&a.import_id, 200),
+                a.rtype
             )));
         }
-        let schema = self.schema()?;
-        let evidence = Evidence::new(self.change_set);
+        let evidence = Evidence::new(self.change_set, self.state);
         let mut spec = BlockSpec::default();
         let mut proofs = Vec::new();
         for (name, value) in a.attributes {

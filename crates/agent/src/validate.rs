@@ -12,7 +12,9 @@ use driftback_terraform::eval::{effective_config, value_at_path};
 use driftback_terraform::patch::values_equal;
 use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Schema, Seg, State};
 
-use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_value, schema_for};
+use crate::proof::{
+    Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_removal, prove_value, schema_for,
+};
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 const MAX_DIFF: usize = 3_000;
@@ -59,7 +61,7 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
         return Validation { ok: false, problems, diff: diff_summary(before, after), proofs };
     };
     let footprint = Footprint::of(change_set, state, Some(schema));
-    let evidence = Evidence::new(change_set);
+    let evidence = Evidence::new(change_set, state);
     for change in &plan.changes {
         let address = &change.address;
         let creates = change.ops.iter().any(|op| matches!(op, Op::CreateResource { .. }));
@@ -103,6 +105,10 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                     if let Some(got) = config.as_ref().and_then(|c| value_at_path(c, path)) {
                         problems.push(format!("{address}.{path} is still {got} after the patch"));
                     }
+                    match prove_removal(&evidence, schema, address, path) {
+                        Ok(proof) => proofs.push(proof),
+                        Err(why) => problems.push(why),
+                    }
                 }
                 Op::RemoveResource => {
                     if after.find_resource(address).is_some() {
@@ -116,7 +122,7 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                     if after.find_resource(address).is_none() {
                         problems.push(format!("{address} was not added"));
                     }
-                    if !import_id_from_calls(change_set, import_id) {
+                    if !import_id_from_calls(change_set, schema, &address.rtype, import_id) {
                         problems.push(format!(
                             "{address}: the import id {import_id:?} is not the identifier of a call that creates something"
                         ));
@@ -139,7 +145,7 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
         }
     }
     for instance in &state.instances {
-        if instance.address.data || footprint.identifies(&instance.address) {
+        if instance.address.data || footprint.identifies_instance(&instance.address) {
             continue;
         }
         let was = without_lifecycle(effective_config(before, &instance.address));

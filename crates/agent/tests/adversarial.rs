@@ -533,3 +533,263 @@ async fn a_record_the_call_creates_is_added_with_every_attribute_proven() {
     let text = apply(plan).text(&PathBuf::from("dns.tf")).unwrap().to_string();
     assert!(text.contains("resource \"aws_route53_record\" \"new\""), "{text}");
 }
+
+/// A CloudTrail record of one call by a person.
+fn call(id: &str, source: &str, name: &str, request: Value) -> Value {
+    json!({
+        "eventVersion": "1.08",
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/erin", "accountId": "123456789012", "userName": "erin"},
+        "eventTime": "2024-10-28T12:15:02Z", "eventSource": source, "eventName": name, "awsRegion": "us-east-1",
+        "sourceIPAddress": "203.0.113.87", "userAgent": "AWS Internal", "requestParameters": request,
+        "responseElements": null, "eventID": id, "readOnly": false, "eventType": "AwsApiCall",
+        "managementEvent": true, "recipientAccountId": "123456789012"
+    })
+}
+
+fn state_of(resources: Value) -> State {
+    State::parse(&json!({"version": 4, "resources": resources}).to_string(), "state").unwrap()
+}
+
+fn applied_to(repo: &Repo, plan: &Plan) -> Repo {
+    let mut work = repo.clone();
+    for change in &plan.changes {
+        for op in &change.ops {
+            driftback_terraform::patch::apply(&mut work, &change.address, op).unwrap();
+        }
+    }
+    work
+}
+
+fn problems(validation: &driftback_agent::Validation) -> String {
+    validation.problems.join("; ")
+}
+
+#[test]
+fn a_value_from_another_records_item_or_another_blocks_settings_proves_nothing() {
+    // One console save changing two records: www to 60, api to 120.
+    let mut both = ttl_change("ev-1", "www", 60);
+    let api = ttl_change("ev-x", "api", 120)["requestParameters"]["changeBatch"]["changes"][0].clone();
+    both["requestParameters"]["changeBatch"]["changes"].as_array_mut().unwrap().push(api);
+    let cs = change_set(&both);
+    let stolen = Plan { changes: vec![set("aws_route53_record.www", "ttl", json!(120))], ..Plan::default() };
+    let validation = validate(&repo(), &apply(&stolen), &state(), &cs, &stolen);
+    assert!(!validation.ok);
+    assert!(
+        problems(&validation)
+            .contains("changes[1].resourceRecordSet.tTL`, which belongs to the item for aws_route53_record.api"),
+        "{}",
+        problems(&validation)
+    );
+    let right = Plan {
+        changes: vec![
+            set("aws_route53_record.www", "ttl", json!(60)),
+            set("aws_route53_record.api", "ttl", json!(120)),
+        ],
+        ..Plan::default()
+    };
+    let validation = validate(&repo(), &apply(&right), &state(), &cs, &right);
+    assert!(validation.ok, "{}", problems(&validation));
+
+    // An alias: the target's name is the alias block's, never the record's own `name`.
+    let mut alias = ttl_change("ev-2", "www", 60);
+    alias["requestParameters"]["changeBatch"]["changes"][0]["resourceRecordSet"] = json!({
+        "name": "www.example.com.", "type": "CNAME",
+        "aliasTarget": {"hostedZoneId": "Z35SXDOTRQ7X7K", "dNSName": "web-1.us-east-1.elb.amazonaws.com.",
+                        "evaluateTargetHealth": false}});
+    let cs = change_set(&alias);
+    let renamed = Plan {
+        changes: vec![set("aws_route53_record.www", "name", json!("web-1.us-east-1.elb.amazonaws.com"))],
+        ..Plan::default()
+    };
+    let validation = validate(&repo(), &apply(&renamed), &state(), &cs, &renamed);
+    assert!(!validation.ok);
+    assert!(problems(&validation).contains("sits in the call's settings for `alias`"), "{}", problems(&validation));
+}
+
+#[test]
+fn a_deleting_call_deletes_only_the_resource_it_names_and_of_the_type_its_name_says() {
+    let state = state_of(json!([
+        {"mode": "managed", "type": "aws_s3_bucket", "name": "logs", "instances": [{"attributes": {"id": "acme-logs", "bucket": "acme-logs"}}]},
+        {"mode": "managed", "type": "aws_s3_bucket_ownership_controls", "name": "logs", "instances": [{"attributes": {"id": "acme-logs", "bucket": "acme-logs"}}]},
+        {"mode": "managed", "type": "aws_instance", "name": "web", "instances": [{"attributes": {"id": "i-0abc1234def567890"}}]}
+    ]));
+    let schema = Some(Schema::newest().unwrap());
+    let controls = change_set(&call(
+        "d-1",
+        "s3.amazonaws.com",
+        "DeleteBucketOwnershipControls",
+        json!({"bucketName": "acme-logs", "ownershipControls": ""}),
+    ));
+    let footprint = Footprint::of(&controls, &state, schema);
+    assert!(footprint.deletes(&addr("aws_s3_bucket_ownership_controls.logs")), "{footprint:?}");
+    assert!(!footprint.deletes(&addr("aws_s3_bucket.logs")), "{footprint:?}");
+
+    let untag = change_set(&call(
+        "d-2",
+        "ec2.amazonaws.com",
+        "DeleteTags",
+        json!({"resourcesSet": {"items": [{"resourceId": "i-0abc1234def567890"}]}, "tagSet": {"items": [{"key": "Team"}]}}),
+    ));
+    let footprint = Footprint::of(&untag, &state, schema);
+    assert!(footprint.identifies(&addr("aws_instance.web")));
+    assert!(!footprint.deletes(&addr("aws_instance.web")), "{footprint:?}");
+}
+
+const QUEUES_TF: &str = r#"resource "aws_sqs_queue" "jobs" {
+  for_each                   = toset(["a", "b"])
+  name                       = "jobs-${each.key}"
+  visibility_timeout_seconds = 30
+}
+
+resource "aws_sqs_queue" "dlq" {
+  name           = "dlq"
+  redrive_policy = "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:123456789012:x\",\"maxReceiveCount\":3}"
+}
+"#;
+
+fn queues() -> (Repo, State) {
+    let queue = |key: &str| {
+        json!({"index_key": key, "attributes": {"id": format!("https://sqs.us-east-1.amazonaws.com/123456789012/jobs-{key}"),
+               "name": format!("jobs-{key}"), "visibility_timeout_seconds": 30}})
+    };
+    let state = state_of(json!([
+        {"mode": "managed", "type": "aws_sqs_queue", "name": "jobs", "instances": [queue("a"), queue("b")]},
+        {"mode": "managed", "type": "aws_sqs_queue", "name": "dlq", "instances": [{"attributes": {
+            "id": "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", "name": "dlq",
+            "redrive_policy": "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:123456789012:x\",\"maxReceiveCount\":3}"}}]}
+    ]));
+    (Repo::from_files([(PathBuf::from("queues.tf"), QUEUES_TF.to_string())].into()), state)
+}
+
+#[test]
+fn an_edit_of_a_shared_block_for_one_instance_changes_its_siblings_and_is_refused() {
+    let (repo, state) = queues();
+    let cs = change_set(&call(
+        "q-1",
+        "sqs.amazonaws.com",
+        "SetQueueAttributes",
+        json!({"queueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/jobs-a",
+               "attributes": {"VisibilityTimeout": "60"}}),
+    ));
+    // The patcher never writes such an edit; a model writing the file itself is caught by the
+    // check that every instance the calls do not name is unchanged.
+    let plan = Plan {
+        changes: vec![set("aws_sqs_queue.jobs[\"a\"]", "visibility_timeout_seconds", json!(60))],
+        ..Plan::default()
+    };
+    let mut after = repo.clone();
+    after.set_file(
+        std::path::Path::new("queues.tf"),
+        QUEUES_TF.replacen("visibility_timeout_seconds = 30", "visibility_timeout_seconds = 60", 1),
+    );
+    let validation = validate(&repo, &after, &state, &cs, &plan);
+    assert!(!validation.ok);
+    assert!(problems(&validation).contains("aws_sqs_queue.jobs[\"b\"] changed too"), "{}", problems(&validation));
+}
+
+#[test]
+fn a_removal_needs_a_call_that_removes_it() {
+    let (repo, state) = queues();
+    let remove = |path: &str| Plan {
+        changes: vec![ResourceChange {
+            address: addr("aws_sqs_queue.dlq"),
+            ops: vec![Op::Remove { path: AttrPath::parse(path).unwrap() }],
+            recipes: vec!["agent".into()],
+            created: false,
+        }],
+        ..Plan::default()
+    };
+    let url = "https://sqs.us-east-1.amazonaws.com/123456789012/dlq";
+    // The redrive policy sent empty: removing it is proven.
+    let cleared = change_set(&call(
+        "q-2",
+        "sqs.amazonaws.com",
+        "SetQueueAttributes",
+        json!({"queueUrl": url, "attributes": {"RedrivePolicy": ""}}),
+    ));
+    let plan = remove("redrive_policy");
+    let validation = validate(&repo, &applied_to(&repo, &plan), &state, &cleared, &plan);
+    assert!(validation.ok, "{}", problems(&validation));
+    assert_eq!(validation.proofs[0].members[0].path, "attributes.RedrivePolicy");
+    assert_eq!(validation.proofs[0].members[0].rule, driftback_agent::Rule::Removed);
+
+    // Another attribute set: removing the policy alongside is the model's invention.
+    let other = change_set(&call(
+        "q-3",
+        "sqs.amazonaws.com",
+        "SetQueueAttributes",
+        json!({"queueUrl": url, "attributes": {"VisibilityTimeout": "60"}}),
+    ));
+    let validation = validate(&repo, &applied_to(&repo, &plan), &state, &other, &plan);
+    assert!(!validation.ok);
+    assert!(
+        problems(&validation).contains("aws_sqs_queue.dlq.redrive_policy: no recorded call removes it"),
+        "{}",
+        problems(&validation)
+    );
+}
+
+#[tokio::test]
+async fn a_learned_recipe_keeps_every_part_of_the_identity_underscores_and_set_identifiers_included() {
+    let record = |name: &str, id: &str, host: &str, extra: Value| {
+        let mut attributes = json!({"id": id, "zone_id": ZONE, "name": host, "type": "TXT", "ttl": 300,
+                                    "records": ["v=1"], "set_identifier": ""});
+        for (k, v) in extra.as_object().unwrap() {
+            attributes[k] = v.clone();
+        }
+        json!({"mode": "managed", "type": "aws_route53_record", "name": name, "instances": [{"attributes": attributes}]})
+    };
+    let state = state_of(json!([
+        {"mode": "managed", "type": "aws_route53_zone", "name": "main", "instances": [{"attributes": {"id": ZONE, "zone_id": ZONE, "name": "example.com"}}]},
+        record("dmarc", &format!("{ZONE}__dmarc.example.com_TXT"), "_dmarc.example.com", json!({})),
+        record("blue", &format!("{ZONE}_txt.example.com_TXT_blue"), "txt.example.com", json!({"set_identifier": "blue"}))
+    ]));
+    let tf = r#"resource "aws_route53_record" "dmarc" {
+  zone_id = "Z0123456789ABCDEFGHIJ"
+  name    = "_dmarc.example.com"
+  type    = "TXT"
+  ttl     = 300
+  records = ["v=1"]
+}
+
+resource "aws_route53_record" "blue" {
+  zone_id        = "Z0123456789ABCDEFGHIJ"
+  name           = "txt.example.com"
+  type           = "TXT"
+  ttl            = 300
+  records        = ["v=1"]
+  set_identifier = "blue"
+}
+"#;
+    let repo = Repo::from_files([(PathBuf::from("dns.tf"), tf.to_string())].into());
+    let change = |id: &str, host: &str, extra: Value| {
+        let mut set = json!({"name": format!("{host}."), "type": "TXT", "tTL": 60,
+                             "resourceRecords": [{"value": "\"v=1\""}]});
+        for (k, v) in extra.as_object().unwrap() {
+            set[k] = v.clone();
+        }
+        change_set(&call(
+            id,
+            "route53.amazonaws.com",
+            "ChangeResourceRecordSets",
+            json!({"hostedZoneId": ZONE, "changeBatch": {"changes": [{"action": "UPSERT", "resourceRecordSet": set}]}}),
+        ))
+    };
+    for (address, cs, identity) in [
+        ("aws_route53_record.dmarc", change("l-1", "_dmarc.example.com", json!({})), "attr = \"name\""),
+        (
+            "aws_route53_record.blue",
+            change("l-2", "txt.example.com", json!({"setIdentifier": "blue", "weight": 10})),
+            "attr = \"set_identifier\"",
+        ),
+    ] {
+        let kb = InMemoryKnowledgeBase::new();
+        let plan = Plan { changes: vec![set(address, "ttl", json!(60))], ..Plan::default() };
+        let validation = validate(&repo, &applied_to(&repo, &plan), &state, &cs, &plan);
+        assert!(validation.ok, "{address}: {}", problems(&validation));
+        let learned = learn(&kb, &catalog(), &cs, &state, &repo, &plan).await.unwrap();
+        let Learned::Stored(recipe) = learned else { panic!("{address}: {learned:?}") };
+        let toml = driftback_agent::recipe_toml(&recipe.recipe);
+        assert!(toml.contains(identity) && toml.contains("attr = \"type\""), "{address}: {toml}");
+    }
+}

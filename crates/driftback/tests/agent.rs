@@ -171,9 +171,18 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     let branch = git(r, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
     let diff = git(r, &["diff", "main", branch.trim()]);
     assert!(diff.contains("+  source_dest_check = false"), "{diff}");
+    let message = git(r, &["log", "-1", "--format=%B", branch.trim()]);
     assert!(
-        git(r, &["log", "-1", "--format=%B", branch.trim()])
-            .contains("learned recipe learned-ec2-modify-network-interface-attribute-aws-network-interface")
+        message.contains("learned recipe learned-ec2-modify-network-interface-attribute-aws-network-interface"),
+        "{message}"
+    );
+    // The commit lists the edit with its proof: the member that sets it and how it was read.
+    assert!(
+        message.contains(
+            "proof: aws_network_interface.core.source_dest_check = false <- ec2:ModifyNetworkInterfaceAttribute \
+             sourceDestCheck.value = false (as recorded)"
+        ),
+        "{message}"
     );
 
     let listed = driftback(&model, &["kb", "recipes", "--repo", repo_arg]);
@@ -193,6 +202,19 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("reconciled: 1"), "{}", text(&out));
     assert_eq!(model.requests().len(), 4);
+    // The learned recipe's commit carries its proof too, checked on this use.
+    let branches = git(r, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
+    let learned_commit = branches
+        .lines()
+        .map(|b| git(r, &["log", "-1", "--format=%B", b.trim()]))
+        .find(|m| m.contains("aws_network_interface.edge"))
+        .unwrap_or_else(|| panic!("no branch for the edge interface: {branches}"));
+    assert!(
+        learned_commit.contains(
+            "proof: aws_network_interface.edge.source_dest_check = false <- ec2:ModifyNetworkInterfaceAttribute"
+        ),
+        "{learned_commit}"
+    );
     let listed = text(&driftback(&model, &["kb", "recipes", "--repo", repo_arg]));
     let line = listed.lines().find(|l| l.starts_with("learned-ec2")).unwrap().to_string();
     assert_eq!(line.split_whitespace().skip(1).take(2).collect::<Vec<_>>(), ["1", "1"], "{line}");
