@@ -2,7 +2,10 @@
 //! inputs, `count.index` and `each.*` resolved. References to other resources stay symbolic (their
 //! source text, as `${...}`).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use hcl_edit::Span;
 use hcl_edit::structure::Body;
@@ -14,7 +17,7 @@ use hcl_edit::structure::Block;
 
 use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel};
-use crate::functions::{declare_terraform_functions, eval_try};
+use crate::functions::{eval_try, terraform_context};
 use crate::path::Seg;
 use crate::repo::Repo;
 
@@ -39,11 +42,58 @@ pub fn effective_config_in_state(repo: &Repo, address: &Address, state: &crate::
 }
 
 fn config_with(repo: &Repo, address: &Address, known: Known<'_>) -> Option<Value> {
-    let location = repo.find_resource(address)?;
-    let text = repo.text(&location.file)?;
-    let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), known)?;
-    Some(body_value(text, &block.body, &ctx))
+    Evaluator { known, ..Evaluator::new(repo) }.config(address)
+}
+
+/// Evaluates many instances of one repository, computing each module instance's scope (its
+/// variables, locals and evaluation context) once: the cost of evaluating every instance grows with
+/// the number of instances, not with instances times files.
+pub struct Evaluator<'r> {
+    repo: &'r Repo,
+    known: Known<'r>,
+    scopes: RefCell<HashMap<Vec<ModuleStep>, Option<Rc<Evaluated>>>>,
+}
+
+/// A module instance's scope and the context built from it.
+struct Evaluated {
+    scope: Scope,
+    ctx: hcl::eval::Context<'static>,
+}
+
+impl<'r> Evaluator<'r> {
+    /// References to resources stay symbolic.
+    pub fn new(repo: &'r Repo) -> Evaluator<'r> {
+        Evaluator { repo, known: None, scopes: RefCell::new(HashMap::new()) }
+    }
+
+    /// The effective configuration of one resource instance, as [`effective_config`].
+    pub fn config(&self, address: &Address) -> Option<Value> {
+        let repo = self.repo;
+        let location = repo.find_resource(address)?;
+        let text = repo.text(&location.file)?;
+        let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
+        let ctx = block_context(self, &address.module, text, block, address.key.as_ref())?;
+        Some(body_value(text, &block.body, &ctx))
+    }
+
+    /// Every resource instance the configuration declares, as [`instances`].
+    pub fn instances(&self) -> Vec<Address> {
+        let mut out = Vec::new();
+        collect_instances(self, &[], Path::new(""), &mut out, 0);
+        out
+    }
+
+    fn scope(&self, module: &[ModuleStep]) -> Option<Rc<Evaluated>> {
+        if let Some(found) = self.scopes.borrow().get(module) {
+            return found.clone();
+        }
+        let built = module_scope(self, module).map(|scope| {
+            let ctx = scope.context();
+            Rc::new(Evaluated { scope, ctx })
+        });
+        self.scopes.borrow_mut().insert(module.to_vec(), built.clone());
+        built
+    }
 }
 
 /// Evaluate the source text of an expression as if it were written in the block `sel` of `file`
@@ -58,7 +108,7 @@ pub fn eval_in_block(
 ) -> Option<Value> {
     let text = repo.text(file)?;
     let block = edit::find_block(repo.body(file)?, sel)?;
-    let ctx = block_context(repo, module, text, block, key, None)?;
+    let ctx = block_context(&Evaluator::new(repo), module, text, block, key)?;
     let parsed: hcl::Expression = source.parse().ok()?;
     serde_json::to_value(eval_try(&parsed, &ctx).ok()?).ok()
 }
@@ -66,15 +116,13 @@ pub fn eval_in_block(
 /// The scope of a block's instance: its module's variables and locals, `count.index` or
 /// `each.key`/`each.value`. `None` when the block's `count`/`for_each` does not produce `key`.
 fn block_context(
-    repo: &Repo,
+    ev: &Evaluator<'_>,
     module: &[ModuleStep],
     text: &str,
     block: &Block,
     key: Option<&InstanceKey>,
-    known: Known<'_>,
 ) -> Option<hcl::eval::Context<'static>> {
-    let scope = module_scope(repo, module, 0, known)?;
-    let mut ctx = scope.context();
+    let mut ctx = ev.scope(module)?.ctx.clone();
     match key {
         None => {}
         Some(InstanceKey::Int(i)) => {
@@ -113,17 +161,18 @@ pub enum Instances {
 
 /// The instance keys of the block `TYPE.NAME` (or module call `NAME`, with `rtype` empty) in
 /// module instance `module`.
-fn block_instances(repo: &Repo, module: &[ModuleStep], file: &Path, block: &Block) -> Instances {
-    let Some(text) = repo.text(file) else { return Instances::Unknown };
-    let Some(ctx) = module_scope(repo, module, 0, None).map(|s| s.context()) else { return Instances::Unknown };
+fn block_instances(ev: &Evaluator<'_>, module: &[ModuleStep], file: &Path, block: &Block) -> Instances {
+    let Some(text) = ev.repo.text(file) else { return Instances::Unknown };
+    let Some(evaluated) = ev.scope(module) else { return Instances::Unknown };
+    let ctx = &evaluated.ctx;
     if let Some(attr) = block.body.get_attribute("count") {
-        return match eval_expr(text, &attr.value, &ctx).and_then(|v| v.as_f64()) {
+        return match eval_expr(text, &attr.value, ctx).and_then(|v| v.as_f64()) {
             Some(n) if n >= 0.0 => Instances::Keys((0..n as i64).map(InstanceKey::Int).collect()),
             _ => Instances::Unknown,
         };
     }
     if let Some(attr) = block.body.get_attribute("for_each") {
-        return match eval_expr(text, &attr.value, &ctx) {
+        return match eval_expr(text, &attr.value, ctx) {
             Some(Value::Object(m)) => Instances::Keys(m.keys().map(|k| InstanceKey::Str(k.clone())).collect()),
             Some(Value::Array(items)) => {
                 Instances::Keys(items.iter().filter_map(|i| i.as_str()).map(|k| InstanceKey::Str(k.into())).collect())
@@ -137,15 +186,14 @@ fn block_instances(repo: &Repo, module: &[ModuleStep], file: &Path, block: &Bloc
 /// Every resource instance (not data sources) the configuration declares, through module calls
 /// and their `count`/`for_each`. A block whose instances are unknown is listed once without a key.
 pub fn instances(repo: &Repo) -> Vec<Address> {
-    let mut out = Vec::new();
-    collect_instances(repo, &[], Path::new(""), &mut out, 0);
-    out
+    Evaluator::new(repo).instances()
 }
 
-fn collect_instances(repo: &Repo, module: &[ModuleStep], dir: &Path, out: &mut Vec<Address>, depth: usize) {
+fn collect_instances(ev: &Evaluator<'_>, module: &[ModuleStep], dir: &Path, out: &mut Vec<Address>, depth: usize) {
     if depth > 16 {
         return;
     }
+    let repo = ev.repo;
     for (file, body) in repo.parsed_tf_in(dir) {
         for block in body.blocks() {
             let label = |i: usize| block.labels.get(i).map(edit::label_str);
@@ -153,7 +201,7 @@ fn collect_instances(repo: &Repo, module: &[ModuleStep], dir: &Path, out: &mut V
                 "resource" => {
                     let (Some(rtype), Some(name)) = (label(0), label(1)) else { continue };
                     let base = Address { module: module.to_vec(), ..Address::resource(rtype, name) };
-                    match block_instances(repo, module, file, block) {
+                    match block_instances(ev, module, file, block) {
                         Instances::Keys(keys) => {
                             out.extend(keys.into_iter().map(|k| Address { key: Some(k), ..base.clone() }))
                         }
@@ -165,14 +213,14 @@ fn collect_instances(repo: &Repo, module: &[ModuleStep], dir: &Path, out: &mut V
                     let mut path = module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>();
                     path.push(format!("module.{name}"));
                     let Some(child_dir) = repo.module_dir(&path.join(".")).cloned() else { continue };
-                    let keys = match block_instances(repo, module, file, block) {
+                    let keys = match block_instances(ev, module, file, block) {
                         Instances::Keys(keys) => keys.into_iter().map(Some).collect(),
                         Instances::Single | Instances::Unknown => vec![None],
                     };
                     for key in keys {
                         let mut steps = module.to_vec();
                         steps.push(ModuleStep { name: name.to_string(), key });
-                        collect_instances(repo, &steps, &child_dir, out, depth + 1);
+                        collect_instances(ev, &steps, &child_dir, out, depth + 1);
                     }
                 }
                 _ => {}
@@ -184,14 +232,15 @@ fn collect_instances(repo: &Repo, module: &[ModuleStep], dir: &Path, out: &mut V
 /// The AWS provider's `default_tags` in the root module, evaluated (all aliases merged).
 pub fn provider_default_tags(repo: &Repo) -> Map<String, Value> {
     let mut out = Map::new();
-    let Some(scope) = module_scope(repo, &[], 0, None) else { return out };
-    let ctx = scope.context();
-    for (file, body) in repo.parsed_tf_in(&scope.module_dir) {
+    let ev = Evaluator::new(repo);
+    let Some(evaluated) = ev.scope(&[]) else { return out };
+    let ctx = &evaluated.ctx;
+    for (file, body) in repo.parsed_tf_in(&evaluated.scope.module_dir) {
         let text = repo.text(file).unwrap_or_default();
         for provider in body.blocks().filter(|b| b.ident.as_str() == "provider") {
             for dt in provider.body.get_blocks("default_tags") {
                 if let Some(Value::Object(map)) =
-                    dt.body.get_attribute("tags").and_then(|a| eval_expr(text, &a.value, &ctx))
+                    dt.body.get_attribute("tags").and_then(|a| eval_expr(text, &a.value, ctx))
                 {
                     out.extend(map);
                 }
@@ -216,8 +265,7 @@ type Known<'k> = Option<&'k dyn Fn(&[ModuleStep]) -> Map<String, Value>>;
 
 impl Scope {
     fn context(&self) -> hcl::eval::Context<'static> {
-        let mut ctx = hcl::eval::Context::new();
-        declare_terraform_functions(&mut ctx);
+        let mut ctx = terraform_context();
         for (name, value) in &self.resources {
             ctx.declare_var(name.clone(), to_hcl(value));
         }
@@ -233,7 +281,9 @@ impl Scope {
     }
 }
 
-fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize, known: Known<'_>) -> Option<Scope> {
+/// A module instance's scope; the parent's, for a module call's inputs, comes from `ev`'s cache.
+fn module_scope(ev: &Evaluator<'_>, module: &[ModuleStep]) -> Option<Scope> {
+    let (repo, known) = (ev.repo, ev.known);
     let module_path = module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
     let dir = repo.module_dir(&module_path)?.clone();
     let mut vars = Map::new();
@@ -265,12 +315,12 @@ fn module_scope(repo: &Repo, module: &[ModuleStep], depth: usize, known: Known<'
                 }
             }
         }
-    } else if depth < 16 {
+    } else if module.len() <= 16 {
         // Inputs from the module call, evaluated in the parent's scope.
-        let parent_scope = module_scope(repo, &module[..module.len() - 1], depth + 1, known)?;
-        let mut ctx = parent_scope.context();
+        let parent = ev.scope(&module[..module.len() - 1])?;
+        let mut ctx = parent.ctx.clone();
         let call = module.last()?;
-        let parent_dir = parent_scope.module_dir.clone();
+        let parent_dir = parent.scope.module_dir.clone();
         if let Some(key) = &call.key {
             match key {
                 InstanceKey::Int(i) => {
@@ -534,7 +584,7 @@ pub fn block_origins(repo: &Repo, address: &Address, block_type: &str) -> Option
     let location = repo.find_resource(address)?;
     let text = repo.text(&location.file)?;
     let block = edit::find_block(repo.body(&location.file)?, &location.sel)?;
-    let ctx = block_context(repo, &address.module, text, block, address.key.as_ref(), None)?;
+    let ctx = block_context(&Evaluator::new(repo), &address.module, text, block, address.key.as_ref())?;
     let (mut written, mut dynamic) = (0, 0);
     let mut out = Vec::new();
     for b in block.body.blocks() {

@@ -131,6 +131,18 @@ pub const UNKNOWN_BY_DESIGN: &[&str] = &[
     "yamlencode",
 ];
 
+/// A new context with every supported Terraform function declared. Declaring them costs far more
+/// than copying them (each declaration searches the ones before it), so they are declared once.
+pub fn terraform_context() -> Context<'static> {
+    static BASE: std::sync::OnceLock<Context<'static>> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        let mut ctx = Context::new();
+        declare_terraform_functions(&mut ctx);
+        ctx
+    })
+    .clone()
+}
+
 /// Declares all supported Terraform functions in `ctx`.
 ///
 /// See the module documentation for the list of functions and for how `try`/`can` must be

@@ -738,11 +738,13 @@ fn set_at(value: &mut Value, segs: &[Seg], new: Value) -> bool {
 /// Every resource instance's effective configuration but the target's (without `lifecycle`,
 /// which is Terraform's bookkeeping).
 fn snapshot(repo: &Repo, target: &Address) -> std::collections::BTreeMap<Address, Value> {
-    crate::eval::instances(repo)
+    let evaluator = crate::eval::Evaluator::new(repo);
+    evaluator
+        .instances()
         .into_iter()
         .filter(|a| a != target && !(a.without_key() == target.without_key() && a.key.is_none()))
         .filter_map(|a| {
-            let mut config = effective_config(repo, &a)?;
+            let mut config = evaluator.config(&a)?;
             if let Some(map) = config.as_object_mut() {
                 map.remove("lifecycle");
             }
