@@ -11,6 +11,7 @@
 //! (a literal on the one resource, or a condition on the one instance), and a note says which and
 //! why. When no edit passes, the change is refused with the reason.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hcl_edit::Span;
@@ -579,7 +580,11 @@ fn choose(
     if candidates.is_empty() {
         return Err("no edit of the configuration expresses this change".into());
     }
-    let before = snapshot(repo, target);
+    // The other instances' configurations before, each computed at most once and only where a
+    // candidate can reach it.
+    let before_eval = crate::eval::Evaluator::new(repo);
+    let before_instances = before_eval.instances();
+    let mut before_configs: BTreeMap<Address, Option<Value>> = BTreeMap::new();
     let target_before = changing.and_then(|path| Some((path, effective_config(repo, target)?)));
     let mut leaks = Vec::new();
     for candidate in candidates {
@@ -599,7 +604,24 @@ fn choose(
                 continue;
             }
         }
-        let after = snapshot(&scratch, target);
+        let files: Vec<&Path> =
+            std::iter::once(candidate.file.as_path()).chain(candidate.also.iter().map(|(f, _)| f.as_path())).collect();
+        let reach = Reach::of(repo, &scratch, &files);
+        let other = |a: &Address| a != target && !(a.without_key() == target.without_key() && a.key.is_none());
+        let mut before = BTreeMap::new();
+        for a in before_instances.iter().filter(|a| other(a) && reach.contains(repo, a)) {
+            let config = before_configs.entry(a.clone()).or_insert_with(|| without_lifecycle(before_eval.config(a)));
+            if let Some(config) = config {
+                before.insert(a.clone(), config.clone());
+            }
+        }
+        let after_eval = crate::eval::Evaluator::new(&scratch);
+        let after: BTreeMap<Address, Value> = after_eval
+            .instances()
+            .into_iter()
+            .filter(|a| other(a) && reach.contains(&scratch, a))
+            .filter_map(|a| Some((a.clone(), without_lifecycle(after_eval.config(&a))?)))
+            .collect();
         let changed = before
             .iter()
             .filter(|(a, _)| !expected_gone(a))
@@ -735,22 +757,80 @@ fn set_at(value: &mut Value, segs: &[Seg], new: Value) -> bool {
     }
 }
 
-/// Every resource instance's effective configuration but the target's (without `lifecycle`,
-/// which is Terraform's bookkeeping).
-fn snapshot(repo: &Repo, target: &Address) -> std::collections::BTreeMap<Address, Value> {
-    let evaluator = crate::eval::Evaluator::new(repo);
-    evaluator
-        .instances()
-        .into_iter()
-        .filter(|a| a != target && !(a.without_key() == target.without_key() && a.key.is_none()))
-        .filter_map(|a| {
-            let mut config = evaluator.config(&a)?;
-            if let Some(map) = config.as_object_mut() {
-                map.remove("lifecycle");
+/// A configuration without `lifecycle`, which is Terraform's bookkeeping.
+fn without_lifecycle(config: Option<Value>) -> Option<Value> {
+    let mut config = config?;
+    if let Some(map) = config.as_object_mut() {
+        map.remove("lifecycle");
+    }
+    Some(config)
+}
+
+/// The instances an edit of some files can change. References to other resources stay symbolic in
+/// an effective configuration, so an edit inside resource blocks only changes the instances of
+/// those blocks; an edit of anything else (a variable, a local, a module call, a provider, a
+/// `.tfvars` file, text outside blocks) may change any instance, and every one is checked.
+enum Reach {
+    All,
+    /// Resource blocks, by the module directory that holds them, type and name.
+    Blocks(Vec<(PathBuf, String, String)>),
+}
+
+impl Reach {
+    fn of(before: &Repo, after: &Repo, files: &[&Path]) -> Reach {
+        let mut blocks = Vec::new();
+        for file in files {
+            if file.extension().is_none_or(|e| e != "tf") {
+                return Reach::All;
             }
-            Some((a, config))
-        })
-        .collect()
+            let (Some(old), Some(new)) = (top_level(before, file), top_level(after, file)) else { return Reach::All };
+            let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+            for key in old.keys().chain(new.keys()) {
+                if old.get(key) == new.get(key) {
+                    continue;
+                }
+                match key {
+                    (ident, labels, _) if ident == "resource" && labels.len() == 2 => {
+                        blocks.push((dir.clone(), labels[0].clone(), labels[1].clone()))
+                    }
+                    _ => return Reach::All,
+                }
+            }
+        }
+        Reach::Blocks(blocks)
+    }
+
+    fn contains(&self, repo: &Repo, address: &Address) -> bool {
+        match self {
+            Reach::All => true,
+            Reach::Blocks(blocks) => blocks.iter().any(|(dir, rtype, name)| {
+                address.rtype == *rtype
+                    && address.name == *name
+                    && !address.data
+                    && repo.module_dir(&address.module_path()).is_some_and(|d| d == dir)
+            }),
+        }
+    }
+}
+
+/// A file's top-level blocks by kind, labels and occurrence, with their text; `None` when the
+/// file does not parse or has top-level attributes.
+fn top_level(repo: &Repo, file: &Path) -> Option<BTreeMap<(String, Vec<String>, usize), String>> {
+    let (body, text) = (repo.body(file)?, repo.text(file)?);
+    if body.attributes().next().is_some() {
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    for block in body.blocks() {
+        let labels: Vec<String> = block.labels.iter().map(|l| edit::label_str(l).to_string()).collect();
+        let mut occurrence = 0;
+        while out.contains_key(&(block.ident.to_string(), labels.clone(), occurrence)) {
+            occurrence += 1;
+        }
+        let source = text.get(block.span()?)?.to_string();
+        out.insert((block.ident.to_string(), labels, occurrence), source);
+    }
+    Some(out)
 }
 
 /// What a path holds in an effective configuration, looking into JSON documents held as text.
@@ -1713,6 +1793,46 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_edit_inside_resource_blocks_reaches_their_instances_and_anything_else_reaches_all() {
+        let main = "variable \"size\" {\n  default = 1\n}\n\nresource \"aws_sqs_queue\" \"a\" {\n  delay_seconds = var.size\n}\n\n\
+                    resource \"aws_sqs_queue\" \"b\" {\n  delay_seconds = 2\n}\n";
+        let child = "resource \"aws_sqs_queue\" \"a\" {\n  delay_seconds = 3\n}\n";
+        let calls = "module \"one\" {\n  source = \"./child\"\n}\n";
+        let repo = Repo::from_files(
+            [
+                (PathBuf::from("main.tf"), main.to_string()),
+                (PathBuf::from("calls.tf"), calls.to_string()),
+                (PathBuf::from("child/main.tf"), child.to_string()),
+                (PathBuf::from("terraform.tfvars"), "size = 1\n".to_string()),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let edited = |file: &str, from: &str, to: &str| {
+            let mut after = repo.clone();
+            after.set_file(Path::new(file), repo.text(Path::new(file)).unwrap().replacen(from, to, 1));
+            Reach::of(&repo, &after, &[Path::new(file)])
+        };
+        let address = |text: &str| Address::parse(text).unwrap();
+        // Inside `b`: only `b`, not `a` here nor the child module's `a`.
+        let reach = edited("main.tf", "delay_seconds = 2", "delay_seconds = 5");
+        assert!(reach.contains(&repo, &address("aws_sqs_queue.b")));
+        assert!(!reach.contains(&repo, &address("aws_sqs_queue.a")));
+        // The child's block: the instance in the module, not the root's block of the same name.
+        let reach = edited("child/main.tf", "delay_seconds = 3", "delay_seconds = 4");
+        assert!(reach.contains(&repo, &address("module.one.aws_sqs_queue.a")));
+        assert!(!reach.contains(&repo, &address("aws_sqs_queue.a")));
+        // A variable, a module call, a tfvars file: every instance.
+        for (file, from, to) in [
+            ("main.tf", "default = 1", "default = 2"),
+            ("calls.tf", "./child", "./child/"),
+            ("terraform.tfvars", "1", "2"),
+        ] {
+            assert!(matches!(edited(file, from, to), Reach::All), "{file}");
+        }
+    }
 
     #[test]
     fn values_compare_as_terraform_does() {
