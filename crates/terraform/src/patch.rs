@@ -813,9 +813,12 @@ impl Reach {
     }
 }
 
-/// A file's top-level blocks by kind, labels and occurrence, with their text; `None` when the
-/// file does not parse or has top-level attributes.
-fn top_level(repo: &Repo, file: &Path) -> Option<BTreeMap<(String, Vec<String>, usize), String>> {
+/// A top-level block by kind, labels and occurrence (the second `locals` block is 1).
+type BlockKey = (String, Vec<String>, usize);
+
+/// A file's top-level blocks with their text; `None` when the file does not parse or has
+/// top-level attributes.
+fn top_level(repo: &Repo, file: &Path) -> Option<BTreeMap<BlockKey, String>> {
     let (body, text) = (repo.body(file)?, repo.text(file)?);
     if body.attributes().next().is_some() {
         return None;
