@@ -253,6 +253,14 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
         assert!(metrics.contains(name), "{name} missing from /metrics:\n{metrics}");
     }
 
+    // The change set the first daemon held when it was killed is taken again once its lease runs
+    // out (3 s), and found already committed: wait for that rather than for the clock.
+    let kb = workdir.join(".git/driftback/kb.sqlite");
+    wait_for("the killed daemon's change set to be finished", &mut second, async || {
+        let store = driftback_store::Store::open_sqlite(&kb).await.unwrap();
+        store.unfinished_change_sets().await.unwrap().is_empty()
+    })
+    .await;
     eprintln!("second daemon's log:\n{}", second.log());
     let status = second.terminate();
     assert!(status.success(), "exit {status:?}:\n{}", second.log());

@@ -99,6 +99,7 @@ impl Site {
             driver: tokio::sync::Mutex::new(driver),
             clone: self.clone.clone(),
             config: config.clone(),
+            loaded: std::sync::Mutex::new(None),
         })
     }
 }
@@ -310,9 +311,28 @@ pub struct GitReconciler {
     /// Fetched and reset to the base branch before each change set (when it is driftback's own).
     clone: Arc<WorkingClone>,
     config: Config,
+    /// The workspace read at the last base commit: change sets on the same commit reuse its parsed
+    /// repository, state and policy (all three are files of that commit) instead of reading and
+    /// parsing them again.
+    loaded: std::sync::Mutex<Option<(String, Workspace)>>,
 }
 
 impl GitReconciler {
+    /// The workspace at `base`: the one already read when the base has not moved, else read now.
+    fn workspace_at(&self, base: &str) -> anyhow::Result<Workspace> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((commit, workspace)) = loaded.as_ref() {
+            if commit == base {
+                return Ok(workspace.clone());
+            }
+        }
+        let dir = self.clone.path();
+        let workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
+        tracing::debug!(base, "read the repository, its state and its policy at the base commit");
+        *loaded = Some((base.to_string(), workspace.clone()));
+        Ok(workspace)
+    }
+
     async fn drive(&self, change_set: &ChangeSet) -> anyhow::Result<Reconciled> {
         let mut driver = self.driver.lock().await;
         let base = self.clone.refresh()?;
@@ -320,8 +340,7 @@ impl GitReconciler {
             deliverer.set_base(base);
         }
         // The repository, its state and its policy as the base commit has them.
-        let dir = self.clone.path();
-        let mut workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
+        let mut workspace = self.workspace_at(&base.to_string())?;
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();
         let driven = driver.drive(&mut workspace, change_set).await?;
