@@ -77,14 +77,27 @@ fn actions_the_code_calls() -> BTreeSet<String> {
     }
     let sources: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
     let mut actions = BTreeSet::new();
-    for (endpoint, sdk, prefix) in
-        [("sqs.amazonaws.com", "aws_sdk_sqs", "sqs"), ("cloudtrail.amazonaws.com", "aws_sdk_cloudtrail", "cloudtrail")]
-    {
-        let ops = operations(&table, endpoint);
-        assert!(ops.len() > 10, "the call table has no operations for {endpoint}");
+    // Every AWS SDK client the workspace depends on, so a new one (S3 for remote state, say) cannot
+    // be used without its grant: the SDK crate `aws-sdk-X` calls endpoint `X.amazonaws.com`, whose
+    // IAM actions are `X:...`.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let services: Vec<&str> = manifest
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("aws-sdk-"))
+        .filter_map(|l| l.split(['=', ' ', '.']).next())
+        .filter(|s| !s.is_empty())
+        .collect();
+    assert!(services.contains(&"sqs") && services.contains(&"cloudtrail"), "{services:?}");
+    for service in services {
+        let (endpoint, sdk, prefix) = (format!("{service}.amazonaws.com"), format!("aws_sdk_{service}"), service);
+        let ops = operations(&table, &endpoint);
+        assert!(
+            ops.len() > 10,
+            "the call table has no operations for {endpoint} (aws-sdk-{service}): name its endpoint and IAM prefix here"
+        );
         for op in ops {
             let call = format!(".{}()", snake(&op));
-            if sources.iter().any(|s| s.contains(sdk) && s.contains(&call)) {
+            if sources.iter().any(|s| s.contains(&sdk) && s.contains(&call)) {
                 let action = op.strip_suffix("Batch").unwrap_or(&op);
                 actions.insert(format!("{prefix}:{action}"));
             }
@@ -295,8 +308,40 @@ fn probe_passes_on_2xx_and_fails_otherwise() {
 }
 
 #[test]
-fn version_names_the_package_version() {
+fn version_names_the_package_version_and_the_revision() {
     let out = Command::new(BIN).arg("--version").output().unwrap();
     let version = String::from_utf8(out.stdout).unwrap();
     assert!(version.starts_with(&format!("driftback {}", env!("CARGO_PKG_VERSION"))), "{version}");
+    // Built from a git checkout (as CI's clone is): the revision follows, `(1a2b3c4)` or `(1a2b3c4-dirty)`.
+    if root().join(".git").exists() {
+        let revision = version.trim().rsplit_once(" (").and_then(|(_, r)| r.strip_suffix(')')).unwrap_or_default();
+        let hash = revision.strip_suffix("-dirty").unwrap_or(revision);
+        assert!(hash.len() >= 7 && hash.chars().all(|c| c.is_ascii_hexdigit()), "{version}");
+    }
+    // The image's version label is the package's.
+    let dockerfile = std::fs::read_to_string(root().join("deploy/Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains(&format!("org.opencontainers.image.version=\"{}\"", env!("CARGO_PKG_VERSION"))),
+        "deploy/Dockerfile's version label must be {}",
+        env!("CARGO_PKG_VERSION")
+    );
+}
+
+#[test]
+fn the_rule_admits_only_aws_sources_and_the_queue_only_that_rule() {
+    let repo = Repo::load(&root().join("deploy/terraform")).unwrap();
+    let rule = driftback_terraform::Address::parse("aws_cloudwatch_event_rule.cloudtrail").unwrap();
+    let config = driftback_terraform::eval::effective_config(&repo, &rule).unwrap();
+    let pattern: Value = serde_json::from_str(config["event_pattern"].as_str().unwrap()).unwrap();
+    // `events:PutEvents` callers cannot send a source beginning with `aws.`: nobody can forge a
+    // console change into the queue through the bus.
+    assert_eq!(pattern["source"], serde_json::json!([{"prefix": "aws."}]), "{pattern}");
+    assert_eq!(pattern["detail-type"], serde_json::json!(["AWS API Call via CloudTrail"]), "{pattern}");
+
+    // The queue accepts sends from that rule only (and from the trail bucket when one is given).
+    let text = repo.text(Path::new("main.tf")).unwrap();
+    let document = &text[text.find("data \"aws_iam_policy_document\" \"queue\"").unwrap()..];
+    let document = &document[..document.find("\n}\n").unwrap()];
+    assert_eq!(document.matches("variable = \"aws:SourceArn\"").count(), 2, "{document}");
+    assert!(document.contains("values   = [aws_cloudwatch_event_rule.cloudtrail.arn]"), "{document}");
 }
