@@ -6,8 +6,11 @@ locals {
   container_environment = merge(var.environment, {
     DRIFTBACK_FEED__QUEUE_URL = aws_sqs_queue.events.url
     DRIFTBACK_FEED__REGION    = split(":", aws_sqs_queue.events.arn)[3]
-    DRIFTBACK_SERVE__LISTEN   = "0.0.0.0:9464"
-    DRIFTBACK_LOG_FORMAT      = "json"
+    # The accounts whose changes are reconciled: this one and the members that forward to it. A
+    # record from any other account on the queue is bad input, never a change set.
+    DRIFTBACK_FEED__ACCOUNTS = join(",", distinct(concat([split(":", aws_sqs_queue.events.arn)[4]], var.forwarding_account_ids)))
+    DRIFTBACK_SERVE__LISTEN  = "0.0.0.0:9464"
+    DRIFTBACK_LOG_FORMAT     = "json"
   })
 }
 

@@ -216,11 +216,53 @@ async fn two_replicas_survive_kill_9_a_postgres_restart_and_hostile_messages_los
     long_resource["requestParameters"]["resourcesSet"]["items"][0]["resourceId"] =
         json!(format!("i-{}", "9".repeat(3000)));
     let forged = envelope("custom.ops-bot", &tag_record(CHANGE_SETS + 3));
+    let mut long_arn = tag_record(CHANGE_SETS + 4);
+    long_arn["userIdentity"]["arn"] = json!(format!("arn:aws:iam::{ACCOUNT}:user/{}", "a".repeat(3000)));
+    // An `aws.*` source, but not the service whose call the record carries.
+    let misattributed = envelope("aws.s3", &tag_record(CHANGE_SETS + 5));
+    let mut elsewhere = tag_record(CHANGE_SETS + 6);
+    elsewhere["recipientAccountId"] = json!("999999999999");
+    let mut blank_id = tag_record(CHANGE_SETS + 7);
+    blank_id["eventID"] = json!("   ");
+    let mut nul_id = tag_record(CHANGE_SETS + 8);
+    nul_id["eventID"] = json!("00000000-0000-4000-8000-\u{0}");
+    let mut blank_resource = tag_record(CHANGE_SETS + 9);
+    blank_resource["requestParameters"]["resourcesSet"]["items"][0]["resourceId"] = json!("  ");
+    // What EventBridge never sends: a record without its envelope.
+    let bare = tag_record(CHANGE_SETS + 10).to_string();
+    // Kept (NUL is stored as U+FFFD), on an instance the code does not manage: an event, no branch.
+    let mut nul_resource = tag_record(CHANGE_SETS + 11);
+    nul_resource["requestParameters"]["resourcesSet"]["items"][0]["resourceId"] = json!("i-0nul\u{0}x");
+    nul_resource["userIdentity"]["arn"] = json!(format!("arn:aws:iam::{ACCOUNT}:user/al\u{0}ice"));
     let hostile: Vec<String> = poison
         .iter()
         .map(|p| p.to_string())
-        .chain([envelope("aws.ec2", &oversized), envelope("aws.ec2", &long_resource), forged])
+        .chain([
+            envelope("aws.ec2", &oversized),
+            envelope("aws.ec2", &long_resource),
+            forged,
+            envelope("aws.ec2", &long_arn),
+            misattributed,
+            envelope("aws.ec2", &elsewhere),
+            envelope("aws.ec2", &blank_id),
+            envelope("aws.ec2", &nul_id),
+            envelope("aws.ec2", &blank_resource),
+            bare,
+            envelope("aws.ec2", &nul_resource),
+        ])
         .collect();
+    // How many messages of each kind are bad input (the NUL resource is not: it is recorded).
+    let expected_bad = BTreeMap::from([
+        ("account not served", 1),
+        ("blank", 2),
+        ("control characters", 1),
+        // A foreign source, another service's `aws.*` source, and an envelope with no source.
+        ("forged", 3),
+        ("no envelope", 1),
+        ("oversized", 3),
+        // Not JSON, and truncated JSON.
+        ("poison", 2),
+    ]);
     for (n, h) in hostile.iter().enumerate() {
         bodies.insert((n * 17 + 5) % bodies.len(), h.clone());
     }
@@ -249,6 +291,7 @@ async fn two_replicas_survive_kill_9_a_postgres_restart_and_hostile_messages_los
                 ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".into()),
                 ("DRIFTBACK_FEED__VISIBILITY_TIMEOUT_SECS", "4".into()),
                 ("DRIFTBACK_FEED__MAX_MESSAGES", "10".into()),
+                ("DRIFTBACK_FEED__ACCOUNTS", ACCOUNT.into()),
                 ("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0".into()),
                 ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
                 ("DRIFTBACK_SERVE__WORKDIR", root.path().join(format!("work-{name}")).display().to_string()),
@@ -282,7 +325,7 @@ async fn two_replicas_survive_kill_9_a_postgres_restart_and_hostile_messages_los
         let status = statuses(&store_url).await;
         let done = status.get("done").copied().unwrap_or(0) as usize;
         let unfinished: i64 = status.iter().filter(|(s, _)| *s != "done" && *s != "failed").map(|(_, n)| n).sum();
-        if done >= CHANGE_SETS && unfinished == 0 {
+        if done > CHANGE_SETS && unfinished == 0 {
             break;
         }
         assert!(
@@ -347,26 +390,46 @@ async fn two_replicas_survive_kill_9_a_postgres_restart_and_hostile_messages_los
     assert_eq!(trailers.len(), CHANGE_SETS, "change sets pushed: {}", trailers.len());
     let mut conn = sqlx::PgConnection::connect(&store_url).await.unwrap();
     let events: i64 = sqlx::query_scalar("SELECT count(*) FROM events").fetch_one(&mut conn).await.unwrap();
-    assert_eq!(events as usize, CHANGE_SETS, "events recorded");
-    let reasons: Vec<String> = sqlx::query_scalar("SELECT reason FROM bad_records").fetch_all(&mut conn).await.unwrap();
-    let kinds: BTreeSet<&str> = reasons
-        .iter()
-        .map(|r| {
-            if r.contains("may be forged") {
-                "forged"
-            } else if r.contains("bytes long") {
-                "oversized"
-            } else {
-                "poison"
-            }
-        })
-        .collect();
-    assert_eq!(kinds, BTreeSet::from(["forged", "oversized", "poison"]), "{reasons:?}");
-    let failed: i64 = sqlx::query_scalar("SELECT count(*) FROM change_set_queue WHERE status <> 'done'")
-        .fetch_one(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!(failed, 0);
+    assert_eq!(events as usize, CHANGE_SETS + 1, "events recorded (the change sets' and the NUL resource's)");
+    let nul_kept: (String, String) =
+        sqlx::query_as("SELECT resource_key, actor_session FROM change_set_queue WHERE resource_key LIKE 'i-0nul%'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(nul_kept.0, "i-0nul\u{fffd}x");
+    assert!(nul_kept.1.contains("al\u{fffd}ice"), "{nul_kept:?}");
+    // A message recorded and then killed before its delete comes back and is recorded again: count
+    // each message once.
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT location, reason FROM bad_records").fetch_all(&mut conn).await.unwrap();
+    let mut messages: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (location, reason) in &rows {
+        let kind = if reason.contains("without its EventBridge envelope") {
+            "no envelope"
+        } else if reason.contains("may be forged") {
+            "forged"
+        } else if reason.contains("bytes long") {
+            "oversized"
+        } else if reason.contains("does not serve") {
+            "account not served"
+        } else if reason.contains("is blank") {
+            "blank"
+        } else if reason.contains("control characters") {
+            "control characters"
+        } else {
+            "poison"
+        };
+        let message = location.strip_prefix("sqs message ").and_then(|l| l.split(' ').next()).unwrap();
+        messages.entry(kind).or_default().insert(message);
+    }
+    let counted: BTreeMap<&str, usize> = messages.iter().map(|(kind, ids)| (*kind, ids.len())).collect();
+    assert_eq!(counted, expected_bad, "{rows:?}");
+    let not_done: Vec<(String, String)> =
+        sqlx::query_as("SELECT resource_key, status FROM change_set_queue WHERE status <> 'done'")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+    assert!(not_done.is_empty(), "{not_done:?}");
     conn.close().await.unwrap();
     eprintln!(
         "reliability: {CHANGE_SETS} change sets + {} hostile messages, 2 replicas, {kills} kill -9s ({} starts), \
@@ -376,6 +439,6 @@ async fn two_replicas_survive_kill_9_a_postgres_restart_and_hostile_messages_los
         replicas.iter().map(|r| r.starts).sum::<usize>(),
         drained.as_secs_f64(),
         sent.elapsed().as_secs_f64(),
-        reasons.len(),
+        rows.len(),
     );
 }

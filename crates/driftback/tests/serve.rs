@@ -337,7 +337,8 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
         .unwrap()
         .queue_url
         .unwrap();
-    sqs.send_message().queue_url(&queue_url).message_body("{\"truncated\": ").send().await.unwrap();
+    let sent = sqs.send_message().queue_url(&queue_url).message_body("{\"truncated\": ").send().await.unwrap();
+    let message_id = sent.message_id.unwrap();
 
     let workdir = root.path().join("work");
     let envs = vec![
@@ -374,7 +375,18 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
     assert_eq!(stats.bad_records, 2, "{stats:?}");
     assert_eq!(stats.events, 0);
     store.close().await;
-    assert!(daemon.log().contains("left for the queue's redrive policy"), "{}", daemon.log());
+    // Off a terminal each line is one JSON object with one `message` (the log's), the SQS
+    // message's id in its own field.
+    let log = daemon.log();
+    let left: Vec<&str> = log.lines().filter(|l| l.contains("left for the queue's redrive policy")).collect();
+    assert_eq!(left.len(), 2, "one line per receive:\n{log}");
+    for line in left {
+        assert_eq!(line.matches("\"message\":").count(), 1, "{line}");
+        let value: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(value["message"], "unparseable message left for the queue's redrive policy", "{line}");
+        assert_eq!(value["sqs_message_id"], message_id.as_str(), "{line}");
+        assert_eq!(value["level"], "WARN", "{line}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -454,6 +466,79 @@ async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
     assert!(
         reasons.iter().any(|r| r.contains("\"999999999999\", which [feed] accounts does not serve")),
         "{reasons:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_knowledge_write_the_store_refuses_is_counted_and_the_reconciliation_stands() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let sqs = sqs_client(&endpoint).await;
+    let queue_url = sqs
+        .create_queue()
+        .queue_name(format!("kb-lost-{}-{}", std::process::id(), free_port()))
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    // A knowledge base that refuses every new knowledge entry, as a database out of space would.
+    let kb = root.path().join("kb.sqlite");
+    driftback_store::Store::open_sqlite(&kb).await.unwrap().close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite:{}", kb.display())).await.unwrap();
+    sqlx::raw_sql(
+        "CREATE TRIGGER refuse_knowledge BEFORE INSERT ON knowledge \
+         BEGIN SELECT RAISE(ABORT, 'no space left for knowledge (test)'); END",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+    let tagged = demo_records().into_iter().find(|r| r["eventName"] == "CreateTags").unwrap();
+    let body = json!({"version": "0", "id": "e", "detail-type": "AWS API Call via CloudTrail", "source": "aws.ec2",
+                      "account": "123456789012", "time": tagged["eventTime"], "region": "us-east-1",
+                      "resources": [], "detail": tagged});
+    sqs.send_message().queue_url(&queue_url).message_body(body.to_string()).send().await.unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0".to_string()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", root.path().join("work").display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
+        ("DRIFTBACK_STORE__SQLITE_PATH", kb.display().to_string()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    let http = reqwest::Client::new();
+    let lost = "driftback_knowledge_writes_lost_total{write=\"reconciliation\"} 1";
+    wait_for("the change pushed and the lost knowledge write counted", &mut daemon, async || {
+        let metrics = match http.get(format!("http://{listen}/metrics")).send().await {
+            Ok(response) => response.text().await.unwrap_or_default(),
+            Err(_) => return false,
+        };
+        !remote_branches(&remote).is_empty() && metrics.lines().any(|l| l == lost)
+    })
+    .await;
+    let status = daemon.terminate();
+    assert!(status.success(), "{}", daemon.log());
+    // The reconciliation stands: its branch is pushed and its change set is done.
+    assert_eq!(remote_branches(&remote).len(), 1);
+    let store = driftback_store::Store::open_sqlite(&kb).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats.queue_by_status, [("done".to_string(), 1)], "{stats:?}");
+    assert_eq!(stats.knowledge_entries, 0, "{stats:?}");
+    store.close().await;
+    let log = daemon.log();
+    assert!(
+        log.lines().any(|l| l.contains("a knowledge-base write failed") && l.contains("no space left for knowledge")),
+        "{log}"
     );
 }
 

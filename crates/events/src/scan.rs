@@ -27,12 +27,19 @@ type RawHead<'a> = Head<'a, &'a RawValue>;
 pub struct Record<'a> {
     text: &'a str,
     checked: Checked<'a, &'a RawValue>,
+    /// Whether it came inside an EventBridge envelope (whose `source` was checked).
+    enveloped: bool,
 }
 
 impl<'a> Record<'a> {
     /// The record's JSON text, exactly as in the input (for an EventBridge envelope: its `detail`).
     pub fn text(&self) -> &'a str {
         self.text
+    }
+    /// Whether it came inside an EventBridge envelope from an `aws.*` source that agrees with its
+    /// `eventSource` (a bare record, or one in a log file or a list, did not).
+    pub fn enveloped(&self) -> bool {
+        self.enveloped
     }
     /// `eventID`.
     pub fn id(&self) -> &str {
@@ -110,7 +117,7 @@ pub fn read_record(text: &str) -> Result<Record<'_>, NormalizeError> {
         });
     }
     let head = serde_json::from_str::<RawHead>(text).map_err(|e| NormalizeError::Malformed(message(&e)))?;
-    Ok(Record { text, checked: head.check()? })
+    Ok(Record { text, checked: head.check()?, enveloped: false })
 }
 
 /// Scan text holding CloudTrail records: a CloudTrail log file (`{"Records": [...]}`), a JSON array of
@@ -311,7 +318,7 @@ fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String
     let bad = |reason: String| Entry::Bad(BadRecord { location: location(), reason });
     if head.detail_type.is_absent() {
         return match head.check() {
-            Ok(checked) => Entry::Record(Record { text, checked }),
+            Ok(checked) => Entry::Record(Record { text, checked, enveloped: false }),
             Err(e) => bad(e.to_string()),
         };
     }
@@ -343,7 +350,7 @@ fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String
                  which that service does not send; it may be forged",
                 checked.source()
             )),
-            Ok(checked) => Entry::Record(Record { text: detail, checked }),
+            Ok(checked) => Entry::Record(Record { text: detail, checked, enveloped: true }),
             Err(e) => bad(e.to_string()),
         },
         Err(e) => bad(NormalizeError::Malformed(message(&e)).to_string()),

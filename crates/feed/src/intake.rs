@@ -104,12 +104,28 @@ impl IntakeEvent {
     /// Triage one record: normalise it only when it is a drift candidate. A field longer than AWS
     /// itself sends (ids, names, ARNs, resource identifiers) makes the record bad input: what
     /// reaches the store's indexes is bounded, and the records around it go on.
+    ///
+    /// A record holding the NUL character (which Postgres cannot store) is triaged as the store
+    /// will keep it, each NUL replaced by U+FFFD: its actor, resource ids and grouping keys are
+    /// then the same whether read now or later from the store.
     pub fn from_record(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
         bounded("eventID", record.id(), MAX_EVENT_ID_BYTES)?;
         // The id is what deduplication and change sets refer to: it must be plain text.
         if record.id().chars().any(char::is_control) {
             return Err(format!("eventID {:?} has control characters: not a CloudTrail event id", record.id()));
         }
+        if record.id().trim().is_empty() {
+            return Err(format!("eventID {:?} is blank: not a CloudTrail event id", record.id()));
+        }
+        if !record.text().contains("\\u0000") {
+            return IntakeEvent::triage(record, filter);
+        }
+        let clean = json_without_nul(record.text())?;
+        let record = read_record(&clean).map_err(|e| e.to_string())?;
+        IntakeEvent::triage(&record, filter)
+    }
+
+    fn triage(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
         bounded("eventSource", record.source(), MAX_CALL_NAME_BYTES)?;
         bounded("eventName", record.raw_name(), MAX_CALL_NAME_BYTES)?;
         bounded("the actor", record.actor_name(), MAX_IDENTIFIER_BYTES)?;
@@ -121,6 +137,10 @@ impl IntakeEvent {
                 }
                 for id in driftback_events::resource_ids(&event) {
                     bounded("a resource identifier", &id, MAX_IDENTIFIER_BYTES)?;
+                    // Change sets group on it: a blank one would join unrelated calls.
+                    if id.trim().is_empty() {
+                        return Err(format!("a resource identifier is blank ({id:?}): not one AWS sends"));
+                    }
                 }
                 Triage::Kept(Box::new(event))
             }
@@ -175,6 +195,23 @@ impl IntakeEvent {
     }
 }
 
+/// `text` (a JSON record) with every NUL character in its strings and keys replaced by U+FFFD, as
+/// the store keeps it.
+fn json_without_nul(text: &str) -> Result<String, String> {
+    fn clean(value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        let text = |s: String| if s.contains('\0') { s.replace('\0', "\u{fffd}") } else { s };
+        match value {
+            Value::String(s) => Value::String(text(s)),
+            Value::Array(items) => items.into_iter().map(clean).collect(),
+            Value::Object(map) => map.into_iter().map(|(k, v)| (text(k), clean(v))).collect(),
+            other => other,
+        }
+    }
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    Ok(clean(value).to_string())
+}
+
 /// What a bad input keeps verbatim.
 #[derive(Debug, Clone, Copy)]
 enum Verbatim {
@@ -182,6 +219,13 @@ enum Verbatim {
     Text,
     /// The record's own text when there is one, else nothing (a file: kept once, where it is).
     Record,
+}
+
+/// Whether records must come inside an EventBridge envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Envelopes {
+    Optional,
+    Required,
 }
 
 /// Input that could not be read as an event.
@@ -203,6 +247,22 @@ impl Intake {
         intake
     }
 
+    /// Decode one SQS message body as [`Intake::from_text`] does, except that, unless
+    /// `accept_bare` is set, a record that did not come inside an EventBridge envelope (a bare
+    /// record, a log file, a list) is bad input. EventBridge always writes an envelope, whose `source`
+    /// only AWS can set to `aws.*`; a record without one was sent by whoever may send to the queue,
+    /// and nothing in it shows it is not forged.
+    pub fn from_message(text: &str, location: &str, filter: &FilterConfig, accept_bare: bool) -> Intake {
+        let envelopes = if accept_bare { Envelopes::Optional } else { Envelopes::Required };
+        let mut intake = Intake::default();
+        if let Err(e) = intake.scan(text, location, filter, Verbatim::Text, envelopes) {
+            // All of the text or none of it, as in [`Intake::add_text`].
+            let bad = BadInput { location: location.to_string(), reason: e.to_string(), raw: text.into() };
+            intake = Intake { events: Vec::new(), bad: vec![bad] };
+        }
+        intake
+    }
+
     /// A file of CloudTrail records (a log file, plain or gzip; an array; JSON lines), triaged as
     /// the daemon triages a message. Unlike a message, a file whose container cannot be read is an
     /// error naming where it stops being readable; a bad record among good ones is bad input.
@@ -210,7 +270,7 @@ impl Intake {
         let text = read_text(path)?;
         let location = path.display().to_string();
         let mut intake = Intake::default();
-        intake.scan(&text, &location, filter, Verbatim::Record)?;
+        intake.scan(&text, &location, filter, Verbatim::Record, Envelopes::Optional)?;
         Ok(intake)
     }
 
@@ -219,7 +279,7 @@ impl Intake {
     /// text itself, as bad input.
     pub fn add_text(&mut self, text: &str, location: &str, filter: &FilterConfig) {
         let mut part = Intake::default();
-        match part.scan(text, location, filter, Verbatim::Text) {
+        match part.scan(text, location, filter, Verbatim::Text, Envelopes::Optional) {
             Ok(()) => {
                 self.events.append(&mut part.events);
                 self.bad.append(&mut part.bad);
@@ -232,7 +292,14 @@ impl Intake {
 
     /// Scan `text` into this intake; `Err` when its container cannot be read (what was read before
     /// is then in the intake: the caller decides whether to keep it).
-    fn scan(&mut self, text: &str, location: &str, filter: &FilterConfig, verbatim: Verbatim) -> Result<(), ReadError> {
+    fn scan(
+        &mut self,
+        text: &str,
+        location: &str,
+        filter: &FilterConfig,
+        verbatim: Verbatim,
+        envelopes: Envelopes,
+    ) -> Result<(), ReadError> {
         let bad = |location: String, reason: String, record: Option<&str>| {
             let raw = match verbatim {
                 Verbatim::Text => text.to_string(),
@@ -241,6 +308,14 @@ impl Intake {
             BadInput { location, reason, raw }
         };
         scan(text, location, |entry| match entry {
+            Entry::Record(record) if envelopes == Envelopes::Required && !record.enveloped() => {
+                let id: String = record.id().chars().take(64).collect();
+                let reason = "a CloudTrail record without its EventBridge envelope: the queue takes only what \
+                              EventBridge sends (an `aws.*` source, which only AWS can set), so this one may be \
+                              forged ([feed] accept_bare_records accepts such records)"
+                    .to_string();
+                self.bad.push(bad(format!("{location}: event {id}"), reason, Some(record.text())))
+            }
             Entry::Record(record) => match IntakeEvent::from_record(&record, filter) {
                 Ok(event) => self.events.push(event),
                 Err(reason) => {
@@ -386,5 +461,54 @@ mod tests {
         let intake = Intake::from_text(&record("d\\u0000", "StopInstances", false), "sqs message 9", &filter);
         assert!(intake.events.is_empty());
         assert!(intake.bad[0].reason.contains("control characters"), "{:?}", intake.bad);
+    }
+
+    #[test]
+    fn a_message_must_be_an_envelope_unless_bare_records_are_accepted() {
+        let filter = FilterConfig::default();
+        let bare = record("bare", "StopInstances", false);
+        let log_file = format!(r#"{{"Records":[{}]}}"#, record("listed", "StopInstances", false));
+        let enveloped = envelope(&record("enveloped", "StopInstances", false));
+        for (text, id) in [(&bare, "bare"), (&log_file, "listed")] {
+            let refused = Intake::from_message(text, "sqs message 1", &filter, false);
+            assert!(refused.events.is_empty(), "{id}: {:?}", refused.events);
+            assert_eq!(refused.bad.len(), 1, "{id}");
+            assert_eq!(refused.bad[0].location, format!("sqs message 1: event {id}"));
+            assert!(refused.bad[0].reason.contains("without its EventBridge envelope"), "{:?}", refused.bad);
+            assert_eq!(&refused.bad[0].raw, text, "the message body is kept");
+            let accepted = Intake::from_message(text, "sqs message 1", &filter, true);
+            assert_eq!((accepted.events.len(), accepted.bad.len()), (1, 0), "{id}");
+        }
+        let intake = Intake::from_message(&enveloped, "sqs message 2", &filter, false);
+        assert_eq!(intake.events.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["enveloped"]);
+        // A body that is not readable at all is one bad input either way.
+        assert_eq!(Intake::from_message("{\"truncated\": ", "m", &filter, false).bad.len(), 1);
+    }
+
+    #[test]
+    fn blank_ids_are_bad_input() {
+        let filter = FilterConfig::default();
+        let intake = Intake::from_text(&record("   ", "StopInstances", false), "m", &filter);
+        assert!(intake.events.is_empty());
+        assert!(intake.bad[0].reason.contains("eventID \"   \" is blank"), "{:?}", intake.bad);
+        let blank_resource = record("r", "StopInstances", false).replace("\"i-1\"", "\"   \"");
+        let intake = Intake::from_text(&blank_resource, "m", &filter);
+        assert!(intake.events.is_empty());
+        assert!(intake.bad[0].reason.contains("a resource identifier is blank"), "{:?}", intake.bad);
+    }
+
+    #[test]
+    fn nul_characters_are_read_as_the_store_keeps_them() {
+        let filter = FilterConfig::default();
+        let text = record("n", "StopInstances", false)
+            .replace("\"i-1\"", "\"i-1\\u0000x\"")
+            .replace("user/alice", "user/al\\u0000ice");
+        let intake = Intake::from_text(&text, "m", &filter);
+        assert!(intake.bad.is_empty(), "{:?}", intake.bad);
+        let event = intake.events[0].kept().unwrap();
+        assert_eq!(driftback_events::resource_ids(event), ["i-1\u{fffd}x"]);
+        assert_eq!(event.actor.principal_arn.as_deref(), Some("arn:aws:iam::1:user/al\u{fffd}ice"));
+        assert!(!event.actor.session_key().contains('\0'));
+        assert!(!intake.events[0].raw.contains("\\u0000") && intake.events[0].raw.contains('\u{fffd}'));
     }
 }

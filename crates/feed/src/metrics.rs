@@ -19,6 +19,7 @@ pub const LLM_TOKENS: &str = "driftback_llm_tokens_total";
 pub const QUEUE_LAG_SECONDS: &str = "driftback_queue_lag_seconds";
 pub const QUEUE_VISIBLE: &str = "driftback_queue_messages_visible";
 pub const STORE_ERRORS: &str = "driftback_store_errors_total";
+pub const RECORDS_REFUSED: &str = "driftback_records_refused_total";
 pub const BACKFILL_REQUESTS: &str = "driftback_backfill_requests_total";
 pub const KNOWLEDGE_WRITES_LOST: &str = "driftback_knowledge_writes_lost_total";
 /// Counted by the publish stage's notifier (driftback-publish), described here with the rest.
@@ -47,6 +48,11 @@ pub fn describe() {
     describe_gauge!(QUEUE_LAG_SECONDS, metrics::Unit::Seconds, "Age of the newest received SQS message");
     describe_gauge!(QUEUE_VISIBLE, "Messages waiting in the queue (ApproximateNumberOfMessages)");
     describe_counter!(STORE_ERRORS, "Failed store writes, by operation (retried)");
+    describe_counter!(
+        RECORDS_REFUSED,
+        "Records the store refused for good, by outcome (bad-input: kept as bad input with the store's reason; \
+         unrecorded: refused even so, their message left on the queue)"
+    );
     describe_counter!(BACKFILL_REQUESTS, "LookupEvents requests, by result (ok, throttled)");
     describe_counter!(
         KNOWLEDGE_WRITES_LOST,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::aws_message;
 use crate::intake::{Intake, Served};
-use crate::ledger::{Ledger, record_durably};
+use crate::ledger::{Ledger, PartOutcome, record_parts};
 use crate::{FeedError, Shutdown};
 
 /// What to do with a message whose body is not a CloudTrail record or EventBridge envelope, once it
@@ -57,6 +57,11 @@ pub struct SqsConfig {
     /// The regions whose changes this deployment reconciles; empty: any. A record from another
     /// region is bad input (IAM, STS and CloudFront calls are logged in us-east-1: list it).
     pub regions: Vec<String>,
+    /// Accept CloudTrail records that come without an EventBridge envelope (a bare record, a log
+    /// file's `{"Records": [...]}`), for a queue fed some other way than by an EventBridge rule.
+    /// Off by default: only an envelope's `aws.*` source shows that AWS sent the record; anyone
+    /// allowed `sqs:SendMessage` on the queue can send a bare one.
+    pub accept_bare_records: bool,
 }
 
 impl Default for SqsConfig {
@@ -72,6 +77,7 @@ impl Default for SqsConfig {
             unparseable: UnparseablePolicy::Delete,
             accounts: Vec::new(),
             regions: Vec::new(),
+            accept_bare_records: false,
         }
     }
 }
@@ -158,6 +164,8 @@ pub struct SqsConsumer {
 struct Received {
     message_id: String,
     receipt: String,
+    /// `sqs message ID (receive N)`, as bad input names it.
+    location: String,
     intake: Intake,
 }
 
@@ -211,6 +219,7 @@ impl SqsConsumer {
 
     /// Run `receivers` receive loops until shutdown. Each loop finishes the batch it holds (records
     /// and deletes it) before it stops; a batch it could not record is made visible again at once.
+    /// No message ends a loop: `Err` only says a loop panicked.
     pub async fn run<L: Ledger + Clone>(
         &self,
         ledger: L,
@@ -225,31 +234,15 @@ impl SqsConsumer {
         }
         let mut result = Ok(());
         while let Some(done) = tasks.join_next().await {
-            match done {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    // One loop failing for good (the store refuses writes) stops the others too.
-                    shutdown.trigger();
-                    if result.is_ok() {
-                        result = Err(e);
-                    }
-                }
-                Err(e) => {
-                    shutdown.trigger();
-                    result = Err(FeedError::Config(format!("a receive loop panicked: {e}")));
-                }
+            if let Err(e) = done {
+                shutdown.trigger();
+                result = Err(FeedError::Config(format!("a receive loop panicked: {e}")));
             }
         }
         result
     }
 
-    async fn receive_loop<L: Ledger>(
-        &self,
-        n: usize,
-        ledger: &L,
-        filter: &FilterConfig,
-        shutdown: &Shutdown,
-    ) -> Result<(), FeedError> {
+    async fn receive_loop<L: Ledger>(&self, n: usize, ledger: &L, filter: &FilterConfig, shutdown: &Shutdown) {
         let mut failures = 0u32;
         while !shutdown.is_triggered() {
             // A receive cut short by shutdown loses nothing: messages SQS already handed out
@@ -276,10 +269,9 @@ impl SqsConsumer {
             if messages.is_empty() {
                 continue;
             }
-            self.handle_batch(messages, ledger, filter, shutdown).await?;
+            self.handle_batch(messages, ledger, filter, shutdown).await;
         }
         tracing::debug!(receiver = n, "receive loop stopped");
-        Ok(())
     }
 
     async fn receive(&self) -> Result<Vec<Message>, FeedError> {
@@ -301,14 +293,15 @@ impl SqsConsumer {
         Ok(out.messages.unwrap_or_default())
     }
 
-    /// Decode, record durably, then delete. Visibility is extended while the store works.
+    /// Decode, record durably, then delete. Visibility is extended while the store works. Nothing
+    /// in a message stops the loop: what the store refuses is bad input ([`record_parts`]).
     async fn handle_batch<L: Ledger>(
         &self,
         messages: Vec<Message>,
         ledger: &L,
         filter: &FilterConfig,
         shutdown: &Shutdown,
-    ) -> Result<(), FeedError> {
+    ) {
         let now_ms = chrono::Utc::now().timestamp_millis();
         let mut received = Vec::with_capacity(messages.len());
         for m in messages {
@@ -324,9 +317,10 @@ impl SqsConsumer {
                 .cloned()
                 .unwrap_or_else(|| "1".into());
             let location = format!("sqs message {id} (receive {receives})");
-            let mut intake = Intake::from_text(m.body().unwrap_or_default(), &location, filter);
+            let mut intake =
+                Intake::from_message(m.body().unwrap_or_default(), &location, filter, self.config.accept_bare_records);
             intake.refuse_unserved(&self.served, &location);
-            received.push(Received { message_id: id, receipt, intake });
+            received.push(Received { message_id: id, receipt, location, intake });
         }
         let receipts: Vec<(String, String)> =
             received.iter().map(|r| (r.message_id.clone(), r.receipt.clone())).collect();
@@ -335,47 +329,49 @@ impl SqsConsumer {
             let receipts = receipts.clone();
             async move { me.keep_invisible(&receipts).await }
         });
-        let intake = Intake::merge(received.iter().map(|r| r.intake.clone()));
-        let recorded = record_durably(ledger, &intake, "sqs", shutdown).await;
+        let parts: Vec<(String, Intake)> = received.iter().map(|r| (r.location.clone(), r.intake.clone())).collect();
+        let recorded = record_parts(ledger, &parts, "sqs", shutdown).await;
         heartbeat.abort();
-        match recorded {
-            Ok(receipt) => {
-                if receipt.pending > 0 {
-                    self.wake.notify_one();
-                }
-                tracing::debug!(
-                    messages = received.len(),
-                    new = receipt.new_events,
-                    duplicates = receipt.duplicates,
-                    bad = receipt.bad,
-                    "batch recorded"
-                );
-                let (delete, leave): (Vec<&Received>, Vec<&Received>) = received
-                    .iter()
-                    .partition(|r| r.intake.bad.is_empty() || self.config.unparseable == UnparseablePolicy::Delete);
-                for r in &leave {
-                    tracing::warn!(
-                        sqs_message_id = r.message_id,
-                        "unparseable message left for the queue's redrive policy"
-                    );
-                    metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
-                }
-                let delete: Vec<(String, String)> =
-                    delete.iter().map(|r| (r.message_id.clone(), r.receipt.clone())).collect();
-                self.delete(&delete).await;
-                Ok(())
-            }
+        let recorded = match recorded {
+            Ok(recorded) => recorded,
             Err(e) => {
-                // Nothing was acknowledged: make the messages visible again for this or another replica.
+                // Shutdown during an outage: nothing was acknowledged; make the messages visible
+                // again for this or another replica.
                 tracing::error!(error = %e, messages = receipts.len(), "batch not recorded; releasing it");
                 self.set_visibility(&receipts, 0).await;
-                match e {
-                    FeedError::Ledger(ref le) if le.transient => Ok(()),
-                    FeedError::Ledger(_) => Err(e),
-                    _ => Ok(()),
-                }
+                return;
+            }
+        };
+        let receipt = &recorded.receipt;
+        if receipt.pending > 0 {
+            self.wake.notify_one();
+        }
+        tracing::debug!(
+            messages = received.len(),
+            new = receipt.new_events,
+            duplicates = receipt.duplicates,
+            bad = receipt.bad,
+            "batch recorded"
+        );
+        let mut delete = Vec::new();
+        for (r, outcome) in received.iter().zip(&recorded.outcomes) {
+            let bad = !r.intake.bad.is_empty() || *outcome == PartOutcome::Refused;
+            if *outcome == PartOutcome::Unrecorded {
+                // Logged with the store's reason: it comes back after the visibility timeout, and
+                // goes to the dead-letter queue after the redrive policy's receives.
+                tracing::error!(sqs_message_id = r.message_id, "message not entirely recorded; left on the queue");
+                metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
+            } else if bad && self.config.unparseable == UnparseablePolicy::Redrive {
+                tracing::warn!(
+                    sqs_message_id = r.message_id,
+                    "unparseable message left for the queue's redrive policy"
+                );
+                metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
+            } else {
+                delete.push((r.message_id.clone(), r.receipt.clone()));
             }
         }
+        self.delete(&delete).await;
     }
 
     async fn keep_invisible(&self, receipts: &[(String, String)]) {

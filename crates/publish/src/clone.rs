@@ -56,10 +56,10 @@ impl WorkingClone {
             }
             return clone_into(url, dir, base_branch);
         }
-        let repo = Repository::open(dir).map_err(|e| PublishError::OpenClone {
-            dir: dir.display().to_string(),
-            message: e.message().to_string(),
-        })?;
+        let repo = match Repository::open(dir) {
+            Ok(repo) => repo,
+            Err(e) => return clone_over_unopenable(url, dir, base_branch, &e),
+        };
         let origin = origin_url(&repo);
         let lock = take_lock(dir, &git_dir)?;
         let unborn = matches!(repo.head(), Err(e) if e.code() == ErrorCode::UnbornBranch);
@@ -86,7 +86,9 @@ impl WorkingClone {
             );
             // The lock went with the directory: it still guards the set-aside copy until dropped.
             drop(lock);
-            return clone_into(url, dir, base_branch);
+            let clone = clone_into(url, dir, base_branch)?;
+            carry_over(&aside, dir)?;
+            return Ok(clone);
         }
         if unborn {
             tracing::warn!(
@@ -282,7 +284,54 @@ fn clear_stale_locks(git_dir: &Path) -> Result<(), PublishError> {
     Ok(())
 }
 
-/// Remove everything in `dir` but `dir` itself (it may be a mount point).
+/// A `dir/.git` that git cannot open (a clone killed before it wrote HEAD, a corrupt config):
+/// unless another process holds it (a clone in progress takes the lock as soon as `.git` exists),
+/// set aside like any clone that is not sound (what git cannot read may still hold someone's work)
+/// and cloned again, with a warning naming both paths.
+fn clone_over_unopenable(
+    url: &str,
+    dir: &Path,
+    base_branch: &str,
+    error: &git2::Error,
+) -> Result<WorkingClone, PublishError> {
+    let git_dir = dir.join(".git");
+    let unopenable =
+        || PublishError::OpenClone { dir: dir.display().to_string(), message: error.message().to_string() };
+    // `.git` as a file (a worktree's link) or a lock that cannot be created: not ours to move.
+    if !git_dir.is_dir() {
+        return Err(unopenable());
+    }
+    let lock = take_lock(dir, &git_dir)?;
+    let aside = set_aside(dir).map_err(|e| PublishError::OpenClone {
+        dir: dir.display().to_string(),
+        message: format!("{} (and it could not be set aside: {e})", error.message()),
+    })?;
+    tracing::warn!(
+        dir = %dir.display(),
+        set_aside = %aside.display(),
+        url,
+        error = error.message(),
+        "git cannot open the working clone; set it aside, with whatever it holds, and cloning again"
+    );
+    drop(lock);
+    let clone = clone_into(url, dir, base_branch)?;
+    carry_over(&aside, dir)?;
+    Ok(clone)
+}
+
+/// What driftback keeps in its clone's `.git/driftback` (the default SQLite knowledge base, with
+/// the pending change sets) belongs to the daemon, not to the clone: it follows the clone that
+/// replaces a set-aside one, unless the new clone has its own.
+fn carry_over(aside: &Path, dir: &Path) -> Result<(), PublishError> {
+    let from = aside.join(".git").join("driftback");
+    let to = dir.join(".git").join("driftback");
+    if from.is_dir() && !to.exists() {
+        std::fs::rename(&from, &to).map_err(io("moving the knowledge base from the set-aside clone", &from))?;
+        tracing::info!(from = %from.display(), to = %to.display(), "moved driftback's files into the new clone");
+    }
+    Ok(())
+}
+
 /// Rename `dir` to a free sibling `NAME.set-aside-N` and return that path.
 fn set_aside(dir: &Path) -> std::io::Result<PathBuf> {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "clone".into());
@@ -295,6 +344,7 @@ fn set_aside(dir: &Path) -> std::io::Result<PathBuf> {
     Ok(aside)
 }
 
+/// Remove everything in `dir` but `dir` itself (it may be a mount point).
 fn empty_dir(dir: &Path) -> Result<(), PublishError> {
     for entry in std::fs::read_dir(dir).map_err(io("reading", dir))? {
         let entry = entry.map_err(io("reading", dir))?;

@@ -14,7 +14,7 @@ pub enum PublishError {
     /// The remote URL cannot be used by this build; the message says which URL forms work.
     #[error("remote {url}: {reason}")]
     UnsupportedRemote { url: String, reason: String },
-    /// The remote refused the credentials; retrying does not help.
+    /// The remote refused the credentials (retried: a token is rotated without driftback's help).
     #[error(
         "remote {url} refused the credentials ({message}); check the token in the environment variable named by publish.token_env and that it may push"
     )]
@@ -67,21 +67,22 @@ pub enum PublishError {
 }
 
 impl PublishError {
-    /// Whether the same work may succeed if tried again later without anyone acting: the network
-    /// failed while cloning or fetching, a push kept failing or kept being rejected as the remote
-    /// moved, or git reported a network failure. Everything else (a wrong or busy clone, refused
-    /// credentials, a missing base branch, a conflict, an invalid change) needs a person or a new
-    /// plan.
+    /// Whether the same work may succeed if tried again later: the network failed while cloning or
+    /// fetching, a push kept failing or kept being rejected as the remote moved, git reported a
+    /// network failure; or a failure that hits every change set alike and is fixed outside the
+    /// change set: refused credentials (an expired or rotated token) and a file that could not be
+    /// written (a full disk). Those are retried, within `[serve] max_attempts`, so one outage does not
+    /// fail every change set for good. Everything else (a wrong or busy clone, a missing base
+    /// branch, a conflict, an invalid change) needs a person or a new plan.
     pub fn is_transient(&self) -> bool {
         match self {
             PublishError::Clone { transient, .. } | PublishError::Fetch { transient, .. } => *transient,
-            PublishError::PushFailed { .. } => true,
+            PublishError::PushFailed { .. } | PublishError::Auth { .. } | PublishError::Io { .. } => true,
             PublishError::Git(e) => crate::clone::is_network(e),
             PublishError::NotARepository { .. }
             | PublishError::Dirty { .. }
             | PublishError::NoCommits { .. }
             | PublishError::UnsupportedRemote { .. }
-            | PublishError::Auth { .. }
             | PublishError::NoBaseBranch { .. }
             | PublishError::RebaseConflict { .. }
             | PublishError::Invalid { .. }
@@ -89,8 +90,7 @@ impl PublishError {
             | PublishError::NotAClone { .. }
             | PublishError::CloneInUse { .. }
             | PublishError::OpenClone { .. }
-            | PublishError::CloneNoBaseBranch { .. }
-            | PublishError::Io { .. } => false,
+            | PublishError::CloneNoBaseBranch { .. } => false,
         }
     }
 }

@@ -390,6 +390,27 @@ mod tests {
         assert!(classify(&unreachable).transient);
         // Anything else (a state file being fixed, a policy being edited) is tried again.
         assert!(classify(&anyhow::anyhow!("cannot read the Terraform state")).transient);
+        // Failures that would hit every change set alike are retried (within [serve] max_attempts):
+        // an expired token, a full disk.
+        let expired = anyhow::Error::from(PublishError::Auth {
+            url: "https://github.com/acme/infra.git".into(),
+            message: "401 Bad credentials".into(),
+        })
+        .context("pushing driftback/abc");
+        assert!(classify(&expired).transient);
+        let full = anyhow::Error::from(PublishError::Io {
+            action: "writing",
+            path: "work/main.tf".into(),
+            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+        });
+        assert!(classify(&full).transient);
+        // A change that conflicts with the base needs a new plan.
+        let conflict = anyhow::Error::from(PublishError::RebaseConflict {
+            branch: "driftback/abc".into(),
+            onto: "main".into(),
+            paths: "main.tf".into(),
+        });
+        assert!(!classify(&conflict).transient);
     }
     use std::process::Command;
 

@@ -55,6 +55,8 @@ fn a_clone_of_another_repository_is_set_aside_with_its_work_and_cloned_again() {
     let (clone, dir) = clone_of(&setup, "moved");
     drop(clone);
     git(&dir, &["branch", "driftback/unpushed"]);
+    std::fs::create_dir_all(dir.join(".git/driftback")).unwrap();
+    std::fs::write(dir.join(".git/driftback/kb.sqlite"), "pending change sets").unwrap();
     let other = setup.dir.path().join("other.git");
     git(setup.dir.path(), &["clone", "-q", "--bare", &setup.remote_url(), other.to_str().unwrap()]);
     let clone = WorkingClone::open_or_clone(other.to_str().unwrap(), &dir, "main").unwrap();
@@ -64,6 +66,8 @@ fn a_clone_of_another_repository_is_set_aside_with_its_work_and_cloned_again() {
     let aside = setup.dir.path().join("moved.set-aside-1");
     assert!(branches(&aside).contains("refs/heads/driftback/unpushed"), "{}", aside.display());
     assert_eq!(git(&aside, &["remote", "get-url", "origin"]), setup.remote_url());
+    // The daemon's own files (the default knowledge base) came into the new clone.
+    assert_eq!(std::fs::read_to_string(dir.join(".git/driftback/kb.sqlite")).unwrap(), "pending change sets");
     drop(clone);
 
     // A half-created clone of another URL is set aside too (a second one gets the next name).
@@ -124,6 +128,39 @@ fn a_half_created_clone_is_removed_and_cloned_again() {
     // The recovered clone is locked like any other.
     let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
     assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
+}
+
+#[test]
+fn a_clone_git_cannot_open_is_set_aside_and_cloned_again_keeping_driftbacks_files() {
+    let setup = Setup::create();
+    let (clone, dir) = clone_of(&setup, "broken");
+    drop(clone);
+    // The default knowledge base lives in the clone's `.git/driftback`.
+    std::fs::create_dir_all(dir.join(".git/driftback")).unwrap();
+    std::fs::write(dir.join(".git/driftback/kb.sqlite"), "the daemon's store").unwrap();
+    // A clone killed before it wrote HEAD: git cannot open it.
+    std::fs::remove_file(dir.join(".git/HEAD")).unwrap();
+    assert!(git2::Repository::open(&dir).is_err());
+
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let tip = oid(&git(&setup.remote, &["rev-parse", "main"]));
+    assert_eq!(clone.repo().unwrap().head_commit().unwrap(), tip);
+    assert_eq!(std::fs::read_to_string(dir.join(".git/driftback/kb.sqlite")).unwrap(), "the daemon's store");
+    // What git could not read is beside it, not deleted.
+    let aside = setup.dir.path().join("broken.set-aside-1");
+    assert!(aside.join(".git/objects").is_dir() && !aside.join(".git/driftback").exists());
+    // Locked like any other.
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
+    drop(clone);
+
+    // One another process holds (a clone in progress) is left alone.
+    std::fs::remove_file(dir.join(".git/HEAD")).unwrap();
+    let held = std::fs::OpenOptions::new().write(true).open(dir.join(".git/driftback-serve.lock")).unwrap();
+    held.lock().unwrap();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
+    assert!(!setup.dir.path().join("broken.set-aside-2").exists());
 }
 
 #[test]
