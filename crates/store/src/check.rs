@@ -142,6 +142,26 @@ pub(crate) fn check_pending(cs: &PendingChangeSet) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The longest text an index key holds whole, in bytes: well under Postgres's btree limit (about
+/// 2,700 bytes per entry, shared by every column of the key).
+pub(crate) const MAX_INDEX_KEY: usize = 1024;
+
+/// A key column's value (a knowledge signature, a field's address or attribute path), bounded:
+/// a longer one becomes its first part and, after it, its length and SHA-256, so the same value
+/// always gives the same key and no index ever sees an unbounded value.
+pub fn index_key(text: &str) -> std::borrow::Cow<'_, str> {
+    use sha2::Digest;
+    if text.len() <= MAX_INDEX_KEY {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = MAX_INDEX_KEY - 100;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let digest = hex::encode(sha2::Sha256::digest(text.as_bytes()));
+    std::borrow::Cow::Owned(format!("{}…[{} bytes, sha256 {digest}]", &text[..end], text.len()))
+}
+
 pub(crate) fn check_field_change(c: &FieldChangeRecord) -> Result<(), StoreError> {
     check_nonempty("field change address", &c.address)?;
     check_nonempty("field change attribute_path", &c.attribute_path)?;

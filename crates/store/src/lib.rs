@@ -302,6 +302,15 @@ impl Store {
         for c in changes {
             check::check_field_change(c)?;
         }
+        let changes: Vec<FieldChangeRecord> = changes
+            .iter()
+            .map(|c| FieldChangeRecord {
+                address: check::index_key(&c.address).into_owned(),
+                attribute_path: check::index_key(&c.attribute_path).into_owned(),
+                ..c.clone()
+            })
+            .collect();
+        let changes = changes.as_slice();
         dispatch!(self.record_field_changes(changes))
     }
 
@@ -314,6 +323,7 @@ impl Store {
         since: DateTime<Utc>,
         limit: usize,
     ) -> Result<Vec<FieldChangeRecord>, StoreError> {
+        let (address, attribute_path) = (&*check::index_key(address), &*check::index_key(attribute_path));
         dispatch!(self.field_history(address, attribute_path, since, limit))
     }
 
@@ -328,11 +338,13 @@ impl Store {
         check::check_nonempty("field owner address", address)?;
         check::check_nonempty("field owner attribute_path", attribute_path)?;
         check::check_nonempty("field owner", owner)?;
+        let (address, attribute_path) = (&*check::index_key(address), &*check::index_key(attribute_path));
         dispatch!(self.set_field_owner(address, attribute_path, owner, rule))
     }
 
     /// The owner of a field by policy, if one was set.
     pub async fn field_owner(&self, address: &str, attribute_path: &str) -> Result<Option<FieldOwner>, StoreError> {
+        let (address, attribute_path) = (&*check::index_key(address), &*check::index_key(attribute_path));
         dispatch!(self.field_owner(address, attribute_path))
     }
 
@@ -350,6 +362,14 @@ impl Store {
     pub async fn upsert_knowledge(&self, embedder: &EmbedderSpec, entry: &NewKnowledge) -> Result<i64, StoreError> {
         check::check_nonempty("knowledge signature", &entry.signature)?;
         check::check_vector(embedder, &entry.embedding)?;
+        let bounded;
+        let entry = match check::index_key(&entry.signature) {
+            std::borrow::Cow::Borrowed(_) => entry,
+            std::borrow::Cow::Owned(signature) => {
+                bounded = NewKnowledge { signature, ..entry.clone() };
+                &bounded
+            }
+        };
         dispatch!(self.upsert_knowledge(embedder, entry))
     }
 

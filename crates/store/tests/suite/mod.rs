@@ -833,6 +833,37 @@ pub async fn a_delivery_is_recorded_whole_or_not_at_all(f: Fixture) {
 
 /// Event data is whatever a caller put in an API call, NUL characters included (which Postgres
 /// cannot store): the delivery is recorded, with U+FFFD in their place, on both backends alike.
+/// Key columns bounded: a field path or a knowledge signature far over Postgres's index entry limit
+/// (about 2,700 bytes) is stored under its bounded form, found again by the same long value, and
+/// never confused with another long value sharing its beginning.
+pub async fn over_long_keys_are_stored_bounded_and_found_again(f: Fixture) {
+    let store = &f.store;
+    let path = |tail: &str| format!("tags[\"{}{tail}\"]", "k".repeat(6_000));
+    let change = |attribute_path: String, event_id: &str| FieldChangeRecord {
+        address: "aws_sqs_queue.jobs".into(),
+        attribute_path,
+        actor: "mallory".into(),
+        event_id: event_id.into(),
+        event_time: at(10),
+        change_set_id: None,
+    };
+    assert_eq!(store.record_field_changes(&[change(path("a"), "e1"), change(path("b"), "e2")]).await.unwrap(), 2);
+    let history = store.field_history("aws_sqs_queue.jobs", &path("a"), at(0), 10).await.unwrap();
+    assert_eq!(history.iter().map(|c| c.event_id.as_str()).collect::<Vec<_>>(), ["e1"]);
+    assert!(history[0].attribute_path.len() < 1_100, "{} bytes stored", history[0].attribute_path.len());
+    store.set_field_owner("aws_sqs_queue.jobs", &path("a"), "terraform", None).await.unwrap();
+    assert_eq!(store.field_owner("aws_sqs_queue.jobs", &path("a")).await.unwrap().unwrap().owner, "terraform");
+    assert_eq!(store.field_owner("aws_sqs_queue.jobs", &path("b")).await.unwrap(), None);
+
+    let hashing = spec("hashing-v1", 8);
+    let signature = format!("call:sqs:SetQueueAttributes {}", "param:x ".repeat(2_000));
+    let first = store.upsert_knowledge(&hashing, &knowledge(&signature, unit(8, &[(0, 1.0)]), None)).await.unwrap();
+    let again = store.upsert_knowledge(&hashing, &knowledge(&signature, unit(8, &[(1, 1.0)]), None)).await.unwrap();
+    assert_eq!(first, again, "the same long signature is one entry");
+    let entry = store.knowledge_entry(first).await.unwrap().unwrap();
+    assert!(entry.signature.len() < 1_100 && entry.signature.contains("sha256"), "{}", entry.signature);
+}
+
 pub async fn hostile_text_is_recorded_with_nul_replaced(f: Fixture) {
     let store = &f.store;
     let mut hostile = kept_on("h1", "i-9", 1);
@@ -991,6 +1022,7 @@ macro_rules! store_suite {
             redeliveries_and_replicas_form_one_change_set,
             deliveries_never_extend_a_claimed_change_set,
             hostile_text_is_recorded_with_nul_replaced,
+            over_long_keys_are_stored_bounded_and_found_again,
         );
     };
     (@cases $fixture:path; $($case:ident),* $(,)?) => {
