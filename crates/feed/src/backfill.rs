@@ -11,7 +11,7 @@ use driftback_events::FilterConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::intake::Intake;
-use crate::ledger::{Ledger, record_durably};
+use crate::ledger::{Ledger, record_parts};
 use crate::{FeedError, Shutdown};
 
 /// LookupEvents answers for the last 90 days only.
@@ -175,7 +175,11 @@ impl Backfill {
                 let (intake, next) = self.page(start, end, token.take(), filter, &mut report).await?;
                 report.pages += 1;
                 report.events += intake.events.len();
-                let receipt = record_durably(ledger, &intake, "backfill", shutdown).await?;
+                // A page the store refuses for good is recorded record by record, each refused
+                // record as bad input with the store's reason: one hostile record never stops the
+                // backfill (what the store refuses even as bad input is logged and counted).
+                let page = [(format!("LookupEvents page {start}..{end}"), intake)];
+                let receipt = record_parts(ledger, &page, "backfill", shutdown).await?.receipt;
                 report.new_events += receipt.new_events;
                 report.duplicates += receipt.duplicates;
                 report.bad += receipt.bad;
