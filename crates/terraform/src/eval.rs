@@ -257,6 +257,8 @@ struct Scope {
     module_dir: PathBuf,
     /// What references to this module's resources evaluate to, where a state says so.
     resources: Map<String, Value>,
+    /// `terraform.workspace`.
+    workspace: String,
 }
 
 /// What references to a module instance's resources evaluate to (as [`crate::State::known_values`]
@@ -276,7 +278,7 @@ impl Scope {
         // not known here, so whatever reads it stays symbolic and cannot pass as verified.
         let path = [("module", if module.is_empty() { ".".to_string() } else { module }), ("root", ".".into())];
         ctx.declare_var("path", hcl::Value::from_iter(path.map(|(k, v)| (k, hcl::Value::from(v)))));
-        ctx.declare_var("terraform", hcl::Value::from_iter([("workspace", hcl::Value::from("default"))]));
+        ctx.declare_var("terraform", hcl::Value::from_iter([("workspace", hcl::Value::from(self.workspace.clone()))]));
         ctx
     }
 }
@@ -377,7 +379,8 @@ fn module_scope(ev: &Evaluator<'_>, module: &[ModuleStep]) -> Option<Scope> {
         }
     }
     let resources = known.map(|k| k(module)).unwrap_or_default();
-    let mut scope = Scope { vars, locals: Map::new(), module_dir: dir.clone(), resources };
+    let mut scope =
+        Scope { vars, locals: Map::new(), module_dir: dir.clone(), resources, workspace: repo.workspace().to_string() };
     // Locals may refer to each other: evaluate in passes until nothing new resolves.
     let mut pending: Vec<(PathBuf, String)> = Vec::new();
     for (file, body) in repo.parsed_tf_in(&dir) {

@@ -90,7 +90,7 @@ impl<'a> Tracer<'a> {
                     Some(InstanceKey::Int(i)) => Some(*i as usize),
                     _ => None,
                 };
-                if let Some((root, first, rest)) = split_traversal_at(expr, count_index) {
+                if let Some((root, first, rest)) = split_traversal_at(expr, count_index, self.repo.workspace()) {
                     let tail = [rest, tail.to_vec()].concat();
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
@@ -181,6 +181,33 @@ impl<'a> Tracer<'a> {
         let repo = self.repo;
         match root {
             "var" if site.module.is_empty() => {
+                // A workspace's change lands in the workspace's own variable file, so the other
+                // workspaces keep their values: first, when the value comes from anything shared.
+                let files = repo.tfvars_files(&site.dir);
+                let winner = files.iter().rev().find(|f| repo.body(f).and_then(|b| b.get_attribute(first)).is_some());
+                if let Some(own) = repo.var_files().last() {
+                    if winner.is_none_or(|w| !repo.var_files().contains(w)) {
+                        let current = eval_in_block(
+                            repo,
+                            &site.module,
+                            &site.file,
+                            &site.block,
+                            site.key.as_ref(),
+                            &format!("var.{first}"),
+                        );
+                        let path = AttrPath(vec![Seg::Name(first.to_string())]);
+                        let edited = changed_value(current, tail, change)
+                            .and_then(|v| edit::set(repo.text(own)?, None, &path, &v).ok());
+                        if let Some(new) = edited {
+                            let note = format!(
+                                "{trail} -> var.{first} set in {}, the variable file of workspace {}",
+                                own.display(),
+                                repo.workspace()
+                            );
+                            self.push(own.clone(), new, note);
+                        }
+                    }
+                }
                 // The last tfvars file that sets it wins, as in Terraform.
                 for file in repo.tfvars_files(&site.dir).into_iter().rev() {
                     if let Some(attr) = repo.body(file).and_then(|b| b.get_attribute(first)) {
@@ -711,7 +738,11 @@ pub(crate) fn refers_to_other_objects(expr: &Expression) -> bool {
 
 /// `var.NAME.rest...` as (`var`, `NAME`, rest), with `[count.index]` read as `[count_index]` when
 /// it is known; `None` for anything else.
-fn split_traversal_at(expr: &Expression, count_index: Option<usize>) -> Option<(String, String, Vec<Seg>)> {
+fn split_traversal_at(
+    expr: &Expression,
+    count_index: Option<usize>,
+    workspace: &str,
+) -> Option<(String, String, Vec<Seg>)> {
     let Expression::Traversal(t) = expr else { return None };
     let Expression::Variable(root) = &t.expr else { return None };
     let mut ops = t.operators.iter().map(|o| o.value());
@@ -734,6 +765,14 @@ fn split_traversal_at(expr: &Expression, count_index: Option<usize>) -> Option<(
                     && call.args.iter().next().is_some_and(is_count_index) =>
             {
                 rest.push(Seg::Key(count_index?.to_string()))
+            }
+            // `local.sizes[terraform.workspace]`: the entry of the workspace evaluated.
+            TraversalOperator::Index(Expression::Traversal(t))
+                if matches!(&t.expr, Expression::Variable(v) if v.as_str() == "terraform")
+                    && matches!(t.operators.iter().map(|o| o.value()).collect::<Vec<_>>().as_slice(),
+                        [TraversalOperator::GetAttr(n)] if n.as_str() == "workspace") =>
+            {
+                rest.push(Seg::Key(workspace.to_string()))
             }
             _ => return None,
         }

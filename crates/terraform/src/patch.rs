@@ -628,7 +628,11 @@ fn choose(
             .find(|(a, v)| after.get(*a) != Some(*v) && !made_alongside(alongside, a, v, after.get(*a)))
             .map(|(a, _)| a.clone())
             .or_else(|| after.keys().find(|a| !before.contains_key(*a)).cloned());
-        match changed {
+        if let Some(other) = changed {
+            leaks.push(format!("{} (would change {other} too)", candidate.note));
+            continue;
+        }
+        match other_workspace_changed(repo, &scratch, &reach, expected_gone) {
             None => return Ok(candidate),
             Some(other) => leaks.push(format!("{} (would change {other} too)", candidate.note)),
         }
@@ -755,6 +759,32 @@ fn set_at(value: &mut Value, segs: &[Seg], new: Value) -> bool {
         }
         Seg::Index(i) => value.as_array_mut().and_then(|items| items.get_mut(*i)).is_some_and(|v| set_at(v, rest, new)),
     }
+}
+
+/// The first instance, in another workspace of the root module, whose configuration the edit
+/// `before` -> `after` changes (the drifted instance included: the drift is this workspace's).
+fn other_workspace_changed(
+    before: &Repo,
+    after: &Repo,
+    reach: &Reach,
+    expected_gone: &dyn Fn(&Address) -> bool,
+) -> Option<String> {
+    for (name, files) in before.other_workspaces() {
+        let (Ok(was), Ok(now)) = (before.as_workspace(name, files), after.as_workspace(name, files)) else {
+            return Some(format!("workspace {name} (its variable files are missing)"));
+        };
+        let (was_eval, now_eval) = (crate::eval::Evaluator::new(&was), crate::eval::Evaluator::new(&now));
+        let mut addresses: Vec<Address> = was_eval.instances();
+        addresses.extend(now_eval.instances());
+        addresses.sort();
+        addresses.dedup();
+        for a in addresses.iter().filter(|a| reach.contains(before, a) && !expected_gone(a)) {
+            if without_lifecycle(was_eval.config(a)) != without_lifecycle(now_eval.config(a)) {
+                return Some(format!("{a} in workspace {name}"));
+            }
+        }
+    }
+    None
 }
 
 /// A configuration without `lifecycle`, which is Terraform's bookkeeping.

@@ -37,6 +37,8 @@ impl std::fmt::Display for Diagnostic {
 pub enum RepoError {
     #[error("cannot read {path}: {source}")]
     Io { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Workspace(String),
 }
 
 /// How a resource block becomes instances.
@@ -155,6 +157,13 @@ pub struct Repo {
     locals: HashMap<(PathBuf, String), PathBuf>,
     /// Duplicate declarations, per directory.
     duplicates: BTreeMap<PathBuf, Vec<Diagnostic>>,
+    /// The Terraform workspace the configuration is evaluated for (`terraform.workspace`), and the
+    /// variable files given to it (`-var-file`, in order): see [`Repo::set_workspace`].
+    workspace: Option<String>,
+    var_files: Vec<PathBuf>,
+    /// The root module's other workspaces (name, variable files): a patch must leave what they
+    /// evaluate to as it was ([`Repo::set_other_workspaces`]).
+    other_workspaces: Vec<(String, Vec<PathBuf>)>,
 }
 
 impl Repo {
@@ -219,6 +228,66 @@ impl Repo {
         if calls_changed {
             self.rebuild_modules();
         }
+    }
+
+    /// Evaluate the root module as Terraform does for workspace `name` run with `-var-file` for
+    /// each of `var_files` (paths relative to the root, in the order given; each must already be a
+    /// file of the repository, added with [`Repo::set_file`]): `terraform.workspace` is `name`,
+    /// and the files' variables override `terraform.tfvars` and `*.auto.tfvars`, the last file
+    /// winning. A change traced to a variable then lands in the workspace's own file.
+    pub fn set_workspace(&mut self, name: &str, var_files: Vec<PathBuf>) -> Result<(), RepoError> {
+        self.check_workspace(name, &var_files)?;
+        self.workspace = Some(name.to_string());
+        self.var_files = var_files;
+        Ok(())
+    }
+
+    fn check_workspace(&self, name: &str, var_files: &[PathBuf]) -> Result<(), RepoError> {
+        if name.is_empty() {
+            return Err(RepoError::Workspace("a workspace name is empty".into()));
+        }
+        for file in var_files {
+            if !self.files.contains_key(file) {
+                return Err(RepoError::Workspace(format!(
+                    "the variable file {} of workspace {name} is not in the repository; give a path relative to its root",
+                    file.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The root module's other workspaces, each with its variable files: a patch for this workspace
+    /// must not change what any of them evaluates to, so a change that does not hold for every
+    /// workspace never goes into what they share.
+    pub fn set_other_workspaces(&mut self, others: Vec<(String, Vec<PathBuf>)>) -> Result<(), RepoError> {
+        for (name, files) in &others {
+            self.check_workspace(name, files)?;
+        }
+        self.other_workspaces = others;
+        Ok(())
+    }
+
+    /// This repository as workspace `name` with its variable files sees it.
+    pub fn as_workspace(&self, name: &str, var_files: &[PathBuf]) -> Result<Repo, RepoError> {
+        let mut other = self.clone();
+        other.set_workspace(name, var_files.to_vec())?;
+        Ok(other)
+    }
+
+    /// The other workspaces ([`Repo::set_other_workspaces`]).
+    pub fn other_workspaces(&self) -> &[(String, Vec<PathBuf>)] {
+        &self.other_workspaces
+    }
+
+    /// The workspace's `-var-file`s, in order ([`Repo::set_workspace`]).
+    pub fn var_files(&self) -> &[PathBuf] {
+        &self.var_files
+    }
+
+    /// The Terraform workspace evaluated (`terraform.workspace`): `default` unless set.
+    pub fn workspace(&self) -> &str {
+        self.workspace.as_deref().unwrap_or("default")
     }
 
     /// Every file's path and text, in path order.
@@ -304,8 +373,9 @@ impl Repo {
             .collect()
     }
 
-    /// The variable files Terraform loads automatically in `dir`, in the order it applies them
-    /// (later ones win): `terraform.tfvars`, then `*.auto.tfvars` by name.
+    /// The variable files Terraform loads in `dir`, in the order it applies them (later ones win):
+    /// `terraform.tfvars`, then `*.auto.tfvars` by name, then for the root module the workspace's
+    /// `-var-file`s ([`Repo::set_workspace`]).
     pub fn tfvars_files(&self, dir: &Path) -> Vec<&PathBuf> {
         let name = |p: &PathBuf| p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
         let mut files: Vec<&PathBuf> = self
@@ -316,6 +386,11 @@ impl Repo {
             .filter(|p| name(p) == "terraform.tfvars" || name(p).ends_with(".auto.tfvars"))
             .collect();
         files.sort_by_key(|p| (name(p) != "terraform.tfvars", (*p).clone()));
+        if dir.as_os_str().is_empty() {
+            // The workspace's `-var-file`s come last: they override the files Terraform loads on
+            // its own.
+            files.extend(self.var_files.iter());
+        }
         files
     }
 
