@@ -142,7 +142,7 @@ impl Driver {
             history: &history,
         });
         let mut outcome = Outcome { ledger: decided.ledger, agent: planned.agent.clone(), ..Outcome::default() };
-        let patched = settle(&mut outcome, &decided.decision, &planned, &decided.plan, workspace);
+        let patched = settle(&mut outcome, &decided.decision, &planned, &decided.plan, &decided.held, workspace);
         outcome.decision = Some(decided.decision);
         let after = patched.unwrap_or_else(|| workspace.repo.clone());
         self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
@@ -168,13 +168,25 @@ impl Driver {
             }
         }
         if let Delivery::Git(deliverer) = &self.delivery {
+            let covered = story::fields_of(&outcome, &label);
             let note = match (&outcome.status, &delivered) {
                 (Status::Escalated(_) | Status::Revert(_), _) => {
                     deliverer.escalate(change_set, &outcome, &label).await?
                 }
-                (Status::Reconciled, Some(done)) => deliverer.resolve(&label, done).await?,
+                (Status::Reconciled, Some(done)) => deliverer.resolve(&label, &covered, Some(done)).await?,
+                // The drifted value came back: nothing to write, and nothing left to decide.
+                (Status::NoChange, _) if outcome.decision.is_some() => {
+                    deliverer.resolve(&label, &covered, None).await?
+                }
                 _ => None,
             };
+            if let (Some(note), Some(store)) = (&note, &self.store) {
+                if matches!(outcome.status, Status::Reconciled | Status::NoChange) {
+                    record::resolved(store, &label, change_set, note)
+                        .await
+                        .map_err(|e| e.context("recording the resolved escalation in the knowledge base"))?;
+                }
+            }
             record.notes.extend(note);
         }
         patch::remember_created(&mut workspace.state, &outcome);
@@ -201,6 +213,7 @@ fn settle(
     decision: &Decision,
     planned: &Planned,
     decided: &Plan,
+    held: &Plan,
     workspace: &Workspace,
 ) -> Option<Repo> {
     let plan = match &planned.plan {
@@ -222,12 +235,15 @@ fn settle(
     outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
     outcome.notes.extend(plan.notes.clone());
     match decision.kind {
-        DecisionKind::Escalate => {
-            outcome.status = Status::Escalated(decision.rationale.clone());
-            return None;
-        }
-        DecisionKind::Revert => {
-            outcome.status = Status::Revert(decision.rationale.clone());
+        DecisionKind::Escalate | DecisionKind::Revert => {
+            outcome.status = if hold(outcome, held, workspace) {
+                // Nothing for a person to decide: the cloud says what the code says again.
+                Status::NoChange
+            } else if decision.kind == DecisionKind::Revert {
+                Status::Revert(decision.rationale.clone())
+            } else {
+                Status::Escalated(decision.rationale.clone())
+            };
             return None;
         }
         DecisionKind::Reconcile | DecisionKind::IgnoreChanges => {}
@@ -267,4 +283,39 @@ fn settle(
             None
         }
     }
+}
+
+/// For a decision that waits for a person: what accepting would write (the field changes and the
+/// diff of the held edit), computed on a copy and never committed. Why there is none, when there
+/// is none, goes to the notes. Returns true when accepting would change nothing: the code already
+/// says what the cloud says (the drifted value returned).
+fn hold(outcome: &mut Outcome, held: &Plan, workspace: &Workspace) -> bool {
+    if held.is_empty() {
+        return false;
+    }
+    outcome.field_changes = field_changes::planned_changes(held, &workspace.state, &workspace.repo);
+    match patch::apply(&workspace.repo, held) {
+        Ok(patched) if patched.files.iter().any(|(_, text)| text.contains(outcome::REDACTED)) => {
+            outcome
+                .notes
+                .push("accepting cannot be written as it stands: it would write a value CloudTrail redacted".into());
+        }
+        Ok(patched) if patched.files.is_empty() => {
+            outcome.notes.push("the code already says what the cloud says: nothing waits for a person".into());
+            return true;
+        }
+        Ok(patched) => {
+            let files: Vec<(&std::path::Path, Option<&str>, &str)> = patched
+                .files
+                .iter()
+                .map(|(path, text)| (path.as_path(), workspace.repo.text(path), text.as_str()))
+                .collect();
+            match driftback_publish::unified_diff(&files) {
+                Ok(diff) => outcome.held_diff = Some(diff),
+                Err(e) => tracing::warn!(error = %e, "the held edit's diff could not be made"),
+            }
+        }
+        Err(reason) => outcome.notes.push(format!("accepting cannot be written as it stands: {reason}")),
+    }
+    false
 }

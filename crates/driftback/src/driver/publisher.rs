@@ -166,10 +166,16 @@ impl Publisher {
         Ok(Some((issue.number, issue.html_url, action)))
     }
 
-    /// Close the resource's escalation issue, if one is open, saying why.
-    pub async fn resolve_escalation(&self, address: &str, why: &str) -> anyhow::Result<Option<u64>> {
+    /// Close the resource's escalation issue, if one is open and `covered` covers the fields it
+    /// waits on, saying why.
+    pub async fn resolve_escalation_if_covered(
+        &self,
+        address: &str,
+        covered: &[String],
+        why: &str,
+    ) -> anyhow::Result<Option<u64>> {
         let Some(api) = self.github.as_ref().filter(|_| self.escalation_issues) else { return Ok(None) };
-        Ok(issues::resolve_escalation(api, address, why).await?)
+        Ok(issues::resolve_if_covered(api, address, covered, why).await?)
     }
 }
 
