@@ -226,8 +226,14 @@ impl Deliverer {
                 }
             }
         }
+        files.extend(outcome.extra_files.iter().cloned());
         let message = driftback_publish::message::commit_message(&story);
-        let (local_branch, commit) = match git.find_committed(&local_branch, &change_set.id)? {
+        // A person's answer is a new decision on the change set: never the commit made before it.
+        let committed = match &outcome.answered_by {
+            Some(_) => None,
+            None => git.find_committed(&local_branch, &change_set.id)?,
+        };
+        let (local_branch, commit) = match committed {
             Some(commit) => {
                 tracing::info!(change_set = change_set.id, branch = local_branch, "already committed before a restart");
                 (local_branch, commit)

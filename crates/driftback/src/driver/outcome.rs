@@ -49,6 +49,14 @@ pub struct Outcome {
     /// and never committed (the person sees it in the escalation issue).
     #[serde(skip)]
     pub held_diff: Option<String>,
+    /// Files written besides the plan's edits (the policy file a person's `/driftback own`
+    /// changes): committed with them, on the resource's pull request branch too.
+    #[serde(skip)]
+    pub extra_files: Vec<(PathBuf, String)>,
+    /// Who answered, when this outcome carries a person's decision (`maria in #12`): it is a new
+    /// commit even when the change set was committed before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
