@@ -139,7 +139,7 @@ async fn answer(
             }
             let reply = format!(
                 "Recorded: @{} decided that the code's value stands for change set {shown} (audit log). The next \
-                 `terraform apply` restores it; run `terraform plan` to see exactly what it will do. Closing.",
+                 `terraform apply` restores it; run `terraform plan` to see exactly what it will do.",
                 text(user)
             );
             let address = store.change_set(&change_set).await?.and_then(|r| r.address);
@@ -206,7 +206,7 @@ async fn answer(
             }
             store.record_decision(&record).await?;
             let reply = format!(
-                "@{} {what} (audit log). Written into the code through the normal delivery: {link}. Closing.",
+                "@{} {what} (audit log). Written into the code through the normal delivery: {link}.",
                 text(user)
             );
             close_or_reply(api, request, Some(&answered.label), &reply).await
