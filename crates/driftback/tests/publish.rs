@@ -148,7 +148,7 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
         "{accepting}"
     );
     assert!(!body.contains("No edit was computed"), "{body}");
-    assert!(body.contains("`ingress` without what was added"), "{body}");
+    assert!(body.contains("(`ingress` unset)"), "{body}");
     assert!(git(&origin, &["branch", "--list", "driftback/aws_security_group*"]).is_empty(), "nothing committed");
     assert!(labels[&number].iter().any(|l| l == "decision:escalate"), "{labels:?}");
     assert!(text.contains(&format!("issue #{number} opened")) || text.contains("escalated"), "{text}");

@@ -321,7 +321,7 @@ impl Story {
             .iter()
             .map(|c| match &c.before {
                 Some(before) => format!("{} back to {}", code(&c.path), code(before)),
-                None => format!("{} without what was added", code(&c.path)),
+                None => format!("{} unset", code(&c.path)),
             })
             .collect()
     }
