@@ -673,7 +673,17 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
 
     // A writer's accept codifies: the change set is driven again with her decision, its pull
     // request opened through the normal delivery, the thread told where, and the issue closed.
+    // Codifying runs on its own (longer than GitHub waits for a delivery): its reply is the sign.
+    let answered = async |thread: u64, before: usize| {
+        let start = Instant::now();
+        while replies(thread).len() <= before {
+            assert!(start.elapsed() < Duration::from_secs(60), "no reply in #{thread}: {:?}", replies(thread));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let before = replies(issue_number).len();
     assert_eq!(say("maria", "Hotfix, keep it.\n/driftback accept").await.unwrap().status(), 200);
+    answered(issue_number, before).await;
     let pulls = github.inner.lock().unwrap().pulls.clone();
     assert_eq!(pulls.len(), pulls_before + 1, "{:?}", replies(issue_number));
     let sg_pr = pulls.last().unwrap();
@@ -712,10 +722,12 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     let queue_number = queue_pr["number"].as_u64().unwrap();
     let mut thread = queue_pr.clone();
     thread["pull_request"] = json!({"url": queue_pr["url"].clone()});
+    let before = replies(queue_number).len();
     assert_eq!(
         say_on(&thread, "maria", "/driftback own visibility_timeout_seconds by ops-bot").await.unwrap().status(),
         200
     );
+    answered(queue_number, before).await;
     let owned = replies(queue_number).last().unwrap().clone();
     assert!(
         owned.contains("decided that ops-bot owns `visibility_timeout_seconds`")

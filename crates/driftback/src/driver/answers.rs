@@ -65,12 +65,34 @@ impl PullRequestEvents for StoreSink {
             );
             return Ok(());
         };
-        let reply = answer(&self.store, api, self.answerer.clone(), &request).await.map_err(|e| format!("{e:#}"))?;
-        if let Some(reply) = reply {
-            api.comment(request.number, &reply).await.map_err(|e| e.to_string())?;
+        let writes = matches!(request.command, Ok(Command::Accept | Command::Own { .. }));
+        if writes && issues::may_decide(api, &request.user).await.map_err(|e| e.to_string())? {
+            // Writing the code waits for the reconciler (it may be in the middle of a change set)
+            // and pushes: longer than GitHub waits for a delivery's answer (10 s), and a dropped
+            // connection must not cut it short. It runs on its own; its reply is the answer.
+            let (store, api, answerer) = (self.store.clone(), api.clone(), self.answerer.clone());
+            tokio::spawn(async move {
+                if let Err(e) = reply(&store, &api, answerer, &request).await {
+                    tracing::warn!(number = request.number, error = %e, "a /driftback command could not be answered");
+                }
+            });
+            return Ok(());
         }
-        Ok(())
+        reply(&self.store, api, self.answerer.clone(), &request).await.map_err(|e| e.to_string())
     }
+}
+
+/// Answer `request` and post the reply in its thread (unless answering posted it already).
+async fn reply(
+    store: &Store,
+    api: &GitHub,
+    answerer: Option<Arc<dyn Answerer>>,
+    request: &CommentCommand,
+) -> anyhow::Result<()> {
+    if let Some(reply) = answer(store, api, answerer, request).await? {
+        api.comment(request.number, &reply).await?;
+    }
+    Ok(())
 }
 
 /// The reply to a command, after doing what it asks (`None`: the reply was already posted, with
