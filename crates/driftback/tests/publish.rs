@@ -138,6 +138,18 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     assert!(body.starts_with("<!-- driftback:escalation aws_security_group."), "{body}");
     assert!(body.contains("debug ssh") || body.contains("AuthorizeSecurityGroupIngress"), "{body}");
     assert!(body.contains("/driftback revert"), "{body}");
+    // What accepting would write is there, computed and not committed: the field table and the
+    // diff of the edit, and how to keep the code's value.
+    assert!(body.contains("| `ingress` | *(not set)* |"), "{body}");
+    let accepting = &body[body.find("## What accepting would write").unwrap()..];
+    assert!(accepting.contains("```diff\ndiff --git a/main.tf b/main.tf"), "{accepting}");
+    assert!(
+        accepting.contains("+  ingress {") && accepting.contains("+    cidr_blocks = [\"0.0.0.0/0\"]"),
+        "{accepting}"
+    );
+    assert!(!body.contains("No edit was computed"), "{body}");
+    assert!(body.contains("(`ingress` unset)"), "{body}");
+    assert!(git(&origin, &["branch", "--list", "driftback/aws_security_group*"]).is_empty(), "nothing committed");
     assert!(labels[&number].iter().any(|l| l == "decision:escalate"), "{labels:?}");
     assert!(text.contains(&format!("issue #{number} opened")) || text.contains("escalated"), "{text}");
     // It waits for a person, and `pending` says where.
@@ -249,14 +261,74 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     .await
     .unwrap();
     assert!(ok, "{text}");
-    let issue = server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == number).unwrap().clone();
-    assert_eq!(issue["state"], "closed", "{text}");
+    // The tag is written into the code, but the issue waits on the ingress rule: it stays open.
+    assert!(text.contains("reconciled: 1"), "{text}");
+    let state = |server: &GitHubStandIn| {
+        server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == number).unwrap()["state"].clone()
+    };
+    assert_eq!(state(&server), "open", "{text}");
+
+    // A rule says the queue's visibility timeout is for a person to decide. alice raises it: an
+    // issue waits on that field, with what accepting would write.
+    std::fs::create_dir_all(repo.join(".driftback")).unwrap();
+    std::fs::write(
+        repo.join(".driftback/policy.toml"),
+        "[[rule]]\nname = \"queue-timeout-needs-a-person\"\nresource_type = \"aws_sqs_queue\"\n\
+         attribute = \"visibility_timeout_seconds\"\ndecision = \"escalate\"\n",
+    )
+    .unwrap();
+    let queue = |id: &str, time: &str, timeout: &str| {
+        let mut record = demo["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
+            .unwrap()
+            .clone();
+        record["eventID"] = id.into();
+        record["eventTime"] = time.into();
+        record["requestParameters"]["attributes"]["VisibilityTimeout"] = timeout.into();
+        let file = dir.path().join(format!("{id}.json"));
+        std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
+        file
+    };
+    let raised = queue("3f0c1d2e-0000-4000-8000-000000000104", "2024-05-04T10:00:00Z", "600");
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&raised, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok && text.contains("escalated: 1"), "{text}");
+    let queue_issue = server.inner.lock().unwrap().issues.last().unwrap().clone();
+    let queue_number = queue_issue["number"].as_u64().unwrap();
+    let body = queue_issue["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- driftback:escalation aws_sqs_queue.jobs -->"), "{body}");
+    assert!(body.contains("| `visibility_timeout_seconds` | `30` | `600` |"), "{body}");
+    assert!(body.contains("-  visibility_timeout_seconds = 30\n+  visibility_timeout_seconds = 600"), "{body}");
+    assert!(pending(&repo).contains("aws_sqs_queue.jobs"));
+
+    // She sets it back to what the code says: nothing to write, nothing to decide; the issue is
+    // closed saying so, and nothing waits for a person any more.
+    let back = queue("3f0c1d2e-0000-4000-8000-000000000105", "2024-05-04T11:00:00Z", "30");
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&back, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok && text.contains("escalated: 0"), "{text}");
+    let queue_state =
+        server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == queue_number).unwrap()["state"].clone();
+    assert_eq!(queue_state, "closed", "{text}");
     let comments = server.inner.lock().unwrap().comments.clone();
     assert!(
-        comments.iter().any(|(n, c)| *n == number && c.contains("was written into the code by pull request #")),
+        comments.iter().any(|(n, c)| *n == queue_number && c.contains("back to what the code says")),
         "{comments:?}"
     );
-    assert_eq!(pending(&repo).trim(), "Nothing waits for a person.");
+    assert_eq!(state(&server), "open", "the security group's issue still waits");
+    let waiting = pending(&repo);
+    assert!(!waiting.contains("aws_sqs_queue.jobs"), "{waiting}");
 
     // The checked-out branch and working tree are untouched.
     assert_eq!(git(&repo, &["status", "--porcelain", "--untracked-files=no"]), "");

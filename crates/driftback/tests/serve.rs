@@ -733,8 +733,8 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
         inner.permissions.insert("maria".into(), "write".into());
         inner.permissions.insert("visitor".into(), "read".into());
     }
-    let say = |user: &str, text: &str| {
-        let body = json!({"action": "created", "issue": issue.clone(),
+    let say_on = |thread: &Value, user: &str, text: &str| {
+        let body = json!({"action": "created", "issue": thread.clone(),
             "comment": {"id": 1, "body": text, "user": {"login": user, "type": "User"}},
             "sender": {"login": user, "type": "User"}})
         .to_string();
@@ -746,26 +746,114 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
             .body(body)
             .send()
     };
+    let say = |user: &str, text: &str| say_on(&issue, user, text);
     let replies = |n: u64| -> Vec<String> {
         github.inner.lock().unwrap().comments.iter().filter(|(c, _)| *c == n).map(|(_, t)| t.clone()).collect()
     };
-    assert_eq!(say("visitor", "/driftback revert").await.unwrap().status(), 200);
+    let change_set = issue["body"].as_str().unwrap().rsplit("Change set `").next().unwrap().split('`').next().unwrap();
+    // A reader's accept is refused with a reply, and nothing is written.
+    let pulls_before = github.inner.lock().unwrap().pulls.len();
+    assert_eq!(say("visitor", "/driftback accept").await.unwrap().status(), 200);
     assert!(
         replies(issue_number).last().unwrap().contains("only people with write access"),
         "{:?}",
         replies(issue_number)
     );
+    assert_eq!(github.inner.lock().unwrap().pulls.len(), pulls_before);
     assert_eq!(say("maria", "/driftback explain").await.unwrap().status(), 200);
     let explained = replies(issue_number).last().unwrap().clone();
     assert!(explained.contains("**escalate**"), "{explained}");
-    assert_eq!(say("maria", "I looked at it.\n/driftback revert").await.unwrap().status(), 200);
-    assert!(replies(issue_number).last().unwrap().contains("Recorded: @maria decided that the code's value stands"));
-    // The answer is in the audit log, with who decided.
-    let change_set = issue["body"].as_str().unwrap().rsplit("Change set `").next().unwrap().split('`').next().unwrap();
+
+    // A writer's accept codifies: the change set is driven again with her decision, its pull
+    // request opened through the normal delivery, the thread told where, and the issue closed.
+    // Codifying runs on its own (longer than GitHub waits for a delivery): its reply is the sign.
+    let answered = async |thread: u64, before: usize| {
+        let start = Instant::now();
+        while replies(thread).len() <= before {
+            assert!(start.elapsed() < Duration::from_secs(60), "no reply in #{thread}: {:?}", replies(thread));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let before = replies(issue_number).len();
+    assert_eq!(say("maria", "Hotfix, keep it.\n/driftback accept").await.unwrap().status(), 200);
+    answered(issue_number, before).await;
+    let pulls = github.inner.lock().unwrap().pulls.clone();
+    assert_eq!(pulls.len(), pulls_before + 1, "{:?}", replies(issue_number));
+    let sg_pr = pulls.last().unwrap();
+    let sg_head = sg_pr["head"]["ref"].as_str().unwrap();
+    assert!(sg_head.contains("aws_security_group.web"), "{sg_head}");
+    let accepted = replies(issue_number).last().unwrap().clone();
+    assert!(
+        accepted.contains("@maria accepted change set")
+            && accepted.contains(&format!(
+                "pull request #{} opened: {}",
+                sg_pr["number"],
+                sg_pr["html_url"].as_str().unwrap()
+            )),
+        "{accepted}"
+    );
+    let state =
+        github.inner.lock().unwrap().issues.iter().find(|i| i["number"] == issue_number).unwrap()["state"].clone();
+    assert_eq!(state, "closed");
+    let main_tf = git(&remote, &["show", &format!("{sg_head}:main.tf")]);
+    assert!(main_tf.contains("\"0.0.0.0/0\""), "{main_tf}");
+    let log = git(&remote, &["log", "-1", "--format=%B", sg_head]);
+    assert!(log.contains("Drift-Decision: reconcile"), "{log}");
+    assert!(sg_pr["body"].as_str().unwrap().contains("maria in #"), "{}", sg_pr["body"]);
+    // Who decided is in the audit log: her answer, and the reconciliation under the rule `person`.
     let decisions = store.decisions(change_set).await.unwrap();
+    let by_person = decisions.iter().find(|d| d.decision.kind == "person-accept").expect("the answer is recorded");
+    assert_eq!(by_person.decision.evidence["by"], "maria");
+    let redriven = decisions.iter().find(|d| d.decision.kind == "reconcile").expect("driven again");
+    assert_eq!(redriven.decision.rule.as_deref(), Some("person"));
+    assert!(!decisions.iter().any(|d| d.decision.evidence["by"] == "visitor"), "a reader is never obeyed");
+    assert_eq!(store.change_set(change_set).await.unwrap().unwrap().status, "reconciled");
+
+    // On driftback's own pull request for the queue: `/driftback own` writes the policy rule and
+    // the `ignore_changes` onto it.
+    let queue_pr = pulls.iter().find(|p| p["head"]["ref"].as_str().unwrap().contains("aws_sqs_queue.jobs")).unwrap();
+    let queue_number = queue_pr["number"].as_u64().unwrap();
+    let mut thread = queue_pr.clone();
+    thread["pull_request"] = json!({"url": queue_pr["url"].clone()});
+    let before = replies(queue_number).len();
+    assert_eq!(
+        say_on(&thread, "maria", "/driftback own visibility_timeout_seconds by ops-bot").await.unwrap().status(),
+        200
+    );
+    answered(queue_number, before).await;
+    let owned = replies(queue_number).last().unwrap().clone();
+    assert!(
+        owned.contains("decided that ops-bot owns `visibility_timeout_seconds`")
+            && owned.contains(&format!("pull request #{queue_number} updated")),
+        "{owned}"
+    );
+    let queue_head = queue_pr["head"]["ref"].as_str().unwrap();
+    let policy_text = git(&remote, &["show", &format!("{queue_head}:.driftback/policy.toml")]);
+    let policy = driftback_policy::Policy::from_toml(&policy_text, "policy.toml").expect("the policy file loads");
+    let rule = policy.rules.iter().find(|r| r.name == "own:aws_sqs_queue.jobs:visibility_timeout_seconds").unwrap();
+    assert_eq!(rule.matcher.attributes, ["visibility_timeout_seconds"]);
+    assert!(policy_text.contains("owner = \"ops-bot\""), "{policy_text}");
+    let main_tf = git(&remote, &["show", &format!("{queue_head}:main.tf")]);
+    assert!(main_tf.contains("ignore_changes = [visibility_timeout_seconds]"), "{main_tf}");
+    // The ledger learned the owner.
+    let owner = store.field_owner("aws_sqs_queue.jobs", "visibility_timeout_seconds").await.unwrap().unwrap();
+    assert_eq!((owner.owner.as_str(), owner.rule.as_deref()), ("ops-bot", Some("person")));
+
+    // On the web server's pull request, a revert is recorded with who decided, and said in the thread.
+    let web_thread = {
+        let mut t = web.clone();
+        t["pull_request"] = json!({"url": web["url"].clone()});
+        t
+    };
+    assert_eq!(say_on(&web_thread, "maria", "/driftback revert").await.unwrap().status(), 200);
+    assert!(replies(number).last().unwrap().contains("Recorded: @maria decided that the code's value stands"));
+    let web_change_set =
+        web["body"].as_str().unwrap().rsplit("Change set `").next().unwrap().split('`').next().unwrap();
+    let decisions = store.decisions(web_change_set).await.unwrap();
     let by_person = decisions.iter().find(|d| d.decision.kind == "person-revert").expect("the answer is recorded");
     assert_eq!(by_person.decision.evidence["by"], "maria");
-    assert!(!decisions.iter().any(|d| d.decision.evidence["by"] == "visitor"), "a reader is never obeyed");
+    let owner = store.field_owner("aws_instance.web", "instance_type").await.unwrap().unwrap();
+    assert_eq!((owner.owner.as_str(), owner.rule.as_deref()), ("terraform", Some("person:maria")));
     store.close().await;
     let status = daemon.terminate();
     assert!(status.success(), "{}", daemon.log());

@@ -50,11 +50,16 @@ pub struct DecideInput<'a> {
 }
 
 /// A decision, the plan to apply (rewritten for `ignore_changes`, empty for revert and escalate),
-/// and the ledger entries this change set adds.
+/// the plan held back from the code, and the ledger entries this change set adds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decided {
     pub decision: Decision,
     pub plan: Plan,
+    /// For `revert` and `escalate` with a plan: the edit accepting would write (the plan, with the
+    /// fields whose own decision is `ignore_changes` rewritten as `plan` would have them). It is
+    /// shown to the person who decides and applied when they accept; never committed otherwise.
+    /// Empty for `reconcile` and `ignore_changes` (`plan` is what is written) and without a plan.
+    pub held: Plan,
     pub ledger: Vec<LedgerEntry>,
 }
 
@@ -271,9 +276,14 @@ impl Policy {
                 .unwrap_or(kind);
         }
 
-        let plan = match (kind, input.plan) {
-            (DecisionKind::Reconcile | DecisionKind::IgnoreChanges, Ok(plan)) => rewrite(plan, &fields, &decisions),
-            _ => Plan::default(),
+        let (plan, held) = match (kind, input.plan) {
+            (DecisionKind::Reconcile | DecisionKind::IgnoreChanges, Ok(plan)) => {
+                (rewrite(plan, &fields, &decisions), Plan::default())
+            }
+            (DecisionKind::Revert | DecisionKind::Escalate, Ok(plan)) => {
+                (Plan::default(), rewrite(plan, &fields, &decisions))
+            }
+            (_, Err(_)) => (Plan::default(), Plan::default()),
         };
         let rationale = rationale(kind, &reason, input.attribution, &decisions);
         let mut evidence = vec![format!("actor: {}", actor.describe())];
@@ -310,7 +320,7 @@ impl Policy {
             matched: set_matches,
             oscillations,
         };
-        Decided { decision, plan, ledger }
+        Decided { decision, plan, held, ledger }
     }
 }
 

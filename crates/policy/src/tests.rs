@@ -112,8 +112,15 @@ fn safe_defaults_with_no_policy_file() {
                 assert_eq!(out.plan.changes[0].ops, [Op::IgnoreChanges { attr: "desired_capacity".into() }]);
                 assert!(d.rationale.contains("lifecycle ignore_changes"), "{}", d.rationale);
             }
-            DecisionKind::Escalate | DecisionKind::Revert => assert!(out.plan.is_empty()),
-            DecisionKind::Reconcile => assert_eq!(out.plan, plan),
+            // Nothing is written, but the edit accepting would make is kept for the person.
+            DecisionKind::Escalate | DecisionKind::Revert => {
+                assert!(out.plan.is_empty());
+                assert_eq!(out.held, plan, "{name}: the held edit is the plan");
+            }
+            DecisionKind::Reconcile => {
+                assert_eq!(out.plan, plan);
+                assert!(out.held.is_empty());
+            }
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The answers people write in driftback's threads: `/driftback explain`, `/driftback revert`,
-//! `/driftback accept`, one per comment line. Parsing is pure; who may answer is checked against
+//! `/driftback accept`, `/driftback own <field> by <actor>`, one per comment line. Parsing is pure; who may answer is checked against
 //! the repository's permissions before anything is done ([`crate::issues::may_decide`]).
 
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,14 @@ pub enum Command {
     Revert,
     /// The change stands: it should be written into the code. Recorded as the person's decision.
     Accept,
+    /// `actor` owns `field` of the thread's resource: a policy rule and `lifecycle {
+    /// ignore_changes }`, proposed as a pull request. Both are checked here (a dotted path; an
+    /// actor name, no wildcards; each at most [`MAX_ARG_CHARS`]).
+    Own { field: String, actor: String },
 }
+
+/// Longest field or actor a command may name.
+pub const MAX_ARG_CHARS: usize = 100;
 
 impl Command {
     pub fn as_str(&self) -> &'static str {
@@ -22,6 +29,7 @@ impl Command {
             Command::Explain => "explain",
             Command::Revert => "revert",
             Command::Accept => "accept",
+            Command::Own { .. } => "own",
         }
     }
 }
@@ -56,11 +64,35 @@ pub fn parse(comment: &str) -> Option<Result<Command, String>> {
         "explain" | "why" => Ok(Command::Explain),
         "revert" => Ok(Command::Revert),
         "accept" => Ok(Command::Accept),
+        "own" => own(rest),
         _ => {
             let shown: String = word.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(30).collect();
             Err(format!("`/driftback {shown}` is not a command driftback knows. {}", crate::issues::command_help()))
         }
     })
+}
+
+/// `own <field> by <actor>`, nothing more; the reply says what is wrong otherwise.
+fn own(rest: &str) -> Result<Command, String> {
+    let usage = "Write it as `/driftback own <field> by <actor>`, e.g. `/driftback own desired_capacity by \
+                 autoscaling.amazonaws.com`: a dotted attribute path (letters, digits, `_`, `.`) and an actor \
+                 name (letters, digits, `_.@+=,:/-`, no wildcards), each at most 100 characters.";
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let [_, field, by, actor] = words.as_slice() else {
+        return Err(format!("`/driftback own` needs a field and an actor. {usage}"));
+    };
+    let field_ok = field.len() <= MAX_ARG_CHARS
+        && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && !field.starts_with('.')
+        && !field.ends_with('.')
+        && !field.contains("..");
+    let actor_ok = actor.len() <= MAX_ARG_CHARS
+        && !actor.starts_with("kind:")
+        && actor.chars().all(|c| c.is_ascii_alphanumeric() || "_.@+=,:/-".contains(c));
+    if !by.eq_ignore_ascii_case("by") || !field_ok || !actor_ok {
+        return Err(format!("That `/driftback own` is not understood. {usage}"));
+    }
+    Ok(Command::Own { field: field.to_string(), actor: actor.to_string() })
 }
 
 #[cfg(test)]
@@ -78,6 +110,29 @@ mod tests {
         let reply = parse("/driftback destroy-everything <script>").unwrap().unwrap_err();
         assert!(reply.contains("`/driftback destroy-everything`") && !reply.contains("<script>"), "{reply}");
         assert!(reply.contains("/driftback explain"), "{reply}");
+        assert_eq!(
+            parse("/driftback own desired_capacity by autoscaling.amazonaws.com"),
+            Some(Ok(Command::Own { field: "desired_capacity".into(), actor: "autoscaling.amazonaws.com".into() }))
+        );
+        assert_eq!(
+            parse("/driftback OWN tags.Team BY ops-bot"),
+            Some(Ok(Command::Own { field: "tags.Team".into(), actor: "ops-bot".into() }))
+        );
+        for bad in [
+            "/driftback own desired_capacity",
+            "/driftback own desired_capacity by",
+            "/driftback own desired_capacity for ops-bot",
+            "/driftback own tags.* by ops-bot",
+            "/driftback own ami by *",
+            "/driftback own ami by kind:agent",
+            "/driftback own ami by ops-bot and more",
+            "/driftback own ../../etc by ops-bot",
+        ] {
+            let reply = parse(bad).unwrap().unwrap_err();
+            assert!(reply.contains("/driftback own <field> by <actor>"), "{bad}: {reply}");
+        }
+        let long = format!("/driftback own {} by ops-bot", "a".repeat(101));
+        assert!(parse(&long).unwrap().is_err());
         let reply = parse("/driftback").unwrap().unwrap_err();
         assert!(reply.contains("not a command"), "{reply}");
     }

@@ -302,6 +302,26 @@ impl GitRepo {
     }
 }
 
+/// The unified diff from `old` to `new` of each file (`None` old: a new file), as `git diff`
+/// prints it, without committing anything: what an edit held back from the code would write.
+pub fn unified_diff(files: &[(&Path, Option<&str>, &str)]) -> Result<String, PublishError> {
+    let mut out = String::new();
+    for (path, old, new) in files {
+        let name = path.to_string_lossy();
+        let old_path = old.map(|_| name.as_ref());
+        let mut patch = git2::Patch::from_buffers(
+            old.unwrap_or_default().as_bytes(),
+            old_path.map(Path::new),
+            new.as_bytes(),
+            Some(Path::new(name.as_ref())),
+            None,
+        )?;
+        let text = patch.to_buf()?;
+        out.push_str(&String::from_utf8_lossy(&text));
+    }
+    Ok(out)
+}
+
 /// Create a repository in `dir` and commit every file in it (for the demo and tests).
 pub fn init_repository(dir: &Path, message: &str, author: &Author) -> Result<(), PublishError> {
     let repo = Repository::init(dir)?;
@@ -327,6 +347,20 @@ pub fn branch_name(prefix: &str, address: &str, change_set_id: &str) -> String {
     let slug = slug.replace("..", ".").replace("-.", ".").replace(".-", ".");
     let short: String = change_set_id.trim_start_matches("cs-").chars().take(8).collect();
     format!("{prefix}/{}-{short}", slug.trim_matches('.'))
+}
+
+#[cfg(test)]
+mod diff_tests {
+    use super::*;
+
+    #[test]
+    fn an_uncommitted_edit_reads_as_git_diff() {
+        let diff = unified_diff(&[(Path::new("main.tf"), Some("a = 1\nb = 2\n"), "a = 1\nb = 3\n")]).unwrap();
+        assert!(diff.contains("--- a/main.tf") && diff.contains("+++ b/main.tf"), "{diff}");
+        assert!(diff.contains("-b = 2\n+b = 3\n"), "{diff}");
+        let new = unified_diff(&[(Path::new("import.tf"), None, "x\n")]).unwrap();
+        assert!(new.contains("+x"), "{new}");
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,15 @@ pub struct Issue {
     /// Present when the "issue" is a pull request (the issues API lists both).
     #[serde(default)]
     pub pull_request: Option<Value>,
+    /// Its labels (names only).
+    #[serde(default)]
+    pub labels: Vec<IssueLabel>,
+}
+
+/// A label as the issues API returns it (the name is what driftback reads).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IssueLabel {
+    pub name: String,
 }
 
 /// A new issue.
@@ -87,6 +96,8 @@ pub trait IssueApi: PullRequestApi {
     ) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
     /// Close as completed.
     fn close_issue(&self, number: u64) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
+    /// Take `label` off the issue; a label it does not carry is not an error.
+    fn remove_label(&self, number: u64, label: &str) -> impl Future<Output = Result<(), GitHubError>> + Send;
     /// `user`'s permission on the repository.
     fn permission(&self, user: &str) -> impl Future<Output = Result<Permission, GitHubError>> + Send;
 }
@@ -128,6 +139,16 @@ impl IssueApi for GitHub {
         let url = self.url(&format!("issues/{number}"), &[])?;
         let payload = json!({ "state": "closed", "state_reason": "completed" });
         self.call(&format!("closing issue #{number}"), Method::PATCH, url, Some(&payload)).await
+    }
+
+    async fn remove_label(&self, number: u64, label: &str) -> Result<(), GitHubError> {
+        let mut url = self.url(&format!("issues/{number}/labels"), &[])?;
+        // One path segment, percent-encoded (labels hold `:` and may hold `/`).
+        url.path_segments_mut().map_err(|()| GitHubError::Config("the API URL cannot take a path".into()))?.push(label);
+        match self.call::<Value>(&format!("removing a label of #{number}"), Method::DELETE, url, None).await {
+            Ok(_) | Err(GitHubError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     async fn permission(&self, user: &str) -> Result<Permission, GitHubError> {
@@ -173,23 +194,65 @@ pub fn escalation_labels(story: &Story, extra: &[String]) -> Vec<String> {
     labels
 }
 
+/// The hidden line that keeps the fields an escalation issue waits on (JSON, made comment-safe).
+pub fn fields_marker(fields: &[String]) -> String {
+    let json = serde_json::to_string(fields).unwrap_or_else(|_| "[]".into());
+    format!("<!-- driftback:fields {} -->", comment_safe(&json))
+}
+
+/// The fields an escalation issue's body waits on (empty when it names none).
+pub fn marker_fields(body: &str) -> Vec<String> {
+    const HEAD: &str = "<!-- driftback:fields ";
+    body.lines()
+        .find_map(|l| l.trim().strip_prefix(HEAD)?.strip_suffix(" -->").map(str::to_string))
+        .map(|json| json.replace("%3E", ">").replace("%2D", "-").replace("%25", "%"))
+        .and_then(|json| serde_json::from_str::<Vec<String>>(&json).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the change to `covered` (policy paths of one resource) covers every field in `waiting`:
+/// each is the same path, inside one of them, or holds one (`tags` covers `tags.Team`). Nothing
+/// waiting is never covered: an issue that names no field is closed by a person, not by a guess.
+pub fn covers(covered: &[String], waiting: &[String]) -> bool {
+    let inside = |inner: &str, outer: &str| {
+        inner == outer || inner.strip_prefix(outer).is_some_and(|rest| rest.starts_with(['.', '[']))
+    };
+    !waiting.is_empty() && waiting.iter().all(|w| covered.iter().any(|c| inside(w, c) || inside(c, w)))
+}
+
+/// Labels driftback sets from a decision, which a later decision replaces.
+fn is_decision_label(label: &str) -> bool {
+    label.starts_with("decision:") || label.starts_with("rule:")
+}
+
 /// Open the issue for `story`'s resource, or update the open one: the title and body follow the
-/// latest change set (the body keeps the marker), and a comment tells what arrived, so the thread
-/// is the resource's timeline.
+/// latest change set (the body keeps the marker, and the fields every change set published in it
+/// waits on), a comment tells what arrived, so the thread is the resource's timeline, and the
+/// decision and rule labels of an earlier decision are replaced.
 pub async fn publish_escalation<A: IssueApi>(
     api: &A,
     story: &Story,
     extra_labels: &[String],
 ) -> Result<(Issue, IssueAction), GitHubError> {
     let marker = escalation_marker(&story.address);
-    let body = format!("{marker}\n{}", bounded(&story.escalation_body()));
     let labels = escalation_labels(story, extra_labels);
     if let Some(open) = find_open(api, &story.address).await? {
+        let mut fields = marker_fields(open.body.as_deref().unwrap_or_default());
+        for field in &story.fields {
+            if !fields.contains(field) {
+                fields.push(field.clone());
+            }
+        }
+        let body = format!("{marker}\n{}\n{}", fields_marker(&fields), bounded(&story.escalation_body()));
         let updated = api.update_issue(open.number, &story.escalation_title(), &body).await?;
         api.comment(open.number, &story.escalation_comment()).await?;
+        for stale in open.labels.iter().filter(|l| is_decision_label(&l.name) && !labels.contains(&l.name)) {
+            api.remove_label(open.number, &stale.name).await?;
+        }
         api.add_labels(open.number, &labels).await?;
         return Ok((updated, IssueAction::Updated));
     }
+    let body = format!("{marker}\n{}\n{}", fields_marker(&story.fields), bounded(&story.escalation_body()));
     let new = NewIssue { title: story.escalation_title(), body, labels };
     Ok((api.create_issue(&new).await?, IssueAction::Opened))
 }
@@ -198,6 +261,24 @@ pub async fn publish_escalation<A: IssueApi>(
 /// (`why` is markdown the caller wrote, not event text). Returns its number.
 pub async fn resolve_escalation<A: IssueApi>(api: &A, address: &str, why: &str) -> Result<Option<u64>, GitHubError> {
     let Some(open) = find_open(api, address).await? else { return Ok(None) };
+    api.comment(open.number, why).await?;
+    api.close_issue(open.number).await?;
+    Ok(Some(open.number))
+}
+
+/// Close the open escalation issue of `address` only when `covered` (the fields a later change
+/// set wrote, or found already as the code says) covers every field it waits on ([`covers`]).
+/// Returns its number when it was closed.
+pub async fn resolve_if_covered<A: IssueApi>(
+    api: &A,
+    address: &str,
+    covered: &[String],
+    why: &str,
+) -> Result<Option<u64>, GitHubError> {
+    let Some(open) = find_open(api, address).await? else { return Ok(None) };
+    if !covers(covered, &marker_fields(open.body.as_deref().unwrap_or_default())) {
+        return Ok(None);
+    }
     api.comment(open.number, why).await?;
     api.close_issue(open.number).await?;
     Ok(Some(open.number))
@@ -234,10 +315,13 @@ pub fn refusal(user: &str) -> String {
 /// How the commands are listed in replies.
 pub fn command_help() -> String {
     format!(
-        "Commands (from people with write access): {}, {}, {}.",
+        "Commands (from people with write access): {} (why it was decided), {} (the code's value stands), \
+         {} (write the change into the code), {} (the actor owns the field: a policy rule and \
+         `lifecycle {{ ignore_changes }}`).",
         code("/driftback explain"),
         code("/driftback revert"),
-        code("/driftback accept")
+        code("/driftback accept"),
+        code("/driftback own <field> by <actor>")
     )
 }
 
@@ -255,6 +339,22 @@ mod tests {
         assert_eq!(p(json!({"permission": "read"})), Permission::Read);
         assert_eq!(p(json!({"permission": "none"})), Permission::None);
         assert!(Permission::Maintain.may_write() && !Permission::Triage.may_write());
+    }
+
+    #[test]
+    fn fields_survive_their_marker_and_coverage_is_by_path() {
+        let fields = vec!["tags.Team".to_string(), "ingress".into(), "x-->y%2D".into()];
+        let body = format!("<!-- driftback:escalation a -->\n{}\nbody", fields_marker(&fields));
+        assert_eq!(body.matches("-->").count(), 2, "{body}");
+        assert_eq!(marker_fields(&body), fields);
+        assert_eq!(marker_fields("no marker"), Vec::<String>::new());
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(covers(&s(&["tags"]), &s(&["tags.Team"])));
+        assert!(covers(&s(&["ingress[0].cidr_blocks", "tags.Owner"]), &s(&["ingress"])));
+        assert!(!covers(&s(&["tags.Owner"]), &s(&["ingress"])), "a tag does not cover the ingress rule");
+        assert!(!covers(&s(&["tagsx"]), &s(&["tags"])));
+        assert!(!covers(&s(&["instance_type"]), &s(&["instance_type", "ami"])), "every field must be covered");
+        assert!(!covers(&s(&["instance_type"]), &[]), "nothing named: never closed by a guess");
     }
 
     #[test]

@@ -140,6 +140,7 @@ mod tests {
             diff: String::new(),
             notes: vec![],
             base_branch: "main".into(),
+            fields: vec![],
         }
     }
 

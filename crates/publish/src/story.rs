@@ -38,6 +38,11 @@ pub struct Story {
     pub notes: Vec<String>,
     /// The branch the pull request targets.
     pub base_branch: String,
+    /// The fields of this resource the change set touches, as the policy names them (`tags.Team`,
+    /// `ingress`; `(resource)` for a creation or deletion). An escalation issue keeps them, so only
+    /// a later change that covers them closes it.
+    #[serde(default)]
+    pub fields: Vec<String>,
 }
 
 /// One field the patch changes, as a reader is shown it (secrets hidden, long values cut).
@@ -365,9 +370,6 @@ impl Story {
         out.push_str(&self.fields_table());
         out.push_str(&self.timeline_section("##"));
         out.push_str(&self.who_section("##"));
-        out.push_str("## Intent and motivation\n\n");
-        out.push_str(&format!("- Intent: {}\n", reasoned(self.intent.as_ref())));
-        out.push_str(&format!("- Motivation: {}\n\n", reasoned(self.motivation.as_ref())));
         for note in &self.notes {
             out.push_str(&format!("- {}\n", text(note)));
         }
@@ -383,13 +385,26 @@ impl Story {
             out.push_str(&fenced("diff", truncate_at_line(&self.diff, MAX_DIFF_CHARS)));
             out.push('\n');
         }
-        out.push_str("## To keep the code's value\n\n");
+        let restores = self.restores();
+        if self.decision.kind == "revert" {
+            out.push_str("## What the next apply restores\n\n");
+            if restores.is_empty() {
+                out.push_str("The next `terraform apply` sets the resource back to what the code says.\n\n");
+            } else {
+                out.push_str("The next `terraform apply` sets:\n\n");
+                for restore in &restores {
+                    out.push_str(&format!("- {restore}\n"));
+                }
+                out.push('\n');
+            }
+        } else {
+            out.push_str("## To keep the code's value\n\n");
+        }
         out.push_str(&format!(
             "Run `terraform plan -target={addr}` on {base}: it shows the apply that restores what the code says",
             addr = one_line(&self.address).replace(['`', '\n'], ""),
             base = code(&self.base_branch)
         ));
-        let restores = self.restores();
         if !restores.is_empty() {
             out.push_str(&format!(" ({})", restores.join(", ")));
         }
@@ -500,6 +515,7 @@ mod tests {
             diff: "+a\n".into(),
             notes: vec![],
             base_branch: "main".into(),
+            fields: vec!["instance_type".into()],
         }
     }
 

@@ -208,7 +208,8 @@ impl Store {
 
     /// Escalated and revert change sets nobody has answered yet, oldest first (at most `max`):
     /// neither resolved by a later reconciled change set on the same address nor answered by a
-    /// person (an audit log decision `person-...`).
+    /// person (an audit log decision `person-...`) nor marked resolved (an audit log decision
+    /// `resolved`: its drift went back, or a later change covered its fields).
     pub async fn waiting_for_a_person(&self, max: usize) -> Result<Vec<ChangeSetRecord>, StoreError> {
         dispatch!(self.waiting_for_a_person(max))
     }

@@ -240,7 +240,8 @@ pub(crate) async fn waiting_for_a_person<D: Dialect>(db: &D, max: usize) -> Resu
              WHERE status IN ('escalated', 'revert') \
              AND NOT EXISTS (SELECT 1 FROM change_sets later WHERE later.address = c.address \
                  AND later.status = 'reconciled' AND later.last_event_time > c.last_event_time) \
-             AND NOT EXISTS (SELECT 1 FROM audit_log a WHERE a.change_set_id = c.id AND a.decision LIKE 'person-%') \
+             AND NOT EXISTS (SELECT 1 FROM audit_log a WHERE a.change_set_id = c.id \
+                 AND (a.decision LIKE 'person-%' OR a.decision = 'resolved')) \
              ORDER BY last_event_time, id LIMIT $1",
         )
         .integer(limit(max)),

@@ -21,7 +21,8 @@ use driftback_store::{Store, StoreError};
 
 use crate::config::{Config, ServeConfig};
 use crate::driver::{
-    Deliverer, Delivery, Driver, Publisher, Workspace, load_catalog, notifier, open_store, webhook_router,
+    Answered, Answerer, Deliverer, Delivery, Driver, PersonDecision, Publisher, Workspace, change_set_from_store,
+    load_catalog, notifier, open_store, webhook_router,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -100,6 +101,7 @@ impl Site {
             clone: self.clone.clone(),
             config: config.clone(),
             loaded: std::sync::Mutex::new(None),
+            store: self.store.clone(),
         })
     }
 }
@@ -153,7 +155,8 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let mut routes = "/healthz /readyz /metrics".to_string();
     if std::env::var_os(&config.publish.webhook_secret_env).is_some_and(|v| !v.is_empty()) {
         let remote = config.publish.remote_url.as_deref().or(config.serve.repo_url.as_deref());
-        router = router.merge(webhook_router(&config.publish, remote, site.store.clone())?);
+        let answerer: Arc<dyn Answerer> = reconciler.clone();
+        router = router.merge(webhook_router(&config.publish, remote, site.store.clone(), Some(answerer))?);
         routes.push_str(&format!(" {}", driftback_publish::webhook::WEBHOOK_PATH));
     } else {
         tracing::info!(
@@ -315,6 +318,8 @@ pub struct GitReconciler {
     /// repository, state and policy (all three are files of that commit) instead of reading and
     /// parsing them again.
     loaded: std::sync::Mutex<Option<(String, Workspace)>>,
+    /// Where a person's answer finds the change set it answers, and records the new outcome.
+    store: Store,
 }
 
 impl GitReconciler {
@@ -334,6 +339,16 @@ impl GitReconciler {
     }
 
     async fn drive(&self, change_set: &ChangeSet) -> anyhow::Result<Reconciled> {
+        let driven = self.drive_with(change_set, None).await?;
+        Ok(Reconciled { tokens: driven.outcome.tokens(), record: driven.record })
+    }
+
+    /// One change set on the latest base, with a person's answer when there is one.
+    async fn drive_with(
+        &self,
+        change_set: &ChangeSet,
+        person: Option<&PersonDecision>,
+    ) -> anyhow::Result<crate::driver::Driven> {
         let mut driver = self.driver.lock().await;
         let base = self.clone.refresh()?;
         if let Some(deliverer) = driver.deliverer_mut() {
@@ -343,8 +358,31 @@ impl GitReconciler {
         let mut workspace = self.workspace_at(&base.to_string())?;
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();
-        let driven = driver.drive(&mut workspace, change_set).await?;
-        Ok(Reconciled { tokens: driven.outcome.tokens(), record: driven.record })
+        match person {
+            Some(person) => driver.drive_answered(&mut workspace, change_set, person).await,
+            None => driver.drive(&mut workspace, change_set).await,
+        }
+    }
+
+    /// A person's answer: the change set as the knowledge base has it, driven again with their
+    /// decision, its new outcome recorded.
+    async fn answer_async(&self, change_set_id: &str, person: &PersonDecision) -> anyhow::Result<Answered> {
+        let change_set = change_set_from_store(&self.store, change_set_id).await?;
+        let driven = self.drive_with(&change_set, Some(person)).await?;
+        // The feed completes the rows of the change sets it claims; this one is the answer's.
+        self.store.record_change_set(&driven.record).await?;
+        Ok(Answered {
+            label: driven.label,
+            status: driven.outcome.status,
+            delivered: driven.delivered,
+            notes: driven.outcome.notes,
+        })
+    }
+}
+
+impl Answerer for GitReconciler {
+    fn answer(&self, change_set_id: &str, person: PersonDecision) -> anyhow::Result<Answered> {
+        self.runtime.block_on(self.answer_async(change_set_id, &person))
     }
 }
 

@@ -118,7 +118,8 @@ impl Deliverer {
         outcome: &Outcome,
         label: &str,
     ) -> anyhow::Result<Option<String>> {
-        let story = story(change_set, outcome, label, String::new(), &self.base_branch);
+        let held = outcome.held_diff.clone().unwrap_or_default();
+        let story = story(change_set, outcome, label, held, &self.base_branch);
         let published = match &self.publisher {
             Some(p) => {
                 p.publish_escalation(&story).await.with_context(|| format!("publishing the escalation of {label}"))?
@@ -145,17 +146,33 @@ impl Deliverer {
         }))
     }
 
-    /// After a change to `label` was delivered: its open escalation issue, if any, is closed
-    /// (the code now holds the change).
-    pub async fn resolve(&self, label: &str, delivered: &Delivered) -> anyhow::Result<Option<String>> {
+    /// After a later change set on `label` was written into the code (`delivered`), or found the
+    /// code already saying it (`None`: the drifted value returned): its open escalation issue is
+    /// closed when `covered`, the fields that change set touched, covers every field the issue
+    /// waits on. A change to other fields of the resource leaves the issue open.
+    pub async fn resolve(
+        &self,
+        label: &str,
+        covered: &[String],
+        delivered: Option<&Delivered>,
+    ) -> anyhow::Result<Option<String>> {
         let Some(p) = &self.publisher else { return Ok(None) };
-        let by = match &delivered.pull_request {
-            Some((number, url, _)) => format!("pull request #{number} ({url})"),
-            None => format!("the branch `{}`", delivered.branch),
+        let why = match delivered {
+            Some(delivered) => {
+                let by = match &delivered.pull_request {
+                    Some((number, url, _)) => format!("pull request #{number} ({url})"),
+                    None => format!("the branch `{}`", delivered.branch),
+                };
+                format!("A later change to the fields this issue waits on was written into the code by {by}; closing.")
+            }
+            None => "The fields this issue waits on are back to what the code says (a later change set found \
+                     nothing to write); closing."
+                .to_string(),
         };
-        let why = format!("A later change to this resource was written into the code by {by}; closing.");
-        let closed =
-            p.resolve_escalation(label, &why).await.with_context(|| format!("closing the escalation of {label}"))?;
+        let closed = p
+            .resolve_escalation_if_covered(label, covered, &why)
+            .await
+            .with_context(|| format!("closing the escalation of {label}"))?;
         Ok(closed.map(|number| format!("escalation issue #{number} closed")))
     }
 
@@ -209,8 +226,14 @@ impl Deliverer {
                 }
             }
         }
+        files.extend(outcome.extra_files.iter().cloned());
         let message = driftback_publish::message::commit_message(&story);
-        let (local_branch, commit) = match git.find_committed(&local_branch, &change_set.id)? {
+        // A person's answer is a new decision on the change set: never the commit made before it.
+        let committed = match &outcome.answered_by {
+            Some(_) => None,
+            None => git.find_committed(&local_branch, &change_set.id)?,
+        };
+        let (local_branch, commit) = match committed {
             Some(commit) => {
                 tracing::info!(change_set = change_set.id, branch = local_branch, "already committed before a restart");
                 (local_branch, commit)

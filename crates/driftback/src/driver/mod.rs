@@ -16,12 +16,14 @@
 //! are plain function calls inside it, and git runs in place (each command enters the driver from
 //! one runtime: `main`'s, or the daemon's reconcile loop once per change set).
 
+mod answers;
 mod deliver;
 mod field_changes;
 mod history;
 mod knowledge;
 mod outcome;
 mod patch;
+mod person;
 mod plan;
 mod publisher;
 mod record;
@@ -34,10 +36,12 @@ use driftback_recipes::{Catalog, Plan};
 use driftback_store::{ChangeSetRecord, Store};
 use driftback_terraform::Repo;
 
+pub use answers::{Answered, Answerer, webhook_router};
 pub use deliver::{Delivered, Deliverer};
 pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_existing_store, open_store};
 pub use outcome::{Outcome, Status};
-pub use publisher::{Publisher, notifier, webhook_router};
+pub use person::{Answer, PersonDecision, change_set_from_store};
+pub use publisher::{Publisher, notifier};
 pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
 
 use crate::config::Config;
@@ -118,6 +122,26 @@ impl Driver {
 
     /// Drive one change set from its events to its commit and its records.
     pub async fn drive(&mut self, workspace: &mut Workspace, change_set: &ChangeSet) -> anyhow::Result<Driven> {
+        self.drive_with(workspace, change_set, None).await
+    }
+
+    /// Drive a change set again with a person's answer in place of the policy's decision
+    /// ([`person::overrule`]): what they decided is written through the same delivery.
+    pub async fn drive_answered(
+        &mut self,
+        workspace: &mut Workspace,
+        change_set: &ChangeSet,
+        person: &PersonDecision,
+    ) -> anyhow::Result<Driven> {
+        self.drive_with(workspace, change_set, Some(person)).await
+    }
+
+    async fn drive_with(
+        &mut self,
+        workspace: &mut Workspace,
+        change_set: &ChangeSet,
+        person: Option<&PersonDecision>,
+    ) -> anyhow::Result<Driven> {
         let started = std::time::Instant::now();
         let attribution = driftback_attribute::attribute(change_set, &workspace.policy.actors);
         let planned = match &workspace.unlocated {
@@ -141,8 +165,20 @@ impl Driver {
             repo: workspace.unlocated.is_none().then_some(&workspace.repo),
             history: &history,
         });
-        let mut outcome = Outcome { ledger: decided.ledger, agent: planned.agent.clone(), ..Outcome::default() };
-        let patched = settle(&mut outcome, &decided.decision, &planned, &decided.plan, workspace);
+        let decided = match person {
+            Some(person) => person::overrule(decided, person),
+            None => decided,
+        };
+        let mut outcome = Outcome {
+            ledger: decided.ledger,
+            agent: planned.agent.clone(),
+            answered_by: person.map(|p| format!("{} in #{}", p.user, p.thread)),
+            ..Outcome::default()
+        };
+        let patched = settle(&mut outcome, &decided.decision, &planned, &decided.plan, &decided.held, workspace);
+        if let Some(PersonDecision { answer: Answer::Own { field, actor }, user, thread }) = person {
+            own_in_policy(&mut outcome, workspace, field, actor, &format!("{user} answered in #{thread}"));
+        }
         outcome.decision = Some(decided.decision);
         let after = patched.unwrap_or_else(|| workspace.repo.clone());
         self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
@@ -168,13 +204,28 @@ impl Driver {
             }
         }
         if let Delivery::Git(deliverer) = &self.delivery {
+            let covered = story::fields_of(&outcome, &label);
             let note = match (&outcome.status, &delivered) {
                 (Status::Escalated(_) | Status::Revert(_), _) => {
                     deliverer.escalate(change_set, &outcome, &label).await?
                 }
-                (Status::Reconciled, Some(done)) => deliverer.resolve(&label, done).await?,
+                // A person's answer is closed by the thread that carried it, with its own reply.
+                (Status::Reconciled, Some(done)) if person.is_none() => {
+                    deliverer.resolve(&label, &covered, Some(done)).await?
+                }
+                // The drifted value came back: nothing to write, and nothing left to decide.
+                (Status::NoChange, _) if outcome.decision.is_some() => {
+                    deliverer.resolve(&label, &covered, None).await?
+                }
                 _ => None,
             };
+            if let (Some(note), Some(store)) = (&note, &self.store) {
+                if matches!(outcome.status, Status::Reconciled | Status::NoChange) {
+                    record::resolved(store, &label, change_set, note)
+                        .await
+                        .map_err(|e| e.context("recording the resolved escalation in the knowledge base"))?;
+                }
+            }
             record.notes.extend(note);
         }
         patch::remember_created(&mut workspace.state, &outcome);
@@ -201,6 +252,7 @@ fn settle(
     decision: &Decision,
     planned: &Planned,
     decided: &Plan,
+    held: &Plan,
     workspace: &Workspace,
 ) -> Option<Repo> {
     let plan = match &planned.plan {
@@ -222,12 +274,18 @@ fn settle(
     outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
     outcome.notes.extend(plan.notes.clone());
     match decision.kind {
-        DecisionKind::Escalate => {
-            outcome.status = Status::Escalated(decision.rationale.clone());
-            return None;
-        }
-        DecisionKind::Revert => {
-            outcome.status = Status::Revert(decision.rationale.clone());
+        DecisionKind::Escalate | DecisionKind::Revert => {
+            let nothing_to_write = hold(outcome, held, workspace);
+            outcome.status = if nothing_to_write && decision.kind == DecisionKind::Escalate {
+                // Nothing for a person to decide: the cloud says what the code says again. (A
+                // revert is kept: it may undo a change an open pull request codifies, which the
+                // reviewer should hear of.)
+                Status::NoChange
+            } else if decision.kind == DecisionKind::Revert {
+                Status::Revert(decision.rationale.clone())
+            } else {
+                Status::Escalated(decision.rationale.clone())
+            };
             return None;
         }
         DecisionKind::Reconcile | DecisionKind::IgnoreChanges => {}
@@ -266,5 +324,75 @@ fn settle(
             outcome.status = Status::Escalated(reason);
             None
         }
+    }
+}
+
+/// For a decision that waits for a person: what accepting would write (the field changes and the
+/// diff of the held edit), computed on a copy and never committed. Why there is none, when there
+/// is none, goes to the notes. Returns true when accepting would change nothing: the code on the
+/// base already says what the cloud says (the drifted value returned).
+fn hold(outcome: &mut Outcome, held: &Plan, workspace: &Workspace) -> bool {
+    if held.is_empty() {
+        return false;
+    }
+    outcome.field_changes = field_changes::planned_changes(held, &workspace.state, &workspace.repo);
+    match patch::apply(&workspace.repo, held) {
+        Ok(patched) if patched.files.iter().any(|(_, text)| text.contains(outcome::REDACTED)) => {
+            outcome
+                .notes
+                .push("accepting cannot be written as it stands: it would write a value CloudTrail redacted".into());
+        }
+        Ok(patched) if patched.files.is_empty() => {
+            outcome.notes.push("the code already says what the cloud says: accepting would write nothing".into());
+            return true;
+        }
+        Ok(patched) => {
+            let files: Vec<(&std::path::Path, Option<&str>, &str)> = patched
+                .files
+                .iter()
+                .map(|(path, text)| (path.as_path(), workspace.repo.text(path), text.as_str()))
+                .collect();
+            match driftback_publish::unified_diff(&files) {
+                Ok(diff) => outcome.held_diff = Some(diff),
+                Err(e) => tracing::warn!(error = %e, "the held edit's diff could not be made"),
+            }
+        }
+        Err(reason) => outcome.notes.push(format!("accepting cannot be written as it stands: {reason}")),
+    }
+    false
+}
+
+/// A person's `/driftback own`: the policy file gains the rule that `actor` owns `field` of the
+/// change set's resource, next to the `lifecycle { ignore_changes }` edit. The file is checked by
+/// loading it; when it cannot take the rule (or the resource or the file is unknown) nothing is
+/// written and the change set is escalated saying why.
+fn own_in_policy(outcome: &mut Outcome, workspace: &Workspace, field: &str, actor: &str, why: &str) {
+    if matches!(outcome.status, Status::Escalated(_) | Status::Revert(_)) {
+        return;
+    }
+    let refuse = |outcome: &mut Outcome, reason: String| {
+        outcome.files.clear();
+        outcome.extra_files.clear();
+        outcome.status = Status::Escalated(reason);
+    };
+    let Some(address) = outcome.addresses.first().cloned() else {
+        return refuse(outcome, "the change set names no resource of this repository to own a field of".into());
+    };
+    let Some((on_disk, in_repo)) = &workspace.policy_file else {
+        return refuse(outcome, "the policy file is configured outside the repository ([policy] file)".into());
+    };
+    let text = match std::fs::read_to_string(on_disk) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return refuse(outcome, format!("cannot read the policy file {}: {e}", on_disk.display())),
+    };
+    let bare = driftback_terraform::Address::parse(&address).map(|a| a.without_key().to_string()).unwrap_or(address);
+    match driftback_policy::add_ownership_rule(&text, &in_repo.display().to_string(), &bare, field, actor, why) {
+        Ok(edited) => {
+            outcome.extra_files.push((in_repo.clone(), edited));
+            outcome.notes.push(format!("the policy file {} gains a rule: {actor} owns {field}", in_repo.display()));
+            outcome.status = Status::Reconciled;
+        }
+        Err(e) => refuse(outcome, format!("{e}")),
     }
 }

@@ -41,9 +41,22 @@ pub struct Outcome {
     /// What the LLM agent did, when it planned (or tried to plan) this change set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentReport>,
-    /// The field changes the plan makes (value before and after), for titles and commit summaries.
+    /// The field changes the plan makes (value before and after), for titles and commit summaries;
+    /// for `revert` and `escalate`, those the held edit would make.
     #[serde(skip)]
     pub field_changes: Vec<PlannedFieldChange>,
+    /// For `revert` and `escalate`: the unified diff of the edit accepting would write, computed
+    /// and never committed (the person sees it in the escalation issue).
+    #[serde(skip)]
+    pub held_diff: Option<String>,
+    /// Files written besides the plan's edits (the policy file a person's `/driftback own`
+    /// changes): committed with them, on the resource's pull request branch too.
+    #[serde(skip)]
+    pub extra_files: Vec<(PathBuf, String)>,
+    /// Who answered, when this outcome carries a person's decision (`maria in #12`): it is a new
+    /// commit even when the change set was committed before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

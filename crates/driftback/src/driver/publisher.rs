@@ -7,17 +7,14 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use driftback_publish::commands::{Command, CommentCommand};
 use driftback_publish::github::{self, PullRequestAction, PullRequestOptions};
 use driftback_publish::issues::{self, IssueAction};
-use driftback_publish::markdown::{code, text};
 use driftback_publish::notify::Notifier;
 use driftback_publish::story::Story;
-use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
 use driftback_publish::{
     Credentials, GitHub, GitRepo, Oid, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
 };
-use driftback_store::{DecisionRecord, PullRequestRecord, Store};
+use driftback_store::{PullRequestRecord, Store};
 
 use crate::config::{PublishConfig, PublishMode};
 
@@ -166,10 +163,16 @@ impl Publisher {
         Ok(Some((issue.number, issue.html_url, action)))
     }
 
-    /// Close the resource's escalation issue, if one is open, saying why.
-    pub async fn resolve_escalation(&self, address: &str, why: &str) -> anyhow::Result<Option<u64>> {
+    /// Close the resource's escalation issue, if one is open and `covered` covers the fields it
+    /// waits on, saying why.
+    pub async fn resolve_escalation_if_covered(
+        &self,
+        address: &str,
+        covered: &[String],
+        why: &str,
+    ) -> anyhow::Result<Option<u64>> {
         let Some(api) = self.github.as_ref().filter(|_| self.escalation_issues) else { return Ok(None) };
-        Ok(issues::resolve_escalation(api, address, why).await?)
+        Ok(issues::resolve_if_covered(api, address, covered, why).await?)
     }
 }
 
@@ -200,148 +203,12 @@ pub async fn record_pull_request(store: &Store, address: &str, published: &Publi
     Ok(())
 }
 
-fn store_state(state: PullRequestState) -> driftback_store::PullRequestState {
+pub(super) fn store_state(state: PullRequestState) -> driftback_store::PullRequestState {
     match state {
         PullRequestState::Open => driftback_store::PullRequestState::Open,
         PullRequestState::Merged => driftback_store::PullRequestState::Merged,
         PullRequestState::Closed => driftback_store::PullRequestState::Closed,
     }
-}
-
-/// GitHub's webhook deliveries: pull request states recorded in the store, and `/driftback`
-/// commands answered (with the GitHub API, when a token is set).
-pub struct StoreSink {
-    store: Store,
-    api: Option<GitHub>,
-}
-
-impl PullRequestEvents for StoreSink {
-    async fn record(&self, change: PullRequestChange) -> Result<(), String> {
-        // A pull request driftback did not open (or not recorded) is not its business.
-        self.store
-            .set_pull_request_state(change.number, store_state(change.state))
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
-    async fn command(&self, request: CommentCommand) -> Result<(), String> {
-        let Some(api) = &self.api else {
-            tracing::warn!(
-                number = request.number,
-                "a /driftback command arrived but no GitHub token is set to answer it"
-            );
-            return Ok(());
-        };
-        let reply = answer(&self.store, api, &request).await.map_err(|e| format!("{e:#}"))?;
-        api.comment(request.number, &reply).await.map_err(|e| e.to_string())
-    }
-}
-
-/// The reply to a command, after doing what it asks. Only people with write access are obeyed.
-async fn answer(store: &Store, api: &GitHub, request: &CommentCommand) -> anyhow::Result<String> {
-    let user = &request.user;
-    if !issues::may_decide(api, user).await? {
-        tracing::info!(user, number = request.number, "a /driftback command from someone without write access refused");
-        return Ok(issues::refusal(user));
-    }
-    let command = match &request.command {
-        Ok(command) => command,
-        Err(reply) => return Ok(reply.clone()),
-    };
-    let Some(change_set) = latest_change_set(&request.thread_body) else {
-        return Ok("This thread names no driftback change set, so there is nothing to answer for.".into());
-    };
-    let shown = code(&change_set);
-    match command {
-        Command::Explain => {
-            let decisions = store.decisions(&change_set).await?;
-            if decisions.is_empty() {
-                return Ok(format!("The knowledge base has no decision for change set {shown}."));
-            }
-            let mut reply = format!("Decisions on change set {shown}, oldest first:\n\n");
-            for logged in decisions {
-                let d = &logged.decision;
-                reply.push_str(&format!(
-                    "- {}: **{}** by {}: {}\n",
-                    logged.recorded_at.format("%Y-%m-%d %H:%M UTC"),
-                    text(&d.kind),
-                    code(d.rule.as_deref().unwrap_or("-")),
-                    text(d.rationale.as_deref().unwrap_or("")),
-                ));
-            }
-            Ok(reply)
-        }
-        Command::Revert | Command::Accept => {
-            let kind = format!("person-{}", command.as_str());
-            let rationale = format!("{user} answered `/driftback {}` in #{}", command.as_str(), request.number);
-            store
-                .record_decision(&DecisionRecord {
-                    change_set_id: change_set.clone(),
-                    kind,
-                    rule: Some("person".into()),
-                    evidence: serde_json::json!({
-                        "by": user, "via": "github-comment", "thread": request.number,
-                        "pull_request": request.on_pull_request,
-                    }),
-                    rationale: Some(rationale),
-                })
-                .await?;
-            Ok(match command {
-                Command::Revert => format!(
-                    "Recorded: @{} decided that the code's value stands for change set {shown} (audit log). The next \
-                     `terraform apply` restores it; run `terraform plan` to see exactly what it will do.",
-                    text(user)
-                ),
-                _ => format!(
-                    "Recorded: @{} accepted change set {shown} (audit log). Writing it into the code from this \
-                     comment is not automatic yet: merge the change's pull request, or edit the code as the \
-                     description's \"What accepting would write\" shows.",
-                    text(user)
-                ),
-            })
-        }
-    }
-}
-
-/// The last change set id the thread's body names (``Change set `cs-...` ``): the one the latest
-/// update is about.
-fn latest_change_set(body: &str) -> Option<String> {
-    body.match_indices("Change set `")
-        .filter_map(|(at, m)| {
-            let rest = &body[at + m.len()..];
-            let id = &rest[..rest.find('`')?];
-            (!id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-                .then(|| id.to_string())
-        })
-        .last()
-}
-
-/// The webhook router for the daemon to mount (`POST /webhooks/github`), with the secret from the
-/// environment variable `publish.webhook_secret_env`. With a token in `publish.token_env` and the
-/// repository known (`publish.repository`, or the HTTPS `remote_url`), `/driftback` commands in
-/// comments are answered.
-pub fn webhook_router(config: &PublishConfig, remote_url: Option<&str>, store: Store) -> anyhow::Result<axum::Router> {
-    let secret = std::env::var(&config.webhook_secret_env).ok().filter(|s| !s.is_empty()).with_context(|| {
-        format!(
-            "the pull request webhook needs its secret: set the environment variable {} (publish.webhook_secret_env)",
-            config.webhook_secret_env
-        )
-    })?;
-    let token = std::env::var(&config.token_env).ok().filter(|t| !t.trim().is_empty());
-    let repository = config.repository.clone().or_else(|| remote_url.and_then(repository_from_url));
-    let api = match (token, repository) {
-        (Some(token), Some(repository)) => {
-            let retry = RetryPolicy {
-                attempts: config.retry_attempts.max(1),
-                first_delay: Duration::from_millis(config.retry_delay_ms),
-                max_delay: Duration::from_secs(30),
-            };
-            Some(GitHub::new(&config.api_url, &repository, Secret::new(token), retry)?)
-        }
-        _ => None,
-    };
-    Ok(driftback_publish::webhook::router(Secret::new(secret), std::sync::Arc::new(StoreSink { store, api })))
 }
 
 /// The re-validation after a replay: every changed Terraform file must still parse.
@@ -365,7 +232,7 @@ fn resolve_local(url: &str, repo_dir: &Path) -> String {
 }
 
 /// `OWNER/NAME` from `https://HOST/OWNER/NAME(.git)`.
-fn repository_from_url(url: &str) -> Option<String> {
+pub(super) fn repository_from_url(url: &str) -> Option<String> {
     let rest = url.strip_prefix("https://")?;
     let mut parts = rest.trim_end_matches('/').trim_end_matches(".git").split('/').skip(1);
     let (owner, name) = (parts.next()?, parts.next()?);
@@ -376,70 +243,11 @@ fn repository_from_url(url: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_signed_merge_delivery_is_recorded_in_the_store() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open_sqlite(&dir.path().join("kb.sqlite")).await.unwrap();
-        let record = PullRequestRecord {
-            number: 4,
-            address: "aws_instance.web".into(),
-            branch: "driftback/aws_instance.web-1".into(),
-            url: "https://github.example/acme/infra/pull/4".into(),
-            state: driftback_store::PullRequestState::Open,
-            head_commit: "abc".into(),
-        };
-        store.record_pull_request(&record).await.unwrap();
-        let config =
-            PublishConfig { webhook_secret_env: "DRIFTBACK_TEST_WEBHOOK_SECRET_UNSET".into(), ..Default::default() };
-        assert!(webhook_router(&config, None, store.clone()).is_err(), "no secret, no router");
-
-        let router = driftback_publish::webhook::router(
-            Secret::new("s"),
-            std::sync::Arc::new(StoreSink { store: store.clone(), api: None }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}{}", listener.local_addr().unwrap(), driftback_publish::webhook::WEBHOOK_PATH);
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        let body = serde_json::json!({
-            "action": "closed",
-            "pull_request": {
-                "number": 4, "html_url": record.url, "state": "closed", "title": "t", "body": null,
-                "merged": true, "merged_at": "2024-05-02T09:30:00Z", "merge_commit_sha": "def",
-                "head": {"ref": record.branch, "sha": "abc"}, "base": {"ref": "main", "sha": "0"}
-            }
-        })
-        .to_string();
-        let status = reqwest::Client::new()
-            .post(&url)
-            .header("x-github-event", "pull_request")
-            .header("x-hub-signature-256", driftback_publish::webhook::signature(&Secret::new("s"), body.as_bytes()))
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-            .status();
-        assert_eq!(status, 200);
-        assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
-    }
-
     #[test]
     fn the_github_repository_is_read_from_https_remotes() {
         assert_eq!(repository_from_url("https://github.com/acme/infra.git").as_deref(), Some("acme/infra"));
         assert_eq!(repository_from_url("https://ghe.example/acme/infra").as_deref(), Some("acme/infra"));
         assert_eq!(repository_from_url("https://ghe.example/a/b/c"), None);
         assert_eq!(repository_from_url("/srv/git/infra.git"), None);
-    }
-}
-
-#[cfg(test)]
-mod change_set_tests {
-    use super::latest_change_set;
-
-    #[test]
-    fn the_thread_names_its_latest_change_set() {
-        let body = "Change set `cs-1111`.\n...\nA later change. Change set `cs-2222`; ...";
-        assert_eq!(latest_change_set(body).as_deref(), Some("cs-2222"));
-        assert_eq!(latest_change_set("Change set `not valid!`"), None);
-        assert_eq!(latest_change_set("nothing here"), None);
     }
 }

@@ -70,6 +70,30 @@ pub async fn decision_and_ledger(store: &Store, change_set: &ChangeSet, outcome:
     Ok(())
 }
 
+/// The change sets on `address` that waited for a person are resolved by `by` (its escalation
+/// issue was closed, `note` says how): each gets a `resolved` row in the audit log, so `driftback
+/// pending` no longer lists them.
+pub async fn resolved(store: &Store, address: &str, by: &ChangeSet, note: &str) -> anyhow::Result<()> {
+    for waiting in store.waiting_for_a_person(10_000).await? {
+        if waiting.address.as_deref() != Some(address) || waiting.id == by.id {
+            continue;
+        }
+        store
+            .record_decision(&DecisionRecord {
+                change_set_id: waiting.id.clone(),
+                kind: RESOLVED.into(),
+                rule: Some("drift-resolved".into()),
+                evidence: serde_json::json!({ "by_change_set": by.id, "note": note }),
+                rationale: Some(format!("resolved by change set {}: {note}", by.id)),
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// The audit log kind of a decision that stopped waiting because the drift was resolved.
+pub const RESOLVED: &str = "resolved";
+
 /// Keep the agent's transcript and tokens, whatever the outcome, when the agent worked on the
 /// change set. `record` is the change set's row, with its branch and commit.
 pub async fn agent_work(

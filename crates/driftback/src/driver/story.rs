@@ -78,8 +78,25 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
         diff,
         notes: outcome.notes.clone(),
         base_branch: base_branch.to_string(),
+        fields: fields_of(outcome, address),
     }
 }
+
+/// The fields of `address` the change set touches, as the policy named them (`(resource)` for a
+/// creation or deletion).
+pub fn fields_of(outcome: &Outcome, address: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in outcome.decision.iter().flat_map(|d| &d.fields).filter(|f| f.address == address) {
+        let field = f.path.clone().unwrap_or_else(|| RESOURCE.to_string());
+        if !out.contains(&field) {
+            out.push(field);
+        }
+    }
+    out
+}
+
+/// How a creation or deletion of the whole resource is named among its fields.
+pub const RESOURCE: &str = "(resource)";
 
 /// Shown instead of a value that is secret or that CloudTrail redacted.
 const HIDDEN: &str = "(hidden)";

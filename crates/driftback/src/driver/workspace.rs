@@ -27,6 +27,10 @@ pub struct Workspace {
     /// The AWS provider's schema every patch is checked against: the bundled version that fits the
     /// repository's `required_providers` and `.terraform.lock.hcl`.
     pub schema: &'static Schema,
+    /// The policy file: where it is on disk, and its path in the repository (`None` when it is
+    /// configured outside the repository, or there is no repository). A person's `/driftback own`
+    /// edits it.
+    pub policy_file: Option<(PathBuf, PathBuf)>,
 }
 
 impl Workspace {
@@ -35,12 +39,15 @@ impl Workspace {
         let state_path = state.map(Path::to_path_buf).unwrap_or_else(|| dir.join("terraform.tfstate"));
         let repo = Repo::load(dir)?;
         let schema = provider_schema(&repo, dir)?;
+        let on_disk = policy_path(config, dir);
+        let policy_file = on_disk.strip_prefix(dir).ok().map(|rel| (on_disk.clone(), rel.to_path_buf()));
         Ok(Workspace {
             repo,
             state: read_state(&state_path)?,
             policy: load_policy(config, dir)?,
             unlocated: None,
             schema,
+            policy_file,
         })
     }
 
@@ -52,6 +59,7 @@ impl Workspace {
             policy,
             unlocated: Some(reason.to_string()),
             schema: Schema::newest().context("loading the bundled AWS provider schema")?,
+            policy_file: None,
         })
     }
 
@@ -96,12 +104,16 @@ pub fn read_state(path: &Path) -> anyhow::Result<State> {
 
 /// The repository's policy: its policy file when there is one, else the built-in defaults.
 pub fn load_policy(config: &Config, repo: &Path) -> anyhow::Result<Policy> {
-    let path =
-        if config.policy.file.is_absolute() { config.policy.file.clone() } else { repo.join(&config.policy.file) };
+    let path = policy_path(config, repo);
     if !path.exists() {
         return Ok(Policy::defaults());
     }
     load_policy_file(&path)
+}
+
+/// Where the policy file of the repository in `repo` is (it may not exist).
+fn policy_path(config: &Config, repo: &Path) -> PathBuf {
+    if config.policy.file.is_absolute() { config.policy.file.clone() } else { repo.join(&config.policy.file) }
 }
 
 /// A policy file; errors name the file, the rule and the field.

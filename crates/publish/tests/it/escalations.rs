@@ -8,7 +8,10 @@ use std::time::Duration;
 use axum::Json;
 use axum::http::StatusCode;
 use driftback_publish::commands::{Command, CommentCommand};
-use driftback_publish::issues::{IssueAction, escalation_marker, may_decide, publish_escalation, resolve_escalation};
+use driftback_publish::issues::{
+    IssueAction, escalation_marker, marker_fields, may_decide, publish_escalation, resolve_escalation,
+    resolve_if_covered,
+};
 use driftback_publish::notify::{Notice, Notifier, NotifyFormat};
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
 use driftback_publish::{GitHub, RetryPolicy, Secret};
@@ -34,7 +37,8 @@ fn escalated(name: &str) -> driftback_publish::story::Story {
 async fn an_escalation_opens_one_issue_per_resource_updates_it_and_closes_it_when_resolved() {
     let server = GitHubStandIn::start().await;
     let api = GitHub::new(&server.base_url, "acme/infra", Secret::new(TOKEN), no_wait()).unwrap();
-    let first = escalated("console-instance-type");
+    let mut first = escalated("console-instance-type");
+    first.fields = vec!["instance_type".into()];
 
     let (issue, action) = publish_escalation(&api, &first, &["ops".to_string()]).await.unwrap();
     assert_eq!(action, IssueAction::Opened);
@@ -52,13 +56,37 @@ async fn an_escalation_opens_one_issue_per_resource_updates_it_and_closes_it_whe
     let mut later = first.clone();
     later.change_set_id = "cs-later".into();
     later.decision.kind = "revert".into();
+    later.decision.rule = "api-instance-types".into();
+    later.fields = vec!["tags.Team".into()];
     let (again, action) = publish_escalation(&api, &later, &[]).await.unwrap();
     assert_eq!((again.number, action), (issue.number, IssueAction::Updated));
     assert_eq!(server.inner.lock().unwrap().issues.len(), 1);
-    assert!(again.body.unwrap().contains("`cs-later`"));
+    let body = again.body.unwrap();
+    assert!(body.contains("`cs-later`"));
+    // The revert says what the next apply sets back.
+    assert!(
+        body.contains("## What the next apply restores") && body.contains("`instance_type` back to `t3.medium`"),
+        "{body}"
+    );
+    // The issue waits on the fields of both change sets.
+    assert_eq!(marker_fields(&body), ["instance_type", "tags.Team"]);
     let comments = server.inner.lock().unwrap().comments.clone();
     assert!(comments.iter().any(|(n, c)| *n == issue.number && c.contains("A later change on")), "{comments:?}");
-    assert!(server.inner.lock().unwrap().labels[&issue.number].contains(&"decision:revert".to_string()));
+    // The earlier decision's labels are taken off (DELETE, the label percent-encoded in the path);
+    // the others stay.
+    assert_eq!(
+        server.inner.lock().unwrap().labels[&issue.number],
+        ["driftback", "ops", "decision:revert", "rule:api-instance-types"]
+    );
+    assert!(server.requests().iter().any(|r| r.method == "DELETE"
+        && r.path == format!("/repos/acme/infra/issues/{}/labels/rule:security-weakening", issue.number)));
+
+    // A later change that writes only part of what the issue waits on does not close it.
+    let partial = vec!["instance_type".to_string()];
+    assert_eq!(resolve_if_covered(&api, &first.address, &partial, "covered?").await.unwrap(), None);
+    let state =
+        server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == issue.number).unwrap()["state"].clone();
+    assert_eq!(state, "open");
 
     // Another resource gets its own issue.
     let mut other = first.clone();

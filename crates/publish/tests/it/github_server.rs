@@ -65,6 +65,7 @@ impl GitHubStandIn {
             .route("/repos/{owner}/{repo}/collaborators/{user}/permission", get(permission))
             .route("/repos/{owner}/{repo}/issues/{number}/comments", post(create_comment))
             .route("/repos/{owner}/{repo}/issues/{number}/labels", post(add_labels))
+            .route("/repos/{owner}/{repo}/issues/{number}/labels/{name}", axum::routing::delete(remove_label))
             .route_layer(middleware::from_fn_with_state(server.clone(), admit))
             .with_state(server.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -247,6 +248,26 @@ async fn add_labels(
             labels.push(label);
         }
     }
+    let answer: Vec<Value> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, name)| json!({"id": i + 1, "name": name, "color": "ededed", "default": false}))
+        .collect();
+    (StatusCode::OK, Json(Value::Array(answer)))
+}
+
+/// `DELETE .../issues/{number}/labels/{name}`: the remaining labels, or 404 ("Label does not
+/// exist") when the issue does not carry it, as GitHub answers.
+async fn remove_label(
+    State(s): Shared,
+    Path((_owner, _repo, number, name)): Path<(String, String, u64, String)>,
+) -> Answer {
+    let mut inner = s.inner.lock().unwrap();
+    let labels = inner.labels.entry(number).or_default();
+    let Some(at) = labels.iter().position(|l| *l == name) else {
+        return (StatusCode::NOT_FOUND, Json(json!({"message": "Label does not exist"})));
+    };
+    labels.remove(at);
     let answer: Vec<Value> = labels
         .iter()
         .enumerate()
