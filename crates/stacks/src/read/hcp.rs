@@ -19,13 +19,14 @@ use crate::settings;
 
 const JSON_API: &str = "application/vnd.api+json";
 
-type Lookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+/// A lookup of environment variables by name.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Reads states through the HCP Terraform / Terraform Enterprise API.
 #[derive(Clone)]
 pub struct HcpReader {
     http: reqwest::Client,
-    env: Lookup,
+    env: EnvLookup,
     credentials_file: Option<PathBuf>,
 }
 
@@ -42,7 +43,7 @@ impl Default for HcpReader {
 
 impl HcpReader {
     /// Tokens from `env` (a variable lookup) and the credentials file, if any.
-    pub fn new(env: Lookup, credentials_file: Option<PathBuf>) -> HcpReader {
+    pub fn new(env: EnvLookup, credentials_file: Option<PathBuf>) -> HcpReader {
         let http = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(60))
             .user_agent(concat!("driftback/", env!("CARGO_PKG_VERSION")))
@@ -224,7 +225,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("credentials.tfrc.json");
         std::fs::write(&file, r#"{"credentials": {"app.terraform.io": {"token": "from-file"}}}"#).unwrap();
-        let env: Lookup = Arc::new(|name: &str| (name == "TF_TOKEN_tfe_example_com").then(|| "from-env".to_string()));
+        let env: EnvLookup =
+            Arc::new(|name: &str| (name == "TF_TOKEN_tfe_example_com").then(|| "from-env".to_string()));
         let reader = HcpReader::new(env, Some(file));
         assert_eq!(reader.token("tfe.example.com").unwrap(), "from-env");
         assert_eq!(reader.token("app.terraform.io").unwrap(), "from-file");
