@@ -22,6 +22,7 @@ pub struct StackConfig {
     /// Backend settings, over those of the code's `backend` block and the `backend_config` files
     /// (`bucket`, `key`, `region`, `workspace_key_prefix`, `endpoints = { s3 = ... }`,
     /// `organization`, `hostname`, `workspaces = { name = ... }`, ...). Never credentials.
+    /// `endpoint` here (and only here) moves the HCP Terraform API off `https://<hostname>`.
     pub settings: Settings,
     /// Partial backend configuration files (`-backend-config=FILE`), relative to the repository,
     /// applied in order after the `backend` block.

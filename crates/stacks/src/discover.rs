@@ -46,6 +46,10 @@ pub struct Stack {
     pub workspaces: Vec<Workspace>,
     /// Whether the workspaces were listed in the configuration (else they were inferred).
     pub workspaces_configured: bool,
+    /// The HCP Terraform API's address when it is not `https://<hostname>` (tests, proxies):
+    /// the configuration's `endpoint` setting only, never the repository's, since the token for
+    /// `hostname` is sent there.
+    pub api_endpoint: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -213,6 +217,7 @@ pub fn discover(tree: &Tree, configured: &[StackConfig]) -> Discovery {
                 state_file: None,
                 workspaces: Vec::new(),
                 workspaces_configured: false,
+                api_endpoint: None,
             },
         );
     }
@@ -227,6 +232,7 @@ pub fn discover(tree: &Tree, configured: &[StackConfig]) -> Discovery {
             state_file: None,
             workspaces: Vec::new(),
             workspaces_configured: false,
+            api_endpoint: None,
         });
         stack.found_by.push("configuration".into());
         if !tf_dirs.contains(&dir) {
@@ -244,6 +250,7 @@ pub fn discover(tree: &Tree, configured: &[StackConfig]) -> Discovery {
             settings::merge(&mut stack.settings, &overlay);
         }
         settings::merge(&mut stack.settings, &without_secrets(&config.settings, &name, &mut notes));
+        stack.api_endpoint = settings::text(&config.settings, "endpoint").map(str::to_string);
         stack.state_file = config.state_file.as_deref().map(normal);
         if !config.workspaces.is_empty() {
             stack.workspaces_configured = true;
@@ -307,13 +314,15 @@ fn inferred_workspaces(tree: &Tree, stack: &Stack) -> Vec<Workspace> {
     if names.is_empty() && !(stack.backend == "cloud" || stack.backend == "remote" && is_prefixed(stack)) {
         names.push("default".into());
     }
-    names
-        .into_iter()
-        .map(|name| {
-            let tfvars = workspace_tfvars(tree, &stack.dir, &name);
-            Workspace { name, tfvars, settings: Settings::new() }
-        })
-        .collect()
+    names.into_iter().map(|name| inferred_workspace(tree, stack, name)).collect()
+}
+
+/// A workspace no configuration describes (found on disk, or listed by its backend): its tfvars
+/// are `<name>.tfvars` when exactly one such file is in the stack's directory or a directory
+/// right under it.
+pub fn inferred_workspace(tree: &Tree, stack: &Stack, name: String) -> Workspace {
+    let tfvars = workspace_tfvars(tree, &stack.dir, &name);
+    Workspace { name, tfvars, settings: Settings::new() }
 }
 
 fn is_prefixed(stack: &Stack) -> bool {

@@ -156,7 +156,9 @@ pub fn locate(stack: &Stack, workspace: &str) -> Result<Location, StackError> {
                 ("remote", None, Some(prefix)) => format!("{prefix}{workspace}"),
                 _ => workspace.to_string(),
             };
-            let base_url = settings::text(&settings, "endpoint")
+            let base_url = stack
+                .api_endpoint
+                .as_deref()
                 .map(|e| e.trim_end_matches('/').to_string())
                 .unwrap_or_else(|| format!("https://{hostname}"));
             Ok(Location::Hcp(HcpLocation { hostname, base_url, organization, workspace: hcp_workspace }))
@@ -186,6 +188,7 @@ mod tests {
             state_file: None,
             workspaces: vec![Workspace { name: "prod".into(), tfvars: vec![], settings: Default::default() }],
             workspaces_configured: true,
+            api_endpoint: None,
         }
     }
 
@@ -222,6 +225,10 @@ mod tests {
         let Location::Hcp(h) = locate(&remote, "prod").unwrap() else { panic!() };
         assert_eq!((h.workspace.as_str(), h.base_url.as_str()), ("app-prod", "https://tfe.example.com"));
         assert!(locate(&stack("cloud", json!({})), "x").unwrap_err().to_string().contains("no organization"));
+        // The repository cannot send the token elsewhere: only the configuration moves the API.
+        let moved = stack("cloud", json!({"organization": "acme", "endpoint": "https://evil.example"}));
+        let Location::Hcp(h) = locate(&moved, "x").unwrap() else { panic!() };
+        assert_eq!(h.base_url, "https://app.terraform.io");
         assert!(locate(&stack("gcs", json!({})), "x").unwrap_err().to_string().contains("not supported"));
     }
 }

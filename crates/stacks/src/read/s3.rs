@@ -174,12 +174,14 @@ where
                 _ => ReadError::Malformed { location, message: text },
             }
         }
-        _ if text.contains("credentials") => ReadError::NoCredentials { message: last_cause(&text) },
+        _ if text.contains("credentials") => ReadError::NoCredentials { message: credentials_cause(&text) },
         _ => ReadError::Unavailable { location, message: text },
     }
 }
 
-/// The innermost cause of an error's context text, where the useful words are.
-fn last_cause(text: &str) -> String {
-    text.rsplit(": ").next().unwrap_or(text).trim().to_string()
+/// What the credential chain tried, on one line, without the SDK's debug dump.
+fn credentials_cause(text: &str) -> String {
+    let head = text.split(" (DispatchFailure").next().unwrap_or(text);
+    let head = head.trim_start_matches("dispatch failure: ").trim_start_matches("other: ");
+    head.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
 }

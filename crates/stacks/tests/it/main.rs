@@ -77,3 +77,42 @@ async fn local_states_index_and_the_ambiguous_case() {
     let err = driftback_stacks::StateReader::read(&readers, &missing).await.unwrap_err();
     assert!(err.to_string().contains("terraform.tfstate.d/green/terraform.tfstate"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_show_json_export_named_by_the_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("dns")).unwrap();
+    std::fs::write(
+        dir.path().join("dns/main.tf"),
+        "resource \"aws_route53_zone\" \"main\" {\n  name = \"acme.example\"\n}\n",
+    )
+    .unwrap();
+    let export = serde_json::json!({"format_version": "1.0", "terraform_version": "1.9.5", "values": {"root_module": {
+        "resources": [{"address": "aws_route53_zone.main", "mode": "managed", "type": "aws_route53_zone", "name": "main",
+                       "provider_name": "registry.terraform.io/hashicorp/aws",
+                       "values": {"id": "Z0123", "name": "acme.example", "arn": "arn:aws:route53:::hostedzone/Z0123"}}]}}});
+    std::fs::write(dir.path().join("dns/state.json"), export.to_string()).unwrap();
+    let config = vec![driftback_stacks::StackConfig {
+        path: "dns".into(),
+        backend: Some("show-json".into()),
+        state_file: Some("dns/state.json".into()),
+        ..Default::default()
+    }];
+    let tree = driftback_stacks::scan(dir.path(), &config).unwrap();
+    let found = driftback_stacks::discover(&tree, &config);
+    assert_eq!(found.stacks.len(), 1, "the configuration declares what discovery cannot see");
+    let location = driftback_stacks::locate(&found.stacks[0], "default").unwrap();
+    assert_eq!(location.to_string(), "terraform show -json export dns/state.json");
+    let readers = driftback_stacks::Readers::new(dir.path());
+    let read = driftback_stacks::StateReader::read(&readers, &location).await.unwrap();
+    assert!(
+        matches!(read.version, driftback_stacks::StateVersion::Digest(ref d) if d.len() == 32),
+        "{:?}",
+        read.version
+    );
+    let mut index = driftback_stacks::Index::new();
+    index.add("dns", "default", &read, &Default::default());
+    let Lookup::Managed(zone) = index.lookup(&Query { id: "Z0123", ..Query::default() }) else { panic!() };
+    assert_eq!(zone[0].address.to_string(), "aws_route53_zone.main");
+    assert_eq!(zone[0].placement.region, None, "a global resource: its ARN has no region");
+}

@@ -173,3 +173,53 @@ async fn states_in_s3_by_workspace_with_partial_backend_configuration() {
     assert!(matches!(err, ReadError::NoBucket { .. }), "{err:?}");
     assert!(err.to_string().contains("acme-no-such-bucket"), "{err}");
 }
+
+/// `assume_role` in the backend: the state bucket belongs to the second account and is read with
+/// the role's credentials, asked of STS (moto's) with the ambient ones.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_state_in_another_account_through_assume_role() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let role = format!("arn:aws:iam::{NETWORK_ACCOUNT}:role/state-reader");
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_sdk_s3::config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let provider =
+        aws_config::sts::AssumeRoleProvider::builder(&role).configure(&sdk).session_name("seed").build().await;
+    let as_role = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&sdk).credentials_provider(provider).force_path_style(true).build(),
+    );
+    let bucket = format!("acme-network-state-{}", std::process::id());
+    as_role.create_bucket().bucket(&bucket).send().await.unwrap();
+    put(&as_role, &bucket, "network.tfstate", state("net", 5, &[("aws_vpc", "main", json!({"id": "vpc-9"}))])).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("network")).unwrap();
+    std::fs::write(
+        dir.path().join("network/main.tf"),
+        format!(
+            "terraform {{\n  backend \"s3\" {{\n    bucket = \"{bucket}\"\n    key = \"network.tfstate\"\n    region = \"us-east-1\"\n    use_path_style = true\n    assume_role {{\n      role_arn = \"{role}\"\n    }}\n  }}\n}}\n"
+        ),
+    )
+    .unwrap();
+    let endpoints = json!({"endpoints": {"s3": endpoint, "sts": endpoint}});
+    let config = vec![driftback_stacks::StackConfig {
+        path: "network".into(),
+        settings: endpoints.as_object().unwrap().clone(),
+        ..Default::default()
+    }];
+    let tree = scan(dir.path(), &config).unwrap();
+    let network = discover(&tree, &config).stacks.remove(0);
+    let location = locate(&network, "default").unwrap();
+    assert!(location.to_string().ends_with(&format!("as {role}")), "{location}");
+    let readers = Readers::new(dir.path());
+    let read = readers.read(&location).await.unwrap();
+    assert_eq!(read.serial, Some(5));
+    // The read goes through the role: with STS out of reach, it fails, naming the credentials.
+    let mut unreachable = config.clone();
+    unreachable[0].settings.insert("endpoints".into(), json!({"s3": endpoint, "sts": "http://127.0.0.1:9"}));
+    let cut_off = discover(&scan(dir.path(), &unreachable).unwrap(), &unreachable).stacks.remove(0);
+    let err = readers.read(&locate(&cut_off, "default").unwrap()).await.unwrap_err();
+    assert!(matches!(err, ReadError::NoCredentials { .. } | ReadError::Unavailable { .. }), "{err:?}");
+}
