@@ -100,6 +100,7 @@ fn errors_name_the_stack_and_what_to_do() {
                 "terraform {\n  backend \"s3\" {\n    bucket = \"acme-state\"\n    key = \"net.tfstate\"\n    region = \"us-east-1\"\n  }\n}\n".into(),
             ),
             ("ops/main.tf", "terraform {\n  backend \"gcs\" {}\n}\n".into()),
+            ("edge/main.tf", "terraform {\n  backend \"s3\" {\n    bucket = \"acme-state\"\n    key = \"edge.tfstate\"\n  }\n}\n".into()),
         ],
     );
     let config = dir.path().join("driftback.toml");
@@ -120,6 +121,8 @@ fn errors_name_the_stack_and_what_to_do() {
     assert!(net.contains("stack net") && net.contains("no AWS credentials") && net.contains("AWS_PROFILE"), "{net}");
     let ops = stack("ops")["workspaces"][0]["error"].as_str().unwrap().to_string();
     assert!(ops.contains("stack ops") && ops.contains("\"gcs\" backend is not supported"), "{ops}");
+    let edge = stack("edge")["workspaces"][0]["error"].as_str().unwrap().to_string();
+    assert!(edge.contains("stack edge") && edge.contains("no region") && edge.contains("AWS_REGION"), "{edge}");
     let notes = listing["notes"].to_string();
     assert!(notes.contains("svc/green.tfvars does not exist"), "{notes}");
 }

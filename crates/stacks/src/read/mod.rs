@@ -69,6 +69,9 @@ pub enum ReadError {
     /// Fix the configuration; retrying does not help.
     #[error("no state at {location}: {hint}")]
     Missing { location: String, hint: String },
+    /// The location lacks something only the configuration can give (an S3 region). Fix it.
+    #[error("{location}: {message}")]
+    Configuration { location: String, message: String },
     /// The S3 bucket does not exist (or is in another partition). Fix the configuration.
     #[error("bucket {bucket:?} does not exist: check the backend's bucket and region")]
     NoBucket { bucket: String },

@@ -128,6 +128,13 @@ impl StateReader for S3Reader {
             };
             let shown = location.to_string();
             let client = self.client(loc).await;
+            if client.config().region().is_none() {
+                return Err(ReadError::Configuration {
+                    location: shown,
+                    message: "no region: set region in the backend (or its partial configuration), or AWS_REGION"
+                        .into(),
+                });
+            }
             let out = client
                 .get_object()
                 .bucket(&loc.bucket)
