@@ -37,6 +37,9 @@ pub struct Config {
     pub backfill: driftback_feed::BackfillConfig,
     /// `driftback serve`: the repository, the operations endpoint, leases and shutdown.
     pub serve: ServeConfig,
+    /// `[[stack]]`: root modules discovery cannot see, and workspaces, tfvars and partial backend
+    /// configuration for those it finds (docs/operations.md, "Stacks and state").
+    pub stack: Vec<driftback_stacks::StackConfig>,
 }
 
 /// `[serve]`: the daemon's repository, operations endpoint, change-set leases and shutdown.

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cmd::{backfill, catalog, configuration, demo, eval, kb, pending, policy, probe, reconcile, serve};
+use cmd::{backfill, catalog, configuration, demo, eval, kb, pending, policy, probe, reconcile, serve, stacks};
 
 /// Reads CloudTrail records, finds changes made outside Terraform, and writes them back into the
 /// Terraform code as one git branch per change set, or says why not.
@@ -74,6 +74,12 @@ enum Command {
     /// from the AWS API models to the provider's schema (scripts/generate-recipes.py). Calls that
     /// change something and have no recipe go to the LLM agent, or to a person without one.
     Catalog(catalog::Args),
+    /// List the repository's stacks (root modules), their workspaces and where each state lives.
+    ///
+    /// A stack is a directory with a backend or cloud block, a .terraform.lock.hcl or a local
+    /// state, or a [[stack]] entry of the configuration. With --read each state is read (S3, HCP
+    /// Terraform, files) and its resources counted. See docs/operations.md, "Stacks and state".
+    Stacks(stacks::Args),
     /// Print the effective configuration (file, DRIFTBACK_* variables, defaults) as TOML.
     ///
     /// Loading it is the check: an unknown key or a bad value fails naming the key. Passwords in
@@ -126,6 +132,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Backfill(args) => backfill::run(&config, &args).await.map(|_| done),
         Command::Config => configuration::run(&config).map(|_| done),
         Command::Pending(args) => pending::run(&config, &args).await.map(|_| done),
+        Command::Stacks(args) => stacks::run(&config, &args).await,
         Command::Probe(_) | Command::Catalog(_) => unreachable!("answered before the configuration is loaded"),
     }
 }

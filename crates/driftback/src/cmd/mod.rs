@@ -13,3 +13,4 @@ pub mod policy;
 pub mod probe;
 pub mod reconcile;
 pub mod serve;
+pub mod stacks;

@@ -1,0 +1,196 @@
+//! `driftback stacks` as people run it: the listing (text and `--json`), `--read` on local
+//! states and on moto's S3 (through `scripts/moto.sh`), and the errors that name the stack and
+//! what to do: no such workspace, no such bucket, no credentials.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+
+fn write(root: &Path, files: &[(&str, String)]) {
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn state(lineage: &str, serial: u64, queues: &[&str]) -> String {
+    let resources: Vec<Value> = queues
+        .iter()
+        .map(|q| {
+            serde_json::json!({"mode": "managed", "type": "aws_sqs_queue", "name": q.replace('-', "_"),
+                "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                "instances": [{"attributes": {"id": format!("https://sqs.eu-west-1.amazonaws.com/1/{q}"), "name": q}}]})
+        })
+        .collect();
+    serde_json::json!({"version": 4, "serial": serial, "lineage": lineage, "resources": resources}).to_string()
+}
+
+/// Run `driftback stacks` with only the environment the test gives (no AWS or DRIFTBACK_ variables
+/// from the caller), HOME in a scratch directory.
+fn stacks(repo: &Path, config: Option<&Path>, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.arg("stacks").arg("--repo").arg(repo).args(args).env_clear();
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("HOME", home.path());
+    cmd.env("AWS_EC2_METADATA_DISABLED", "true");
+    // Empty AWS files: no profile, no credentials from the caller's machine.
+    let (aws_config, aws_credentials) = (home.path().join("aws-config"), home.path().join("aws-credentials"));
+    std::fs::write(&aws_config, "").unwrap();
+    std::fs::write(&aws_credentials, "").unwrap();
+    cmd.env("AWS_CONFIG_FILE", aws_config).env("AWS_SHARED_CREDENTIALS_FILE", aws_credentials);
+    if let Some(config) = config {
+        cmd.arg("--config").arg(config);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn lists_stacks_and_reads_local_states() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("svc/main.tf", "module \"q\" {\n  source = \"../modules/q\"\n}\n".into()),
+            ("svc/terraform.tfstate", state("svc", 3, &["a", "b"])),
+            ("svc/terraform.tfstate.d/blue/terraform.tfstate", state("svc-blue", 1, &["c"])),
+            ("svc/blue.tfvars", "x = 1\n".into()),
+            ("modules/q/main.tf", "resource \"aws_sqs_queue\" \"q\" {}\n".into()),
+            ("modules/q/.terraform.lock.hcl", String::new()),
+        ],
+    );
+    let out = stacks(dir.path(), None, &["--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listing["stacks"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["svc"], "a module only svc calls is no stack: {listing}");
+    let svc = &listing["stacks"][0];
+    assert_eq!(svc["workspaces"][1]["name"], "blue");
+    assert_eq!(svc["workspaces"][1]["tfvars"][0], "svc/blue.tfvars");
+    assert_eq!(svc["workspaces"][1]["state"], "file svc/terraform.tfstate.d/blue/terraform.tfstate");
+
+    let out = stacks(dir.path(), None, &["--read"], &[]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("svc  (svc, local backend; local state)"), "{shown}");
+    assert!(shown.contains("2 resources, serial 3 lineage svc"), "{shown}");
+    assert!(shown.contains("1 resources, serial 1 lineage svc-blue"), "{shown}");
+}
+
+#[test]
+fn errors_name_the_stack_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("svc/main.tf", "resource \"aws_sqs_queue\" \"q\" {}\n".into()),
+            ("svc/terraform.tfstate", state("svc", 3, &["a"])),
+            (
+                "net/main.tf",
+                "terraform {\n  backend \"s3\" {\n    bucket = \"acme-state\"\n    key = \"net.tfstate\"\n    region = \"us-east-1\"\n  }\n}\n".into(),
+            ),
+            ("ops/main.tf", "terraform {\n  backend \"gcs\" {}\n}\n".into()),
+            ("edge/main.tf", "terraform {\n  backend \"s3\" {\n    bucket = \"acme-state\"\n    key = \"edge.tfstate\"\n  }\n}\n".into()),
+        ],
+    );
+    let config = dir.path().join("driftback.toml");
+    std::fs::write(
+        &config,
+        "[[stack]]\npath = \"svc\"\n[[stack.workspace]]\nname = \"default\"\n[[stack.workspace]]\nname = \"green\"\ntfvars = [\"svc/green.tfvars\"]\n\n[[stack]]\npath = \"net\"\nsettings = { endpoints = { s3 = \"http://127.0.0.1:9\" }, use_path_style = true }\n",
+    )
+    .unwrap();
+    let out = stacks(dir.path(), Some(&config), &["--read", "--json"], &[]);
+    assert!(!out.status.success(), "a state that cannot be read fails the command");
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let stack = |name: &str| listing["stacks"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap().clone();
+    let svc = stack("svc");
+    assert_eq!(svc["workspaces"][0]["resources"], 1);
+    let green = svc["workspaces"][1]["error"].as_str().unwrap();
+    assert!(green.contains("stack svc, workspace green") && green.contains("no such workspace"), "{green}");
+    let net = stack("net")["workspaces"][0]["error"].as_str().unwrap().to_string();
+    assert!(net.contains("stack net") && net.contains("no AWS credentials") && net.contains("AWS_PROFILE"), "{net}");
+    let ops = stack("ops")["workspaces"][0]["error"].as_str().unwrap().to_string();
+    assert!(ops.contains("stack ops") && ops.contains("\"gcs\" backend is not supported"), "{ops}");
+    let edge = stack("edge")["workspaces"][0]["error"].as_str().unwrap().to_string();
+    assert!(edge.contains("stack edge") && edge.contains("no region") && edge.contains("AWS_REGION"), "{edge}");
+    let notes = listing["notes"].to_string();
+    assert!(notes.contains("svc/green.tfvars does not exist"), "{notes}");
+}
+
+#[test]
+fn reads_s3_states_through_moto() {
+    let Ok(endpoint) = std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") else {
+        assert!(
+            std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_none(),
+            "DRIFTBACK_REQUIRE_SERVICES is set but moto is not running: run through scripts/moto.sh"
+        );
+        eprintln!(
+            "NOTICE: S3 test of `driftback stacks` skipped: moto is not running (run `scripts/moto.sh cargo test`)"
+        );
+        return;
+    };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let bucket = format!("cli-state-{}-{nanos}", std::process::id());
+    // Create the bucket and the workspaces' objects with moto's REST API (path style).
+    let put = |path: &str, body: String| {
+        let status = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, urllib.request; r = urllib.request.Request(sys.argv[1], data=sys.argv[2].encode(), method='PUT', headers={'Content-Type': 'application/json'}); urllib.request.urlopen(r)",
+                &format!("{endpoint}/{path}"),
+                &body,
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "PUT {path}");
+    };
+    put(&bucket, String::new());
+    put(&format!("{bucket}/env:/prod/app.tfstate"), state("app-prod", 8, &["jobs-prod", "mail-prod"]));
+    put(&format!("{bucket}/env:/staging/app.tfstate"), state("app-staging", 2, &["jobs-staging"]));
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("app/main.tf", "terraform {\n  backend \"s3\" {}\n}\n".into()),
+            ("app/state.tfbackend", format!("bucket = \"{bucket}\"\nkey = \"app.tfstate\"\nregion = \"us-east-1\"\n")),
+            ("app/prod.tfvars", "size = 3\n".into()),
+        ],
+    );
+    let config = dir.path().join("driftback.toml");
+    std::fs::write(
+        &config,
+        format!("[[stack]]\npath = \"app\"\nbackend_config = [\"app/state.tfbackend\"]\nsettings = {{ endpoints = {{ s3 = \"{endpoint}\" }}, use_path_style = true }}\n"),
+    )
+    .unwrap();
+    let creds = [("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing")];
+    let out = stacks(dir.path(), Some(&config), &["--read"], &creds);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    // No workspace is configured: the bucket lists them; prod.tfvars is found by its name.
+    assert!(
+        shown.contains(&format!("prod         s3://{bucket}/env:/prod/app.tfstate (us-east-1) at {endpoint}")),
+        "{shown}"
+    );
+    assert!(shown.contains("tfvars app/prod.tfvars  2 resources, etag"), "{shown}");
+    assert!(shown.contains("1 resources, etag"), "{shown}");
+    assert!(!shown.contains("testing"), "no credential is ever shown: {shown}");
+    std::fs::write(
+        dir.path().join("app/state.tfbackend"),
+        "bucket = \"no-such-bucket-here\"\nkey = \"app.tfstate\"\nregion = \"us-east-1\"\n",
+    )
+    .unwrap();
+    let out = stacks(dir.path(), Some(&config), &["--read"], &creds);
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(shown.contains("stack app") && shown.contains("\"no-such-bucket-here\" does not exist"), "{shown}");
+}

@@ -1,0 +1,33 @@
+//! The stacks of an infrastructure repository: which directories are root modules, how each
+//! workspace's state is reached (local files, `terraform show -json` exports, the S3 backend, HCP
+//! Terraform / Terraform Enterprise), and an index from cloud identities to the stack, workspace
+//! and address that manage them.
+//!
+//! Discovery ([`discover`]), locations ([`locate`]), placements and the [`Index`] are pure. I/O
+//! is at the edges: [`scan`] reads the repository once, and the [`read`] module reads states.
+//! Credentials and tokens come from the environment or the usual files, never from the repository.
+
+pub mod config;
+pub mod discover;
+pub mod index;
+pub mod location;
+pub mod placement;
+pub mod read;
+pub mod settings;
+
+pub use config::{StackConfig, WorkspaceConfig};
+pub use discover::{Discovery, Stack, Tree, Workspace, discover, scan};
+pub use index::{Index, Lookup, Managed, Query};
+pub use location::{HcpLocation, Location, S3Location, locate};
+pub use placement::{Placement, provider_placements};
+pub use read::{ReadError, Readers, StateRead, StateReader, StateVersion};
+
+/// What stops discovery or locating a state: a file that cannot be read, or a stack whose backend
+/// settings are incomplete or unsupported. The message names the stack and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StackError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("stack {stack}: {message}")]
+    Backend { stack: String, message: String },
+}

@@ -1,0 +1,45 @@
+//! States in the repository's working tree: `terraform.tfstate`,
+//! `terraform.tfstate.d/<workspace>/terraform.tfstate`, and `terraform show -json` exports.
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+
+use super::{ReadError, StateRead, StateReader, parse_state};
+use crate::location::Location;
+
+/// Reads files relative to the repository's root.
+pub struct LocalReader {
+    root: PathBuf,
+}
+
+impl LocalReader {
+    pub fn new(root: impl Into<PathBuf>) -> LocalReader {
+        LocalReader { root: root.into() }
+    }
+}
+
+impl StateReader for LocalReader {
+    fn read<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<StateRead, ReadError>> {
+        Box::pin(async move {
+            let (Location::Local { path } | Location::ShowJson { path }) = location else {
+                return Err(ReadError::Malformed {
+                    location: location.to_string(),
+                    message: "not a file location".into(),
+                });
+            };
+            let abs = self.root.join(path);
+            let bytes = match tokio::fs::read(&abs).await {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(ReadError::Missing {
+                        location: location.to_string(),
+                        hint: "no such workspace, or the state is kept elsewhere: name the backend or state_file in a [[stack]] entry".into(),
+                    });
+                }
+                Err(source) => return Err(ReadError::Io { path: abs, source }),
+            };
+            parse_state(&bytes, &path.display().to_string())
+        })
+    }
+}

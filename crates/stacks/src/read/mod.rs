@@ -1,0 +1,330 @@
+//! Reading a workspace's state from where it lives, behind one trait ([`StateReader`]): local
+//! files and `terraform show -json` exports ([`local`]), the S3 backend ([`s3`]), HCP Terraform and
+//! Terraform Enterprise ([`hcp`]). [`Readers`] routes a [`Location`] to the right one.
+//!
+//! Every read returns the parsed state and its version identity, so callers can cache: the S3
+//! ETag, the HCP state version id, or the serial and lineage a state file records.
+
+pub mod hcp;
+pub mod local;
+pub mod s3;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use driftback_terraform::{Address, State, StateError, StateInstance};
+
+use crate::discover::Stack;
+use crate::location::Location;
+
+/// A state as read, with what identifies its version.
+#[derive(Debug, Clone)]
+pub struct StateRead {
+    pub state: State,
+    pub version: StateVersion,
+    /// The serial and lineage the state records (a `show -json` export has neither).
+    pub serial: Option<u64>,
+    pub lineage: Option<String>,
+    /// Resources whose provider configuration has an alias: `module.x.aws_s3_bucket.logs` ->
+    /// `west` (keys without instance keys, `data.` for data sources).
+    pub provider_aliases: HashMap<String, String>,
+    /// The size of the state as read, in bytes.
+    pub bytes: usize,
+}
+
+/// What identifies one version of a state: equal identities mean the same state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StateVersion {
+    /// An S3 object: its ETag (and version id where the bucket keeps versions).
+    S3 { etag: String, version_id: Option<String> },
+    /// An HCP Terraform state version (`sv-...`) and its serial.
+    Hcp { id: String, serial: Option<u64> },
+    /// A state file: the serial and lineage it records.
+    Serial { serial: u64, lineage: String },
+    /// A file without serial or lineage (a `show -json` export): a digest of its content.
+    Digest(String),
+}
+
+impl std::fmt::Display for StateVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateVersion::S3 { etag, version_id: Some(v) } => write!(f, "etag {etag} version {v}"),
+            StateVersion::S3 { etag, version_id: None } => write!(f, "etag {etag}"),
+            StateVersion::Hcp { id, serial: Some(s) } => write!(f, "{id} (serial {s})"),
+            StateVersion::Hcp { id, serial: None } => write!(f, "{id}"),
+            StateVersion::Serial { serial, lineage } => write!(f, "serial {serial} lineage {lineage}"),
+            StateVersion::Digest(d) => write!(f, "sha256 {d}"),
+        }
+    }
+}
+
+/// Why a state could not be read, by what the caller does about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Nothing at the location: the workspace does not exist (yet) or the key/path is wrong.
+    /// Fix the configuration; retrying does not help.
+    #[error("no state at {location}: {hint}")]
+    Missing { location: String, hint: String },
+    /// The location lacks something only the configuration can give (an S3 region). Fix it.
+    #[error("{location}: {message}")]
+    Configuration { location: String, message: String },
+    /// The S3 bucket does not exist (or is in another partition). Fix the configuration.
+    #[error("bucket {bucket:?} does not exist: check the backend's bucket and region")]
+    NoBucket { bucket: String },
+    /// No AWS credentials were found. Provide them in the environment or the usual files.
+    #[error(
+        "no AWS credentials ({message}): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with a role attached; credentials are never read from the repository"
+    )]
+    NoCredentials { message: String },
+    /// No token for an HCP Terraform / Terraform Enterprise host. Provide one.
+    #[error(
+        "no API token for {host}: set {variable} or run `terraform login {host}` (~/.terraform.d/credentials.tfrc.json)"
+    )]
+    NoToken { host: String, variable: String },
+    /// The credentials or token were refused. Fix the permissions; retrying does not help.
+    #[error("{location}: access denied: {message}")]
+    Denied { location: String, message: String },
+    /// The server did not answer, or answered with a server error. Retry later.
+    #[error("{location}: {message}")]
+    Unavailable { location: String, message: String },
+    /// The server answered something that is not what its API promises.
+    #[error("{location}: unexpected answer: {message}")]
+    Malformed { location: String, message: String },
+    /// The bytes are not a state driftback reads.
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+impl ReadError {
+    /// Whether trying again later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, ReadError::Unavailable { .. })
+    }
+}
+
+/// Reads the state at a location.
+pub trait StateReader: Send + Sync {
+    fn read<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<StateRead, ReadError>>;
+}
+
+/// The reader for every kind of location: files under the repository's root, S3 and HCP.
+pub struct Readers {
+    pub local: local::LocalReader,
+    pub s3: s3::S3Reader,
+    pub hcp: hcp::HcpReader,
+}
+
+impl Readers {
+    /// Files relative to `root`; S3 and HCP credentials from the environment and the usual files.
+    pub fn new(root: impl Into<PathBuf>) -> Readers {
+        Readers { local: local::LocalReader::new(root), s3: s3::S3Reader::default(), hcp: hcp::HcpReader::default() }
+    }
+
+    /// The workspaces the backend holds for `stack`, where it can list them (S3: the keys under
+    /// `workspace_key_prefix`; HCP: the workspaces with the block's tags or prefix); `None` where
+    /// it cannot (local files are listed by discovery already).
+    pub async fn list_workspaces(&self, stack: &Stack) -> Result<Option<Vec<String>>, ReadError> {
+        match stack.backend.as_str() {
+            "s3" => self.s3.list_workspaces(stack).await.map(Some),
+            "cloud" | "remote" => self.hcp.list_workspaces(stack).await,
+            _ => Ok(None),
+        }
+    }
+}
+
+impl StateReader for Readers {
+    fn read<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<StateRead, ReadError>> {
+        match location {
+            Location::Local { .. } | Location::ShowJson { .. } => self.local.read(location),
+            Location::S3(_) => self.s3.read(location),
+            Location::Hcp(_) => self.hcp.read(location),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Header {
+    #[serde(default)]
+    serial: Option<u64>,
+    #[serde(default)]
+    lineage: Option<String>,
+    #[serde(default)]
+    resources: Vec<HeaderResource>,
+}
+
+#[derive(Deserialize)]
+struct HeaderResource {
+    #[serde(default)]
+    module: Option<String>,
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(rename = "type")]
+    rtype: String,
+    name: String,
+    #[serde(default)]
+    provider: Option<String>,
+}
+
+/// Parse a state file (format version 4) or a `terraform show -json` export. Its version is the
+/// serial and lineage it records, else a digest of the bytes; readers that know better (an ETag,
+/// a state version id) replace it.
+pub fn parse_state(bytes: &[u8], origin: &str) -> Result<StateRead, ReadError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| StateError::Syntax {
+        origin: origin.to_string(),
+        line: 1,
+        column: e.valid_up_to() + 1,
+        message: "not UTF-8".into(),
+    })?;
+    if looks_like_show_json(text) {
+        return Ok(StateRead {
+            state: parse_show_json(text, origin)?,
+            version: StateVersion::Digest(digest(bytes)),
+            serial: None,
+            lineage: None,
+            provider_aliases: HashMap::new(),
+            bytes: bytes.len(),
+        });
+    }
+    let state = State::parse(text, origin)?;
+    let header: Header = serde_json::from_str(text).map_err(|e| StateError::Syntax {
+        origin: origin.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let mut aliases = HashMap::new();
+    for r in &header.resources {
+        let Some(alias) = r.provider.as_deref().and_then(provider_alias) else { continue };
+        let data = if r.mode.as_deref() == Some("data") { "data." } else { "" };
+        let key = match &r.module {
+            Some(m) => format!("{m}.{data}{}.{}", r.rtype, r.name),
+            None => format!("{data}{}.{}", r.rtype, r.name),
+        };
+        aliases.insert(key, alias.to_string());
+    }
+    let version = match (header.serial, &header.lineage) {
+        (Some(serial), Some(lineage)) => StateVersion::Serial { serial, lineage: lineage.clone() },
+        _ => StateVersion::Digest(digest(bytes)),
+    };
+    Ok(StateRead {
+        state,
+        version,
+        serial: header.serial,
+        lineage: header.lineage,
+        provider_aliases: aliases,
+        bytes: bytes.len(),
+    })
+}
+
+/// `provider["registry.terraform.io/hashicorp/aws"].west` -> `west`.
+fn provider_alias(provider: &str) -> Option<&str> {
+    let after = &provider[provider.rfind(']')? + 1..];
+    after.strip_prefix('.').filter(|a| !a.is_empty())
+}
+
+fn looks_like_show_json(text: &str) -> bool {
+    // The first key of a state is "version"; of an export, "format_version". Both are small
+    // objects at the top, so a look at the first kilobyte decides.
+    let head = &text[..text.len().min(1024)];
+    head.contains("\"format_version\"") && !head.contains("\"lineage\"")
+}
+
+#[derive(Deserialize)]
+struct ShowJson {
+    #[serde(default)]
+    values: Option<ShowValues>,
+}
+
+#[derive(Deserialize)]
+struct ShowValues {
+    #[serde(default)]
+    root_module: Option<ShowModule>,
+}
+
+#[derive(Deserialize)]
+struct ShowModule {
+    #[serde(default)]
+    resources: Vec<ShowResource>,
+    #[serde(default)]
+    child_modules: Vec<ShowModule>,
+}
+
+#[derive(Deserialize)]
+struct ShowResource {
+    address: String,
+    #[serde(default)]
+    values: Map<String, Value>,
+}
+
+/// A `terraform show -json` export: `values.root_module` with its resources and child modules.
+fn parse_show_json(text: &str, origin: &str) -> Result<State, ReadError> {
+    let show: ShowJson = serde_json::from_str(text).map_err(|e| StateError::Syntax {
+        origin: origin.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let mut instances = Vec::new();
+    let mut pending: Vec<ShowModule> = show.values.and_then(|v| v.root_module).into_iter().collect();
+    let mut index = 0;
+    while let Some(module) = pending.pop() {
+        for r in module.resources {
+            let address = Address::parse(&r.address).map_err(|message| StateError::Resource {
+                origin: origin.to_string(),
+                index,
+                message: format!("{}: {message}", r.address),
+            })?;
+            instances.push(StateInstance { address, attributes: r.values });
+            index += 1;
+        }
+        pending.extend(module.child_modules);
+    }
+    instances.sort_by(|a, b| a.address.cmp(&b.address));
+    Ok(State::from_instances(instances))
+}
+
+/// A short digest of some bytes.
+pub(crate) fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(&sha2::Sha256::digest(bytes)[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_and_exports_parse_with_their_provider_aliases() {
+        let state = r#"{"version": 4, "serial": 7, "lineage": "l-1", "resources": [
+          {"mode": "managed", "type": "aws_s3_bucket", "name": "logs",
+           "provider": "provider[\"registry.terraform.io/hashicorp/aws\"].west",
+           "instances": [{"attributes": {"id": "logs", "arn": "arn:aws:s3:::logs"}}]},
+          {"module": "module.q[\"a\"]", "mode": "managed", "type": "aws_sqs_queue", "name": "this",
+           "provider": "module.q.provider[\"registry.terraform.io/hashicorp/aws\"]",
+           "instances": [{"attributes": {"id": "u"}}]}]}"#;
+        let read = parse_state(state.as_bytes(), "s").unwrap();
+        assert_eq!(read.version, StateVersion::Serial { serial: 7, lineage: "l-1".into() });
+        assert_eq!(read.state.instances.len(), 2);
+        assert_eq!(read.provider_aliases.len(), 1);
+        assert_eq!(read.provider_aliases["aws_s3_bucket.logs"], "west");
+
+        let export = r#"{"format_version": "1.0", "terraform_version": "1.9.0", "values": {"root_module": {
+          "resources": [{"address": "aws_sqs_queue.q[0]", "mode": "managed", "type": "aws_sqs_queue", "name": "q", "index": 0,
+                         "values": {"id": "https://sqs/q", "arn": "arn:aws:sqs:eu-west-1:1:q"}}],
+          "child_modules": [{"address": "module.m", "resources": [{"address": "module.m.aws_iam_role.r", "mode": "managed",
+                         "type": "aws_iam_role", "name": "r", "values": {"id": "r"}}]}]}}}"#;
+        let read = parse_state(export.as_bytes(), "e").unwrap();
+        assert!(matches!(read.version, StateVersion::Digest(_)), "an export has no serial");
+        let s = read.state;
+        let addresses: Vec<String> = s.instances.iter().map(|i| i.address.to_string()).collect();
+        assert_eq!(addresses, ["aws_sqs_queue.q[0]", "module.m.aws_iam_role.r"]);
+        assert_eq!(s.instances[0].attr_str("arn"), Some("arn:aws:sqs:eu-west-1:1:q"));
+        assert!(matches!(parse_state(b"{\"version\": 3}", "old"), Err(ReadError::State(StateError::Version { .. }))));
+    }
+}
