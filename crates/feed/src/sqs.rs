@@ -100,9 +100,11 @@ impl Default for SqsConfig {
     }
 }
 
-/// `[feed] max_object_bytes` by default: 256 MiB. CloudTrail starts a new log file every few
-/// minutes per account and region; even busy accounts' files stay far below this.
-pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 256 << 20;
+/// `[feed] max_object_bytes` by default: 128 MiB. CloudTrail starts a new log file every few
+/// minutes per account and region; even busy accounts' files stay far below this. Reading one
+/// takes about three times its decompressed size at its peak (the text, each record's own text,
+/// the rows written), once per receive loop at a time: 2 loops at this bound stay under 1 GiB.
+pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 128 << 20;
 
 impl SqsConfig {
     /// Check the values against SQS's limits, naming the key to fix.
@@ -674,6 +676,26 @@ mod tests {
         assert_eq!(read("accounts = \"123456789012\"").unwrap(), ["123456789012"]);
         assert_eq!(read("accounts = [\"123456789012\", 210987654321]").unwrap(), ["123456789012", "210987654321"]);
         assert!(read("accounts = [true]").is_err());
+    }
+
+    #[test]
+    fn the_trail_settings_are_read_and_checked_naming_what_to_set() {
+        let read = |toml_text: &str| toml::from_str::<SqsConfig>(&format!("queue_url = \"http://q\"\n{toml_text}"));
+        let config = read("carries = \"both\"\ntrail_buckets = \"acme-org-trail\"").unwrap();
+        assert_eq!(
+            (config.carries, config.trail_buckets.as_slice()),
+            (Carries::Both, ["acme-org-trail".to_string()].as_slice())
+        );
+        assert!(config.validate().is_ok());
+        assert_eq!(config.max_object_bytes, DEFAULT_MAX_OBJECT_BYTES);
+        assert!(read("carries = \"s3\"").is_err(), "an unknown value is refused");
+        let err = read("trail_buckets = [\"acme-org-trail\"]").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("carries = \"eventbridge\"") && err.contains("carries = \"both\""), "{err}");
+        let err =
+            read("carries = \"both\"\ntrail_buckets = [\"Acme_Trail\"]").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("\"Acme_Trail\" is not an S3 bucket name"), "{err}");
+        let err = read("max_object_bytes = 10").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("max_object_bytes = 10 is too small"), "{err}");
     }
 
     #[test]
