@@ -11,6 +11,10 @@ locals {
     DRIFTBACK_FEED__ACCOUNTS = join(",", distinct(concat([split(":", aws_sqs_queue.events.arn)[4]], var.forwarding_account_ids)))
     DRIFTBACK_SERVE__LISTEN  = "0.0.0.0:9464"
     DRIFTBACK_LOG_FORMAT     = "json"
+    }, var.trail_bucket_name == null ? {} : {
+    # The queue carries the rule's envelopes and the trail bucket's notifications.
+    DRIFTBACK_FEED__CARRIES       = "both"
+    DRIFTBACK_FEED__TRAIL_BUCKETS = var.trail_bucket_name
   })
 }
 

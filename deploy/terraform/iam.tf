@@ -78,6 +78,46 @@ data "aws_iam_policy_document" "daemon" {
       resources = [statement.value]
     }
   }
+
+  # The organisation trail's log files, named by the bucket's notifications: objects under the
+  # trail's prefix only (digest files are skipped by their key, never fetched).
+  dynamic "statement" {
+    for_each = var.trail_bucket_name == null ? [] : [var.trail_bucket_name]
+    content {
+      sid       = "ReadTheTrailLogFiles"
+      actions   = ["s3:GetObject"]
+      resources = ["arn:${data.aws_partition.current.partition}:s3:::${statement.value}/${var.trail_prefix}*"]
+    }
+  }
+
+  # A trail that encrypts its log files with SSE-KMS: S3 decrypts them for the daemon with this key.
+  dynamic "statement" {
+    for_each = var.trail_bucket_name == null || var.trail_kms_key_arn == null ? [] : [var.trail_kms_key_arn]
+    content {
+      sid       = "DecryptTheTrailLogFiles"
+      actions   = ["kms:Decrypt"]
+      resources = [statement.value]
+    }
+  }
+
+  # Terraform states in S3 buckets (the S3 backend): read the states, list the workspaces.
+  dynamic "statement" {
+    for_each = length(var.state_bucket_names) == 0 ? [] : [1]
+    content {
+      sid       = "ReadTerraformStates"
+      actions   = ["s3:GetObject"]
+      resources = [for bucket in var.state_bucket_names : "arn:${data.aws_partition.current.partition}:s3:::${bucket}/*"]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = length(var.state_bucket_names) == 0 ? [] : [1]
+    content {
+      sid       = "ListTerraformWorkspaces"
+      actions   = ["s3:ListBucket"]
+      resources = [for bucket in var.state_bucket_names : "arn:${data.aws_partition.current.partition}:s3:::${bucket}"]
+    }
+  }
 }
 
 resource "aws_iam_role_policy" "daemon" {

@@ -32,3 +32,13 @@ output "ecs_service_name" {
   description = "The Fargate service, when create_ecs_service."
   value       = try(aws_ecs_service.daemon[0].name, null)
 }
+
+output "carries" {
+  description = "[feed] carries of the daemon: \"both\" when the trail bucket's notifications share the queue with the rule's events."
+  value       = var.trail_bucket_name == null ? "eventbridge" : "both"
+}
+
+output "trail_buckets" {
+  description = "[feed] trail_buckets of the daemon."
+  value       = var.trail_bucket_name == null ? [] : [var.trail_bucket_name]
+}

@@ -47,15 +47,27 @@ variable "forwarding_account_ids" {
 }
 
 variable "trail_bucket_name" {
-  description = "Bucket of an organisation trail whose new log files should notify the queue. Null: no notification. The module then owns that bucket's notification configuration."
+  description = "Bucket of an organisation trail whose new log files should notify the queue, and which the daemon reads them from. Null: no notification. The module then owns that bucket's notification configuration."
   type        = string
   default     = null
 }
 
 variable "trail_prefix" {
-  description = "Key prefix of the trail's log files in trail_bucket_name."
+  description = "Key prefix of the trail's log files in trail_bucket_name: the notification's filter and the daemon's s3:GetObject grant."
   type        = string
   default     = "AWSLogs/"
+}
+
+variable "trail_kms_key_arn" {
+  description = "KMS key the trail encrypts its log files with (SSE-KMS). Null: the log files use S3-managed encryption. The daemon gets kms:Decrypt on it; the key's policy must allow the daemon's role too."
+  type        = string
+  default     = null
+}
+
+variable "state_bucket_names" {
+  description = "Buckets of the S3 backends holding the Terraform states of the infrastructure repository's stacks: the daemon may read their objects and list them (workspaces)."
+  type        = list(string)
+  default     = []
 }
 
 variable "ecs_task_role" {

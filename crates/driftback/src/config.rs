@@ -415,6 +415,7 @@ fn environment() -> config::Environment {
         .with_list_parse_key("agent.api_key_env")
         .with_list_parse_key("feed.accounts")
         .with_list_parse_key("feed.regions")
+        .with_list_parse_key("feed.trail_buckets")
 }
 
 #[cfg(test)]

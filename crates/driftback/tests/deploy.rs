@@ -62,9 +62,14 @@ fn operations(table: &str, endpoint: &str) -> Vec<String> {
     ops
 }
 
-/// The IAM actions the source calls: every operation of the SQS and CloudTrail models whose method
-/// the product's code (crates/*/src, in files that use that SDK) calls. Batch operations are
-/// authorised by the action of the single call (SQS documents `DeleteMessageBatch` under
+/// S3 operations whose IAM action has another name (the Service Authorization Reference):
+/// listing a bucket's objects is `s3:ListBucket`, reading an object's metadata `s3:GetObject`.
+const S3_ACTIONS: &[(&str, &str)] =
+    &[("ListObjectsV2", "ListBucket"), ("ListObjects", "ListBucket"), ("HeadObject", "GetObject")];
+
+/// The IAM actions the source calls: every operation of the SQS, CloudTrail and S3 models whose
+/// method the product's code (crates/*/src, in files that use that SDK) calls. Batch operations
+/// are authorised by the action of the single call (SQS documents `DeleteMessageBatch` under
 /// `sqs:DeleteMessage`).
 fn actions_the_code_calls() -> BTreeSet<String> {
     let table = std::fs::read_to_string(root().join("crates/recipes/data/aws-calls.tsv")).unwrap();
@@ -99,6 +104,10 @@ fn actions_the_code_calls() -> BTreeSet<String> {
             let call = format!(".{}()", snake(&op));
             if sources.iter().any(|s| s.contains(&sdk) && s.contains(&call)) {
                 let action = op.strip_suffix("Batch").unwrap_or(&op);
+                let action = match S3_ACTIONS.iter().find(|(o, _)| prefix == "s3" && *o == action) {
+                    Some((_, renamed)) => renamed,
+                    None => action,
+                };
                 actions.insert(format!("{prefix}:{action}"));
             }
         }
@@ -146,6 +155,8 @@ fn the_daemon_role_grants_exactly_the_calls_the_code_makes() {
     let called = actions_the_code_calls();
     // What the daemon is known to call; if this changes, deploy/terraform/iam.tf must too.
     assert!(called.contains("sqs:ReceiveMessage") && called.contains("cloudtrail:LookupEvents"), "{called:?}");
+    // The organisation trail's log files and the S3 backend's states.
+    assert!(called.contains("s3:GetObject") && called.contains("s3:ListBucket"), "{called:?}");
 
     let repo = Repo::load(&root().join("deploy/terraform")).unwrap();
     let statements = statements(&repo, "iam.tf", "daemon");
@@ -156,18 +167,35 @@ fn the_daemon_role_grants_exactly_the_calls_the_code_makes() {
             assert!(!action.contains('*'), "wildcard action {action}");
             granted.insert(action.clone());
         }
-        if resources.iter().any(|r| r.contains('*')) {
+        // A `*` ending an S3 object ARN under a named bucket (`s3:::BUCKET/PREFIX*`) limits the
+        // grant to that bucket's objects: a named resource, not a wildcard.
+        let objects_of_a_named_bucket = |r: &str| {
+            r.strip_suffix("*\"]")
+                .or_else(|| r.strip_suffix("*\""))
+                .and_then(|head| head.rsplit_once(":s3:::"))
+                .is_some_and(|(_, path)| {
+                    path.contains('/') && !path.starts_with('*') && !path[..path.find('/').unwrap()].contains('*')
+                })
+        };
+        if resources.iter().any(|r| r.contains('*') && !objects_of_a_named_bucket(r)) {
             assert!(
                 actions.iter().all(|a| WITHOUT_RESOURCE_LEVEL_PERMISSIONS.contains(&a.as_str())),
                 "{actions:?} granted on {resources:?}: these actions can be limited to named resources"
             );
         }
     }
-    // Decrypting the queue's messages when it is encrypted with a customer key is SQS calling KMS
-    // for the daemon: the one grant beyond the SDK calls, and only on that key.
+    // Decrypting the queue's messages (or the trail's log files) when they are encrypted with a
+    // customer key is SQS (or S3) calling KMS for the daemon: the one grant beyond the SDK calls,
+    // and only on that key.
     let kms: Vec<_> = statements.iter().filter(|(a, _)| a.iter().any(|a| a.starts_with("kms:"))).collect();
     assert!(kms.iter().all(|(a, r)| a == &["kms:Decrypt"] && r == &["[statement.value]"]), "{kms:?}");
     granted.remove("kms:Decrypt");
+    // The trail's log files are read under the trail's prefix of its bucket, and nowhere else.
+    let trail: Vec<_> = statements.iter().filter(|(_, r)| r.iter().any(|r| r.contains("var.trail_prefix"))).collect();
+    assert!(
+        trail.len() == 1 && trail[0].0 == ["s3:GetObject"] && trail[0].1[0].contains(":s3:::${statement.value}/"),
+        "{trail:?}"
+    );
     assert_eq!(granted, called, "deploy/terraform/iam.tf grants differ from what the code calls");
 }
 

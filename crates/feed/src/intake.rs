@@ -268,9 +268,15 @@ impl Intake {
     /// error naming where it stops being readable; a bad record among good ones is bad input.
     pub fn read_file(path: &Path, filter: &FilterConfig) -> Result<Intake, ReadError> {
         let text = read_text(path)?;
-        let location = path.display().to_string();
+        Intake::from_log_text(&text, &path.display().to_string(), filter)
+    }
+
+    /// The text of a file of CloudTrail records (an organisation trail's log file once fetched and
+    /// decompressed), read as [`Intake::read_file`] reads a file: an error when its container
+    /// cannot be read, a bad record among good ones bad input keeping its own text.
+    pub fn from_log_text(text: &str, location: &str, filter: &FilterConfig) -> Result<Intake, ReadError> {
         let mut intake = Intake::default();
-        intake.scan(&text, &location, filter, Verbatim::Record, Envelopes::Optional)?;
+        intake.scan(text, location, filter, Verbatim::Record, Envelopes::Optional)?;
         Ok(intake)
     }
 

@@ -1,4 +1,5 @@
-//! Event sources for the daemon: the SQS consumer, CloudTrail backfill and operations endpoints.
+//! Event sources for the daemon: the SQS consumer (EventBridge envelopes, and an organisation trail's
+//! log files through S3 notifications), CloudTrail backfill and operations endpoints.
 //!
 //! Everything that arrives (an SQS message body, a LookupEvents page) is decoded into an [`Intake`]:
 //! normalised events with their filter disposition, and bad input kept verbatim with its reason.
@@ -19,6 +20,7 @@ mod reconciler;
 mod shutdown;
 mod sqs;
 mod store_ledger;
+mod trail;
 mod window;
 
 pub use backfill::{
@@ -32,4 +34,8 @@ pub use reconciler::{Reconcile, ReconcileError, Reconciled, ReconcilerConfig, re
 pub use shutdown::Shutdown;
 pub use sqs::{SqsConfig, SqsConsumer, UnparseablePolicy};
 pub use store_ledger::StoreLedger;
+pub use trail::{
+    Carries, Ignored, KeyKind, Notification, ObjectError, ObjectRef, TrailReader, classify_key, gunzip_bounded,
+    read_notification, read_object, triage,
+};
 pub use window::{QuietWindow, due_at};

@@ -1,6 +1,6 @@
 //! The daemon's metrics: names, labels and the one place each is counted (and logged).
 //!
-//! Labels are low-cardinality: a source (`sqs`, `backfill`), a drop reason, an outcome.
+//! Labels are low-cardinality: a source (`sqs`, `trail`, `backfill`), a drop reason, an outcome.
 
 use std::time::Duration;
 
@@ -20,6 +20,9 @@ pub const QUEUE_LAG_SECONDS: &str = "driftback_queue_lag_seconds";
 pub const QUEUE_VISIBLE: &str = "driftback_queue_messages_visible";
 pub const STORE_ERRORS: &str = "driftback_store_errors_total";
 pub const RECORDS_REFUSED: &str = "driftback_records_refused_total";
+pub const TRAIL_OBJECTS_READ: &str = "driftback_trail_objects_read_total";
+pub const TRAIL_OBJECTS_IGNORED: &str = "driftback_trail_objects_ignored_total";
+pub const TRAIL_OBJECTS_LEFT: &str = "driftback_trail_objects_left_total";
 pub const BACKFILL_REQUESTS: &str = "driftback_backfill_requests_total";
 pub const KNOWLEDGE_WRITES_LOST: &str = "driftback_knowledge_writes_lost_total";
 /// Counted by the publish stage's notifier (driftback-publish), described here with the rest.
@@ -53,6 +56,16 @@ pub fn describe() {
         "Records the store refused for good, by outcome (bad-input: kept as bad input with the store's reason; \
          unrecorded: refused even so, their message left on the queue)"
     );
+    describe_counter!(TRAIL_OBJECTS_READ, "Organisation trail log files fetched from S3 and read");
+    describe_counter!(
+        TRAIL_OBJECTS_IGNORED,
+        "Objects of the trail bucket's notifications not read, by reason (digest, test-event, config-marker, \
+         not-object-created, not-a-log-file, not-served)"
+    );
+    describe_counter!(
+        TRAIL_OBJECTS_LEFT,
+        "Trail log files whose fetch failed in a way that may pass; their message is left for redelivery"
+    );
     describe_counter!(BACKFILL_REQUESTS, "LookupEvents requests, by result (ok, throttled)");
     describe_counter!(
         KNOWLEDGE_WRITES_LOST,
@@ -70,6 +83,21 @@ pub(crate) fn events_received(source: &'static str, n: usize) {
 
 pub(crate) fn event_dropped(reason: &'static str) {
     counter!(EVENTS_DROPPED, "reason" => reason).increment(1);
+}
+
+pub(crate) fn trail_object_read(location: &str, bytes: usize) {
+    tracing::debug!(object = location, bytes, "trail log file read");
+    counter!(TRAIL_OBJECTS_READ).increment(1);
+}
+
+pub(crate) fn trail_object_ignored(location: &str, reason: &'static str) {
+    tracing::debug!(object = location, reason, "trail object ignored");
+    counter!(TRAIL_OBJECTS_IGNORED, "reason" => reason).increment(1);
+}
+
+pub(crate) fn trail_object_left(sqs_message_id: &str, error: &str) {
+    tracing::warn!(sqs_message_id, error, "trail log file not fetched; its message is left for redelivery");
+    counter!(TRAIL_OBJECTS_LEFT).increment(1);
 }
 
 pub(crate) fn duplicates(n: usize) {

@@ -1,5 +1,7 @@
 //! The SQS consumer: long polling, batches of up to 10, visibility extended while a batch is being
-//! recorded, and a message deleted only after its events are durably in the ledger.
+//! recorded, and a message deleted only after its events are durably in the ledger. A message that
+//! is an S3 notification of an organisation trail's log file (`[feed] carries`) is read through
+//! `trail.rs`: each log file fetched and recorded before the message is deleted.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +15,9 @@ use driftback_events::FilterConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::aws_message;
-use crate::intake::{Intake, Served};
-use crate::ledger::{Ledger, PartOutcome, record_parts};
+use crate::intake::{BadInput, Intake, Served};
+use crate::ledger::{Ledger, PartOutcome, PartsReceipt, record_parts};
+use crate::trail::{Carries, Notification, ObjectError, TrailReader, read_notification, read_object, triage};
 use crate::{FeedError, Shutdown};
 
 /// What to do with a message whose body is not a CloudTrail record or EventBridge envelope, once it
@@ -62,6 +65,22 @@ pub struct SqsConfig {
     /// Off by default: only an envelope's `aws.*` source shows that AWS sent the record; anyone
     /// allowed `sqs:SendMessage` on the queue can send a bare one.
     pub accept_bare_records: bool,
+    /// What the queue's messages are: `eventbridge` (the EventBridge rule's envelopes),
+    /// `s3-notifications` (an organisation trail's bucket notifies it of new log files, directly or
+    /// through SNS), or `both` (one queue both target; each message told apart by its shape).
+    pub carries: Carries,
+    /// The trail buckets whose log files are read; empty: any bucket a notification names (the
+    /// daemon's IAM role still limits what it can read).
+    #[serde(deserialize_with = "one_or_many")]
+    pub trail_buckets: Vec<String>,
+    /// The most bytes one trail log file may hold, stored and decompressed; a larger one is bad
+    /// input, never read whole.
+    pub max_object_bytes: u64,
+    /// Another S3 endpoint for the trail's log files (a local test server); default: AWS's.
+    /// `endpoint_url` is SQS's alone.
+    pub s3_endpoint_url: Option<String>,
+    /// Path-style S3 requests (`endpoint/bucket/key`), as local test servers need.
+    pub s3_force_path_style: bool,
 }
 
 impl Default for SqsConfig {
@@ -78,9 +97,20 @@ impl Default for SqsConfig {
             accounts: Vec::new(),
             regions: Vec::new(),
             accept_bare_records: false,
+            carries: Carries::Eventbridge,
+            trail_buckets: Vec::new(),
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+            s3_endpoint_url: None,
+            s3_force_path_style: false,
         }
     }
 }
+
+/// `[feed] max_object_bytes` by default: 128 MiB. CloudTrail starts a new log file every few
+/// minutes per account and region; even busy accounts' files stay far below this. Reading one
+/// takes about three times its decompressed size at its peak (the text, each record's own text,
+/// the rows written), once per receive loop at a time: 2 loops at this bound stay under 1 GiB.
+pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 128 << 20;
 
 impl SqsConfig {
     /// Check the values against SQS's limits, naming the key to fix.
@@ -116,6 +146,25 @@ impl SqsConfig {
         {
             return bad(format!("[feed] regions: {r:?} is not an AWS region name (like eu-west-1)"));
         }
+        if self.max_object_bytes < 1024 {
+            return bad(format!(
+                "[feed] max_object_bytes = {} is too small for any CloudTrail log file (default {})",
+                self.max_object_bytes, DEFAULT_MAX_OBJECT_BYTES
+            ));
+        }
+        if let Some(b) = self.trail_buckets.iter().find(|b| {
+            !(3..=63).contains(&b.len())
+                || !b.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.')
+        }) {
+            return bad(format!("[feed] trail_buckets: {b:?} is not an S3 bucket name"));
+        }
+        if !self.carries.trail() && !self.trail_buckets.is_empty() {
+            return bad(format!(
+                "[feed] trail_buckets is set but carries = \"{}\": set carries = \"both\" (or \"s3-notifications\") \
+                 for the trail's log files to be read",
+                self.carries.as_str()
+            ));
+        }
         Ok(())
     }
 
@@ -150,12 +199,28 @@ fn account_ids<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<
     })
 }
 
+/// Text items as a list or one value (`DRIFTBACK_FEED__TRAIL_BUCKETS=one-bucket`).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        Many(Vec<String>),
+        One(String),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::Many(items) => items,
+        OneOrMany::One(item) => vec![item],
+    })
+}
+
 /// A running consumer of one queue.
 #[derive(Debug, Clone)]
 pub struct SqsConsumer {
     client: Client,
     config: Arc<SqsConfig>,
     served: Arc<Served>,
+    /// Reads the organisation trail's log files, when the queue carries their notifications.
+    trail: Option<Arc<TrailReader>>,
     /// Notified when a batch added events to pending change sets (wakes the reconcile loop).
     wake: Arc<tokio::sync::Notify>,
 }
@@ -166,7 +231,22 @@ struct Received {
     receipt: String,
     /// `sqs message ID (receive N)`, as bad input names it.
     location: String,
-    intake: Intake,
+    body: Body,
+}
+
+enum Body {
+    /// CloudTrail records (EventBridge envelopes), or bad input.
+    Events(Intake),
+    /// An organisation trail's log files to fetch.
+    Trail(Notification),
+}
+
+/// What became of a trail message's log files.
+enum TrailDone {
+    /// Every object is recorded or ignored: the message may go.
+    Recorded,
+    /// A fetch or the store failed in a way that may pass: the message stays for redelivery.
+    Left,
 }
 
 impl SqsConsumer {
@@ -182,7 +262,16 @@ impl SqsConsumer {
         }
         let sdk = loader.load().await;
         let served = Arc::new(config.served());
-        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config), served, wake: Arc::default() })
+        let trail = config.carries.trail().then(|| {
+            Arc::new(TrailReader::new(
+                sdk.clone(),
+                config.s3_endpoint_url.clone(),
+                config.s3_force_path_style,
+                config.max_object_bytes,
+                config.trail_buckets.clone(),
+            ))
+        });
+        Ok(SqsConsumer { client: Client::new(&sdk), config: Arc::new(config), served, trail, wake: Arc::default() })
     }
 
     /// Notify `wake` whenever a batch adds events to pending change sets, so a reconcile loop
@@ -194,6 +283,11 @@ impl SqsConsumer {
 
     pub fn queue_url(&self) -> &str {
         &self.config.queue_url
+    }
+
+    /// What the queue's messages are taken to be.
+    pub fn carries(&self) -> Carries {
+        self.config.carries
     }
 
     /// Whether the queue answers; updates the visible-messages gauge.
@@ -242,7 +336,7 @@ impl SqsConsumer {
         result
     }
 
-    async fn receive_loop<L: Ledger>(&self, n: usize, ledger: &L, filter: &FilterConfig, shutdown: &Shutdown) {
+    async fn receive_loop<L: Ledger>(&self, n: usize, ledger: &L, filter: &Arc<FilterConfig>, shutdown: &Shutdown) {
         let mut failures = 0u32;
         while !shutdown.is_triggered() {
             // A receive cut short by shutdown loses nothing: messages SQS already handed out
@@ -293,13 +387,43 @@ impl SqsConsumer {
         Ok(out.messages.unwrap_or_default())
     }
 
-    /// Decode, record durably, then delete. Visibility is extended while the store works. Nothing
-    /// in a message stops the loop: what the store refuses is bad input ([`record_parts`]).
+    /// What a message's body is, as `[feed] carries` allows.
+    fn decode(&self, body: &str, location: &str, filter: &FilterConfig) -> Body {
+        let bad = |reason: String| {
+            Body::Events(Intake {
+                events: Vec::new(),
+                bad: vec![BadInput { location: location.to_string(), reason, raw: body.to_string() }],
+            })
+        };
+        match (self.config.carries, read_notification(body)) {
+            (Carries::Eventbridge, Some(_)) => bad(
+                "an S3 event notification (an organisation trail's bucket?), but [feed] carries = \"eventbridge\": \
+                 set carries = \"both\" (or \"s3-notifications\") for its log files to be read"
+                    .into(),
+            ),
+            (_, Some(Ok(notification))) => Body::Trail(notification),
+            (_, Some(Err(reason))) => bad(reason),
+            (Carries::S3Notifications, None) => {
+                bad("not an S3 event notification of a trail bucket, and [feed] carries = \"s3-notifications\": set \
+                 carries = \"both\" if the EventBridge rule targets this queue too"
+                    .into())
+            }
+            (_, None) => {
+                let mut intake = Intake::from_message(body, location, filter, self.config.accept_bare_records);
+                intake.refuse_unserved(&self.served, location);
+                Body::Events(intake)
+            }
+        }
+    }
+
+    /// Decode, record durably, then delete. Visibility is extended while the store works and while
+    /// trail log files are fetched. Nothing in a message stops the loop: what the store refuses is
+    /// bad input ([`record_parts`]).
     async fn handle_batch<L: Ledger>(
         &self,
         messages: Vec<Message>,
         ledger: &L,
-        filter: &FilterConfig,
+        filter: &Arc<FilterConfig>,
         shutdown: &Shutdown,
     ) {
         let now_ms = chrono::Utc::now().timestamp_millis();
@@ -317,10 +441,8 @@ impl SqsConsumer {
                 .cloned()
                 .unwrap_or_else(|| "1".into());
             let location = format!("sqs message {id} (receive {receives})");
-            let mut intake =
-                Intake::from_message(m.body().unwrap_or_default(), &location, filter, self.config.accept_bare_records);
-            intake.refuse_unserved(&self.served, &location);
-            received.push(Received { message_id: id, receipt, location, intake });
+            let body = self.decode(m.body().unwrap_or_default(), &location, filter);
+            received.push(Received { message_id: id, receipt, location, body });
         }
         let receipts: Vec<(String, String)> =
             received.iter().map(|r| (r.message_id.clone(), r.receipt.clone())).collect();
@@ -329,12 +451,22 @@ impl SqsConsumer {
             let receipts = receipts.clone();
             async move { me.keep_invisible(&receipts).await }
         });
-        let parts: Vec<(String, Intake)> = received.iter().map(|r| (r.location.clone(), r.intake.clone())).collect();
-        let recorded = record_parts(ledger, &parts, "sqs", shutdown).await;
-        heartbeat.abort();
+        let parts: Vec<(String, Intake)> = received
+            .iter()
+            .filter_map(|r| match &r.body {
+                Body::Events(intake) => Some((r.location.clone(), intake.clone())),
+                Body::Trail(_) => None,
+            })
+            .collect();
+        let recorded = if parts.is_empty() {
+            Ok(PartsReceipt::default())
+        } else {
+            record_parts(ledger, &parts, "sqs", shutdown).await
+        };
         let recorded = match recorded {
             Ok(recorded) => recorded,
             Err(e) => {
+                heartbeat.abort();
                 // Shutdown during an outage: nothing was acknowledged; make the messages visible
                 // again for this or another replica.
                 tracing::error!(error = %e, messages = receipts.len(), "batch not recorded; releasing it");
@@ -354,24 +486,123 @@ impl SqsConsumer {
             "batch recorded"
         );
         let mut delete = Vec::new();
-        for (r, outcome) in received.iter().zip(&recorded.outcomes) {
-            let bad = !r.intake.bad.is_empty() || *outcome == PartOutcome::Refused;
-            if *outcome == PartOutcome::Unrecorded {
-                // Logged with the store's reason: it comes back after the visibility timeout, and
-                // goes to the dead-letter queue after the redrive policy's receives.
-                tracing::error!(sqs_message_id = r.message_id, "message not entirely recorded; left on the queue");
-                metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
-            } else if bad && self.config.unparseable == UnparseablePolicy::Redrive {
-                tracing::warn!(
-                    sqs_message_id = r.message_id,
-                    "unparseable message left for the queue's redrive policy"
-                );
-                metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
-            } else {
-                delete.push((r.message_id.clone(), r.receipt.clone()));
+        let mut outcomes = recorded.outcomes.iter();
+        let mut release = Vec::new();
+        let mut interrupted = None;
+        for r in &received {
+            let entry = (r.message_id.clone(), r.receipt.clone());
+            match &r.body {
+                Body::Events(intake) => {
+                    let outcome = outcomes.next().copied().unwrap_or(PartOutcome::Recorded);
+                    let bad = !intake.bad.is_empty() || outcome == PartOutcome::Refused;
+                    if outcome == PartOutcome::Unrecorded {
+                        // Logged with the store's reason: it comes back after the visibility
+                        // timeout, and goes to the dead-letter queue after the redrive policy's receives.
+                        tracing::error!(
+                            sqs_message_id = r.message_id,
+                            "message not entirely recorded; left on the queue"
+                        );
+                        metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
+                    } else if bad && self.config.unparseable == UnparseablePolicy::Redrive {
+                        tracing::warn!(
+                            sqs_message_id = r.message_id,
+                            "unparseable message left for the queue's redrive policy"
+                        );
+                        metrics::counter!(crate::metrics::MESSAGES_LEFT).increment(1);
+                    } else {
+                        delete.push(entry);
+                    }
+                }
+                Body::Trail(_) if interrupted.is_some() => release.push(entry),
+                Body::Trail(notification) => match self.read_trail(r, notification, ledger, filter, shutdown).await {
+                    Ok(TrailDone::Recorded) => delete.push(entry),
+                    // Left invisible until its visibility timeout runs out: a failing bucket is not
+                    // asked again at once.
+                    Ok(TrailDone::Left) => {}
+                    Err(e) => {
+                        release.push(entry);
+                        interrupted = Some(e);
+                    }
+                },
             }
         }
+        heartbeat.abort();
         self.delete(&delete).await;
+        self.set_visibility(&release, 0).await;
+        if let Some(e) = interrupted {
+            // Shutdown during an outage: the message comes back for this or another replica.
+            tracing::error!(error = %e, "a trail log file was not recorded; its message is released");
+        }
+    }
+
+    /// Fetch, read and record each log file a trail message names, in order; ignored objects are
+    /// counted by reason, unreadable ones recorded as bad input. `Left` on a fetch failure that may
+    /// pass; `Err` when the store did not record (the message must not be deleted).
+    async fn read_trail<L: Ledger>(
+        &self,
+        message: &Received,
+        notification: &Notification,
+        ledger: &L,
+        filter: &Arc<FilterConfig>,
+        shutdown: &Shutdown,
+    ) -> Result<TrailDone, FeedError> {
+        let Some(trail) = &self.trail else { return Ok(TrailDone::Left) };
+        if notification.test_event {
+            crate::metrics::trail_object_ignored(&format!("sqs message {}", message.message_id), "test-event");
+            return Ok(TrailDone::Recorded);
+        }
+        for object in &notification.objects {
+            let location = object.location();
+            let bad = |reason: String| Intake {
+                events: Vec::new(),
+                bad: vec![BadInput { location: location.clone(), reason, raw: object.raw.clone() }],
+            };
+            let intake = if let Some(reason) = trail.refusal(object) {
+                bad(reason)
+            } else if let Err(ignored) = triage(object, &self.served) {
+                crate::metrics::trail_object_ignored(&location, ignored.as_str());
+                continue;
+            } else {
+                match trail.fetch(object).await {
+                    Ok(bytes) => {
+                        crate::metrics::trail_object_read(&location, bytes.len());
+                        let (object, filter, served) = (object.clone(), filter.clone(), self.served.clone());
+                        let max = trail.max_bytes;
+                        // Decompressing and scanning a large file is CPU work: off the async threads.
+                        tokio::task::spawn_blocking(move || read_object(&object, &bytes, max, &filter, &served))
+                            .await
+                            .map_err(|e| FeedError::Config(format!("reading {location} panicked: {e}")))?
+                    }
+                    Err(ObjectError::Bad(reason)) => bad(reason),
+                    Err(ObjectError::Transient(error)) => {
+                        crate::metrics::trail_object_left(&message.message_id, &error);
+                        return Ok(TrailDone::Left);
+                    }
+                }
+            };
+            if intake.is_empty() {
+                continue;
+            }
+            // What the store refuses for good is bad input with its reason; what it refuses even
+            // so leaves the message to come back (and reach its dead-letter queue).
+            let recorded = record_parts(ledger, &[(location.clone(), intake)], "trail", shutdown).await?;
+            if recorded.outcomes.first() == Some(&PartOutcome::Unrecorded) {
+                tracing::error!(object = location, "trail log file not entirely recorded; its message is left");
+                return Ok(TrailDone::Left);
+            }
+            let receipt = recorded.receipt;
+            if receipt.pending > 0 {
+                self.wake.notify_one();
+            }
+            tracing::debug!(
+                object = location,
+                new = receipt.new_events,
+                duplicates = receipt.duplicates,
+                bad = receipt.bad,
+                "trail log file recorded"
+            );
+        }
+        Ok(TrailDone::Recorded)
     }
 
     async fn keep_invisible(&self, receipts: &[(String, String)]) {
@@ -454,6 +685,26 @@ mod tests {
         assert_eq!(read("accounts = \"123456789012\"").unwrap(), ["123456789012"]);
         assert_eq!(read("accounts = [\"123456789012\", 210987654321]").unwrap(), ["123456789012", "210987654321"]);
         assert!(read("accounts = [true]").is_err());
+    }
+
+    #[test]
+    fn the_trail_settings_are_read_and_checked_naming_what_to_set() {
+        let read = |toml_text: &str| toml::from_str::<SqsConfig>(&format!("queue_url = \"http://q\"\n{toml_text}"));
+        let config = read("carries = \"both\"\ntrail_buckets = \"acme-org-trail\"").unwrap();
+        assert_eq!(
+            (config.carries, config.trail_buckets.as_slice()),
+            (Carries::Both, ["acme-org-trail".to_string()].as_slice())
+        );
+        assert!(config.validate().is_ok());
+        assert_eq!(config.max_object_bytes, DEFAULT_MAX_OBJECT_BYTES);
+        assert!(read("carries = \"s3\"").is_err(), "an unknown value is refused");
+        let err = read("trail_buckets = [\"acme-org-trail\"]").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("carries = \"eventbridge\"") && err.contains("carries = \"both\""), "{err}");
+        let err =
+            read("carries = \"both\"\ntrail_buckets = [\"Acme_Trail\"]").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("\"Acme_Trail\" is not an S3 bucket name"), "{err}");
+        let err = read("max_object_bytes = 10").unwrap().validate().unwrap_err().to_string();
+        assert!(err.contains("max_object_bytes = 10 is too small"), "{err}");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `driftback serve`: the daemon on the EventBridge -> SQS feed.
+//! `driftback serve`: the daemon on the EventBridge -> SQS feed (and an organisation trail's log
+//! files, announced on the same or another queue by S3 notifications: `[feed] carries`).
 //!
 //! Messages are recorded in the knowledge base (events deduplicated by eventID, kept events in
 //! pending change sets) before they are deleted; a reconcile loop claims change sets whose quiet
@@ -168,6 +169,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     tracing::info!(
         listen = %bound,
         queue = consumer.queue_url(),
+        carries = consumer.carries().as_str(),
         repository = %site.clone.path().display(),
         routes,
         "serving"

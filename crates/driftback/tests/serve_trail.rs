@@ -1,0 +1,211 @@
+//! `driftback serve` on an organisation trail against moto: the trail bucket notifies the queue
+//! the EventBridge rule also feeds (as deploy/terraform wires it, `[feed] carries = "both"`); the
+//! demo's records arrive in one gzip'd organisation log file, some of them through EventBridge as
+//! well. Each event is recorded once, its change sets become branches, and every message is
+//! deleted.
+//!
+//! Run through scripts/moto.sh (DRIFTBACK_TEST_MOTO_ENDPOINT); without it the test says so and
+//! passes, unless DRIFTBACK_REQUIRE_SERVICES is set.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use serde_json::{Value, json};
+
+mod support;
+use support::{bare_remote, demo_dir, eventbridge, free_port, git, queue_arn, route_cloudtrail_to_queue, sqs_client};
+
+const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+
+fn moto_endpoint() -> Option<String> {
+    match std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") {
+        Ok(endpoint) => Some(endpoint),
+        Err(_) if std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_some() => {
+            panic!("DRIFTBACK_REQUIRE_SERVICES is set but moto is not running: run through scripts/moto.sh")
+        }
+        Err(_) => {
+            eprintln!("NOTICE: trail serve test skipped: moto is not running (run `scripts/moto.sh cargo test`)");
+            None
+        }
+    }
+}
+
+fn demo_records() -> Vec<Value> {
+    let text = std::fs::read_to_string(demo_dir().join("events.json")).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn remote_branches(remote: &Path) -> Vec<String> {
+    git(remote, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+struct Daemon {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Daemon {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn messages(sqs: &aws_sdk_sqs::Client, url: &str) -> u64 {
+    let out = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .unwrap();
+    let attrs = out.attributes().unwrap();
+    let n = |k: QueueAttributeName| attrs.get(&k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(QueueAttributeName::ApproximateNumberOfMessages) + n(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_each_event_once() {
+    let Some(endpoint) = moto_endpoint() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let remote = bare_remote(root.path());
+    let suffix = format!("{}-{}", std::process::id(), free_port());
+
+    // One queue: the EventBridge rule's target and the trail bucket's notification target.
+    let sqs = sqs_client(&endpoint).await;
+    let queue_url = sqs.create_queue().queue_name(format!("org-{suffix}")).send().await.unwrap().queue_url.unwrap();
+    let arn = queue_arn(&sqs, &queue_url).await;
+    let http = reqwest::Client::new();
+    route_cloudtrail_to_queue(&http, &endpoint, &format!("cloudtrail-{suffix}"), &arn).await;
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(&endpoint)
+        .load()
+        .await;
+    let s3 = aws_sdk_s3::Client::from_conf(aws_sdk_s3::config::Builder::from(&sdk).force_path_style(true).build());
+    let bucket = format!("org-trail-{suffix}");
+    s3.create_bucket().bucket(&bucket).send().await.unwrap();
+    let notification = aws_sdk_s3::types::NotificationConfiguration::builder()
+        .queue_configurations(
+            aws_sdk_s3::types::QueueConfiguration::builder()
+                .queue_arn(&arn)
+                .events(aws_sdk_s3::types::Event::from("s3:ObjectCreated:*"))
+                .build()
+                .unwrap(),
+        )
+        .build();
+    s3.put_bucket_notification_configuration()
+        .bucket(&bucket)
+        .notification_configuration(notification)
+        .send()
+        .await
+        .unwrap();
+
+    // The demo's nine records in one organisation log file, and a digest file next to it.
+    let records = demo_records();
+    assert_eq!(records.len(), 9);
+    let day = "CloudTrail/us-east-1/2026/01/15";
+    let key =
+        format!("AWSLogs/o-exampleorg1/123456789012/{day}/123456789012_CloudTrail_us-east-1_20260115T1030Z_x.json.gz");
+    let log = gzip(json!({"Records": records}).to_string().as_bytes());
+    s3.put_object().bucket(&bucket).key(&key).body(log.into()).send().await.unwrap();
+    let digest = "AWSLogs/o-exampleorg1/123456789012/CloudTrail-Digest/us-east-1/2026/01/15/x_Digest.json.gz";
+    s3.put_object().bucket(&bucket).key(digest).body(gzip(b"{}").into()).send().await.unwrap();
+    // Three of them through EventBridge as well.
+    let entries: Vec<Value> = records[..3]
+        .iter()
+        .map(|r| {
+            let service = r["eventSource"].as_str().unwrap().split('.').next().unwrap();
+            json!({"Source": format!("aws.{service}"), "DetailType": "AWS API Call via CloudTrail",
+                   "Detail": r.to_string(), "EventBusName": "default"})
+        })
+        .collect();
+    let out = eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": entries})).await;
+    assert_eq!(out["FailedEntryCount"].as_u64().unwrap_or(0), 0, "{out}");
+    // S3's test event, two object notifications, three envelopes.
+    assert_eq!(messages(&sqs, &queue_url).await, 6);
+
+    let listen = format!("127.0.0.1:{}", free_port());
+    let workdir = root.path().join("work");
+    let log_path = root.path().join("serve.log");
+    let mut daemon = Daemon {
+        child: Command::new(BIN)
+            .arg("serve")
+            .envs([
+                ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+                ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+                ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+                ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+                ("DRIFTBACK_FEED__CARRIES", "both".to_string()),
+                ("DRIFTBACK_FEED__TRAIL_BUCKETS", bucket.clone()),
+                ("DRIFTBACK_FEED__S3_ENDPOINT_URL", endpoint.clone()),
+                ("DRIFTBACK_FEED__S3_FORCE_PATH_STYLE", "true".to_string()),
+                ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+                ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+                ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
+                ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+                ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+                ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
+                ("DRIFTBACK_LOG", "info".to_string()),
+            ])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log_path).unwrap())
+            .spawn()
+            .unwrap(),
+        log: log_path,
+    };
+
+    let start = Instant::now();
+    while !(remote_branches(&remote).len() >= 3 && messages(&sqs, &queue_url).await == 0) {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            panic!("the daemon exited ({status}); its log:\n{}", daemon.log());
+        }
+        assert!(start.elapsed() < Duration::from_secs(90), "timed out; daemon log:\n{}", daemon.log());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let metrics = http.get(format!("http://{listen}/metrics")).send().await.unwrap().text().await.unwrap();
+    let value = |series: &str| {
+        metrics.lines().find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or(0)
+    };
+    assert_eq!(value("driftback_trail_objects_read_total"), 1, "{metrics}");
+    assert_eq!(value("driftback_trail_objects_ignored_total{reason=\"digest\"}"), 1, "{metrics}");
+    assert_eq!(value("driftback_trail_objects_ignored_total{reason=\"test-event\"}"), 1, "{metrics}");
+    assert_eq!(value("driftback_events_received_total{source=\"trail\"}"), 9, "{metrics}");
+    assert_eq!(value("driftback_events_duplicate_total"), 3, "{metrics}");
+    let _ = Command::new("kill").args(["-TERM", &daemon.child.id().to_string()]).status();
+    let status = daemon.child.wait().unwrap();
+    assert!(status.success(), "exit {status:?}:\n{}", daemon.log());
+    assert!(daemon.log().contains("\"carries\":\"both\"") || daemon.log().contains("carries=both"), "{}", daemon.log());
+
+    // One branch per change set, as from the EventBridge feed alone (tests/serve.rs).
+    let branches = remote_branches(&remote);
+    assert_eq!(branches.len(), 3, "{branches:?}");
+    let web = branches.iter().find(|b| b.contains("aws_instance.web")).expect("the web server's branch");
+    assert!(git(&remote, &["diff", "main", web]).contains("+  instance_type = \"t3.large\""));
+    let store = driftback_store::Store::open_sqlite(&workdir.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!((stats.events, stats.bad_records), (9, 0), "{stats:?}");
+    let reconciled = stats.change_sets_by_status.iter().find(|(s, _)| s == "reconciled").map(|(_, n)| *n);
+    assert_eq!(reconciled, Some(3), "{stats:?}");
+    store.close().await;
+}
