@@ -10,8 +10,7 @@
 #[allow(dead_code)]
 mod github_server;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::types::QueueAttributeName;
@@ -20,37 +19,11 @@ use sqlx::Connection;
 
 mod support;
 use support::{
-    bare_remote, bare_remote_with, demo_dir, eventbridge, free_port, git, queue_arn, route_cloudtrail_to_queue,
-    sqs_client,
+    Daemon, bare_remote, bare_remote_with, demo_records, eventbridge, free_port, git, moto_endpoint, queue_arn,
+    queue_messages, remote_branches, route_cloudtrail_to_queue, sqs_client, wait_for,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
-
-fn moto_endpoint() -> Option<String> {
-    match std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") {
-        Ok(endpoint) => Some(endpoint),
-        Err(_) if std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_some() => {
-            panic!("DRIFTBACK_REQUIRE_SERVICES is set but moto is not running: run through scripts/moto.sh")
-        }
-        Err(_) => {
-            eprintln!("NOTICE: SQS tests skipped: moto is not running (run `scripts/moto.sh cargo test`)");
-            None
-        }
-    }
-}
-
-fn remote_branches(remote: &Path) -> Vec<String> {
-    git(remote, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"])
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-fn demo_records() -> Vec<Value> {
-    let text = std::fs::read_to_string(demo_dir().join("events.json")).unwrap();
-    let value: Value = serde_json::from_str(&text).unwrap();
-    value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
-}
 
 /// The `aws.<service>` source EventBridge gives a CloudTrail record of this service.
 fn eventbridge_source(record: &Value) -> String {
@@ -72,83 +45,13 @@ async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) 
     }
 }
 
-struct Daemon {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn start(root: &Path, envs: &[(&str, String)], run: usize) -> Daemon {
-        let log = root.join(format!("serve-{run}.log"));
-        let child = Command::new(BIN)
-            .arg("serve")
-            .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
-            .env("DRIFTBACK_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        Daemon { child, log }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
-        assert!(status.success());
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(start.elapsed() < Duration::from_secs(40), "no exit 40 s after SIGTERM:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn wait_for(what: &str, daemon: &mut Daemon, mut done: impl AsyncFnMut() -> bool) {
-    let start = Instant::now();
-    while !done().await {
-        if let Some(status) = daemon.child.try_wait().unwrap() {
-            panic!("the daemon exited ({status}) while waiting for {what}; its log:\n{}", daemon.log());
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "timed out waiting for {what}; daemon log:\n{}",
-            daemon.log()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 async fn queue_is_empty(sqs: &aws_sdk_sqs::Client, url: &str) -> bool {
-    let out = sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-        .send()
-        .await
-        .unwrap();
-    let attrs = out.attributes().unwrap();
-    let n = |k: QueueAttributeName| attrs.get(&k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    n(QueueAttributeName::ApproximateNumberOfMessages) + n(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-        == 0
+    queue_messages(sqs, url).await == 0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("SQS tests") else { return };
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
     let main_before = git(&remote, &["rev-parse", "main"]);
@@ -320,7 +223,7 @@ const WEBHOOK_SECRET: &str = "serve-test-webhook-secret";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("SQS tests") else { return };
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
     let suffix = format!("{}-{}", std::process::id(), free_port());
@@ -391,7 +294,7 @@ async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("SQS tests") else { return };
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
     let suffix = format!("{}-{}", std::process::id(), free_port());
@@ -471,7 +374,7 @@ async fn forged_and_unserved_envelopes_are_bad_input_and_make_no_change_set() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_knowledge_write_the_store_refuses_is_counted_and_the_reconciliation_stands() {
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("SQS tests") else { return };
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
     let sqs = sqs_client(&endpoint).await;
@@ -559,7 +462,7 @@ const ENI_STATE: &str = r#"{"version": 4, "resources": [
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript() {
     use driftback_agent::scripted::{Reply, ScriptedModel};
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("SQS tests") else { return };
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote_with(root.path(), &[("main.tf", ENI_TF), ("terraform.tfstate", ENI_STATE)]);
 
@@ -656,7 +559,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_signed_webhook() {
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("SQS tests") else { return };
     let github = github_server::GitHubStandIn::start().await;
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());

@@ -8,36 +8,14 @@
 //! passes, unless DRIFTBACK_REQUIRE_SERVICES is set.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::{Value, json};
 
 mod support;
-use support::{bare_remote, demo_dir, eventbridge, free_port, git, queue_arn, route_cloudtrail_to_queue, sqs_client};
-
-const BIN: &str = env!("CARGO_BIN_EXE_driftback");
-
-fn moto_endpoint() -> Option<String> {
-    match std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") {
-        Ok(endpoint) => Some(endpoint),
-        Err(_) if std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_some() => {
-            panic!("DRIFTBACK_REQUIRE_SERVICES is set but moto is not running: run through scripts/moto.sh")
-        }
-        Err(_) => {
-            eprintln!("NOTICE: trail serve test skipped: moto is not running (run `scripts/moto.sh cargo test`)");
-            None
-        }
-    }
-}
-
-fn demo_records() -> Vec<Value> {
-    let text = std::fs::read_to_string(demo_dir().join("events.json")).unwrap();
-    let value: Value = serde_json::from_str(&text).unwrap();
-    value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
-}
+use support::{
+    Daemon, bare_remote, demo_records, eventbridge, free_port, git, moto_endpoint, queue_arn, queue_messages,
+    remote_branches, route_cloudtrail_to_queue, sqs_client, wait_for,
+};
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -45,48 +23,9 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-fn remote_branches(remote: &Path) -> Vec<String> {
-    git(remote, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"])
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-struct Daemon {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Daemon {
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn messages(sqs: &aws_sdk_sqs::Client, url: &str) -> u64 {
-    let out = sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-        .send()
-        .await
-        .unwrap();
-    let attrs = out.attributes().unwrap();
-    let n = |k: QueueAttributeName| attrs.get(&k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    n(QueueAttributeName::ApproximateNumberOfMessages) + n(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_each_event_once() {
-    let Some(endpoint) = moto_endpoint() else { return };
+    let Some(endpoint) = moto_endpoint("trail serve test") else { return };
     let root = tempfile::tempdir().unwrap();
     let remote = bare_remote(root.path());
     let suffix = format!("{}-{}", std::process::id(), free_port());
@@ -143,46 +82,31 @@ async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_e
     let out = eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": entries})).await;
     assert_eq!(out["FailedEntryCount"].as_u64().unwrap_or(0), 0, "{out}");
     // S3's test event, two object notifications, three envelopes.
-    assert_eq!(messages(&sqs, &queue_url).await, 6);
+    assert_eq!(queue_messages(&sqs, &queue_url).await, 6);
 
     let listen = format!("127.0.0.1:{}", free_port());
     let workdir = root.path().join("work");
-    let log_path = root.path().join("serve.log");
-    let mut daemon = Daemon {
-        child: Command::new(BIN)
-            .arg("serve")
-            .envs([
-                ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
-                ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
-                ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
-                ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
-                ("DRIFTBACK_FEED__CARRIES", "both".to_string()),
-                ("DRIFTBACK_FEED__TRAIL_BUCKETS", bucket.clone()),
-                ("DRIFTBACK_FEED__S3_ENDPOINT_URL", endpoint.clone()),
-                ("DRIFTBACK_FEED__S3_FORCE_PATH_STYLE", "true".to_string()),
-                ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
-                ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
-                ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
-                ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
-                ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
-                ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
-                ("DRIFTBACK_LOG", "info".to_string()),
-            ])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log_path).unwrap())
-            .spawn()
-            .unwrap(),
-        log: log_path,
-    };
-
-    let start = Instant::now();
-    while !(remote_branches(&remote).len() >= 3 && messages(&sqs, &queue_url).await == 0) {
-        if let Some(status) = daemon.child.try_wait().unwrap() {
-            panic!("the daemon exited ({status}); its log:\n{}", daemon.log());
-        }
-        assert!(start.elapsed() < Duration::from_secs(90), "timed out; daemon log:\n{}", daemon.log());
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let envs = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_FEED__CARRIES", "both".to_string()),
+        ("DRIFTBACK_FEED__TRAIL_BUCKETS", bucket.clone()),
+        ("DRIFTBACK_FEED__S3_ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__S3_FORCE_PATH_STYLE", "true".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
+    ];
+    let mut daemon = Daemon::start(root.path(), &envs, 1);
+    wait_for("three branches and an empty queue", &mut daemon, async || {
+        remote_branches(&remote).len() >= 3 && queue_messages(&sqs, &queue_url).await == 0
+    })
+    .await;
     let metrics = http.get(format!("http://{listen}/metrics")).send().await.unwrap().text().await.unwrap();
     let value = |series: &str| {
         metrics.lines().find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse::<u64>().ok())).unwrap_or(0)
@@ -192,8 +116,7 @@ async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_e
     assert_eq!(value("driftback_trail_objects_ignored_total{reason=\"test-event\"}"), 1, "{metrics}");
     assert_eq!(value("driftback_events_received_total{source=\"trail\"}"), 9, "{metrics}");
     assert_eq!(value("driftback_events_duplicate_total"), 3, "{metrics}");
-    let _ = Command::new("kill").args(["-TERM", &daemon.child.id().to_string()]).status();
-    let status = daemon.child.wait().unwrap();
+    let status = daemon.terminate();
     assert!(status.success(), "exit {status:?}:\n{}", daemon.log());
     assert!(daemon.log().contains("\"carries\":\"both\"") || daemon.log().contains("carries=both"), "{}", daemon.log());
 

@@ -1,11 +1,12 @@
-//! Helpers shared by the daemon's integration tests (`serve`, `backfill`) and the latency bench
-//! (`benches/latency.rs`): the demo project in a bare git remote, git run as a user would, and
-//! SQS and EventBridge on moto's server.
+//! Helpers shared by the daemon's integration tests (`serve`, `serve_trail`, `backfill`, ...) and
+//! the latency bench (`benches/latency.rs`): the demo project in a bare git remote, git run as a
+//! user would, SQS and EventBridge on moto's server, and the daemon as a child process.
 // Each test file compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -102,4 +103,113 @@ pub async fn route_cloudtrail_to_queue(http: &reqwest::Client, endpoint: &str, r
     eventbridge(http, endpoint, "PutRule", json!({"Name": rule, "EventPattern": pattern, "State": "ENABLED"})).await;
     eventbridge(http, endpoint, "PutTargets", json!({"Rule": rule, "Targets": [{"Id": "queue", "Arn": queue_arn}]}))
         .await;
+}
+
+/// moto's endpoint from `scripts/moto.sh`; `None` (the test is skipped, with a notice naming
+/// `tests`) when moto is not running, unless `DRIFTBACK_REQUIRE_SERVICES` says it must be.
+pub fn moto_endpoint(tests: &str) -> Option<String> {
+    match std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") {
+        Ok(endpoint) => Some(endpoint),
+        Err(_) if std::env::var_os("DRIFTBACK_REQUIRE_SERVICES").is_some() => {
+            panic!("DRIFTBACK_REQUIRE_SERVICES is set but moto is not running: run through scripts/moto.sh")
+        }
+        Err(_) => {
+            eprintln!("NOTICE: {tests} skipped: moto is not running (run `scripts/moto.sh cargo test`)");
+            None
+        }
+    }
+}
+
+/// The `driftback/...` branches of a bare remote.
+pub fn remote_branches(remote: &Path) -> Vec<String> {
+    git(remote, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The demo's CloudTrail records.
+pub fn demo_records() -> Vec<Value> {
+    let text = std::fs::read_to_string(demo_dir().join("events.json")).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    value["Records"].as_array().cloned().unwrap_or_else(|| value.as_array().unwrap().clone())
+}
+
+/// Messages in a queue, visible or in flight.
+pub async fn queue_messages(sqs: &aws_sdk_sqs::Client, url: &str) -> u64 {
+    use aws_sdk_sqs::types::QueueAttributeName;
+    let out = sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .unwrap();
+    let attrs = out.attributes().unwrap();
+    let n = |k: QueueAttributeName| attrs.get(&k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(QueueAttributeName::ApproximateNumberOfMessages) + n(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+}
+
+/// `driftback serve` as a child process, its log in a file; killed when dropped.
+pub struct Daemon {
+    pub child: Child,
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Start `driftback serve` with `envs`, logging to `root/serve-RUN.log`.
+    pub fn start(root: &Path, envs: &[(&str, String)], run: usize) -> Daemon {
+        let log = root.join(format!("serve-{run}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_driftback"))
+            .arg("serve")
+            .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+            .env("DRIFTBACK_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Daemon { child, log }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM, then its exit status (within 40 s).
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < Duration::from_secs(40), "no exit 40 s after SIGTERM:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Wait (at most 90 s) until `done`, failing with the daemon's log if it exits first.
+pub async fn wait_for(what: &str, daemon: &mut Daemon, mut done: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !done().await {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            panic!("the daemon exited ({status}) while waiting for {what}; its log:\n{}", daemon.log());
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "timed out waiting for {what}; daemon log:\n{}",
+            daemon.log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
