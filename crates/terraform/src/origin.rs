@@ -187,14 +187,7 @@ impl<'a> Tracer<'a> {
                 let winner = files.iter().rev().find(|f| repo.body(f).and_then(|b| b.get_attribute(first)).is_some());
                 if let Some(own) = repo.var_files().last() {
                     if winner.is_none_or(|w| !repo.var_files().contains(w)) {
-                        let current = eval_in_block(
-                            repo,
-                            &site.module,
-                            &site.file,
-                            &site.block,
-                            site.key.as_ref(),
-                            &format!("var.{first}"),
-                        );
+                        let current = self.eval(site, &format!("var.{first}"));
                         let path = AttrPath(vec![Seg::Name(first.to_string())]);
                         let edited = changed_value(current, tail, change)
                             .and_then(|v| edit::set(repo.text(own)?, None, &path, &v).ok());
@@ -248,14 +241,7 @@ impl<'a> Tracer<'a> {
                     }
                     None => {
                         // The call takes the module's default: give this call its own input.
-                        let current = eval_in_block(
-                            repo,
-                            &site.module,
-                            &site.file,
-                            &site.block,
-                            site.key.as_ref(),
-                            &format!("var.{first}"),
-                        );
+                        let current = self.eval(site, &format!("var.{first}"));
                         if let Some(new_value) = changed_value(current, tail, change) {
                             let path = AttrPath(vec![Seg::Name(first.to_string())]);
                             if let Some(text) = repo.text(&call_file) {
