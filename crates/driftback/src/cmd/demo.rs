@@ -47,7 +47,15 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     println!("Example repository: {}", repo_dir.display());
     println!("CloudTrail file:    {}\n", events.display());
 
-    let args = reconcile::Args { events, repo: repo_dir.clone(), state: None, dry_run: false };
+    let args = reconcile::Args {
+        events,
+        repo: repo_dir.clone(),
+        state: None,
+        dry_run: false,
+        workspace: None,
+        var_files: Vec::new(),
+        other_workspaces: Vec::new(),
+    };
     let summary = reconcile::run(config, &args).await?;
     for commit in &summary.commits {
         println!("\n=== {} ({})\n{}", commit.branch, commit.label, commit.message.trim_end());

@@ -29,6 +29,20 @@ pub struct Args {
     /// Plan and decide, print what would happen, and write nothing (no branches, no knowledge base).
     #[arg(long)]
     pub dry_run: bool,
+    /// The Terraform workspace the state belongs to (`terraform.workspace`). A drift is then written
+    /// where only this workspace reads it: its `--var-file`, or its entry of a map keyed by
+    /// `terraform.workspace`.
+    #[arg(long, value_name = "NAME")]
+    pub workspace: Option<String>,
+    /// A variable file of the workspace, as given to `terraform plan -var-file` (repeatable, in
+    /// order; relative to DIR).
+    #[arg(long = "var-file", value_name = "FILE", requires = "workspace")]
+    pub var_files: Vec<PathBuf>,
+    /// Another workspace of the same code, `NAME=FILE[,FILE...]` with its variable files
+    /// (repeatable): a patch that would change what it evaluates to is refused, so what the
+    /// workspaces share changes only when the change holds for all of them.
+    #[arg(long = "other-workspace", value_name = "NAME=FILES", requires = "workspace")]
+    pub other_workspaces: Vec<String>,
 }
 
 /// What a run did, for the summary and for the demo.
@@ -60,6 +74,22 @@ pub struct Commit {
 pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let git = if args.dry_run { None } else { Some(GitRepo::open_clean(&args.repo)?) };
     let mut workspace = Workspace::load(config, &args.repo, args.state.as_deref())?;
+    if let Some(name) = &args.workspace {
+        let others = args
+            .other_workspaces
+            .iter()
+            .map(|other| {
+                let (name, files) =
+                    other.split_once('=').filter(|(n, f)| !n.is_empty() && !f.is_empty()).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "--other-workspace {other:?} is not NAME=FILE[,FILE...] (staging=envs/staging.tfvars)"
+                        )
+                    })?;
+                Ok((name.to_string(), files.split(',').map(PathBuf::from).collect()))
+            })
+            .collect::<anyhow::Result<Vec<(String, Vec<PathBuf>)>>>()?;
+        workspace.select_terraform_workspace(&args.repo, name, &args.var_files, &others)?;
+    }
     workspace.require_parsed(&args.repo)?;
     // Triaged as the daemon triages a message: only drift candidates are normalised.
     let intake = Intake::read_file(&args.events, &config.filter)?;

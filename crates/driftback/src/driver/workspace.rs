@@ -63,6 +63,38 @@ impl Workspace {
         })
     }
 
+    /// Evaluate the root module as Terraform workspace `name` with its `-var-file`s, and hold every
+    /// patch to leave `others` (other workspaces, each with its files) as they evaluate now. The
+    /// files are read from `dir` (paths relative to it, inside it).
+    pub fn select_terraform_workspace(
+        &mut self,
+        dir: &Path,
+        name: &str,
+        var_files: &[PathBuf],
+        others: &[(String, Vec<PathBuf>)],
+    ) -> anyhow::Result<()> {
+        let all = var_files.iter().chain(others.iter().flat_map(|(_, files)| files.iter()));
+        for file in all {
+            let inside = file.is_relative() && file.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !inside {
+                bail!("the variable file {} must be a path inside the repository, relative to it", file.display());
+            }
+            if self.repo.text(file).is_none() {
+                let text = std::fs::read_to_string(dir.join(file)).with_context(|| {
+                    format!(
+                        "cannot read the variable file {}; give a path relative to {}",
+                        file.display(),
+                        dir.display()
+                    )
+                })?;
+                self.repo.set_file(file, text);
+            }
+        }
+        self.repo.set_workspace(name, var_files.to_vec())?;
+        self.repo.set_other_workspaces(others.to_vec())?;
+        Ok(())
+    }
+
     /// Refuse a repository whose HCL does not parse, naming the first file, line and problem.
     pub fn require_parsed(&self, dir: &Path) -> anyhow::Result<()> {
         if let Some(d) = self.repo.diagnostics().first() {
