@@ -355,12 +355,10 @@ fn identified_by(inside: &[String], context: &[String], state: &State) -> Vec<Ad
         }
     }
     let all: Vec<&str> = inside.iter().chain(context).map(String::as_str).collect();
+    let outside: Vec<&str> = context.iter().map(String::as_str).collect();
     for instance in state.instances.iter().filter(|i| !i.address.data) {
         let Some(id) = instance.attr_str("id") else { continue };
-        if composite_of(id, &all)
-            && !composite_of(id, &context.iter().map(String::as_str).collect::<Vec<_>>())
-            && !out.contains(&instance.address)
-        {
+        if composite_of(id, &all) && !composite_of(id, &outside) && !out.contains(&instance.address) {
             out.push(instance.address.clone());
         }
     }

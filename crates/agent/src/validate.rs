@@ -4,12 +4,11 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use driftback_events::ChangeSet;
 use driftback_recipes::Plan;
 use driftback_terraform::eval::{effective_config, value_at_path};
-use driftback_terraform::patch::values_equal;
+use driftback_terraform::patch::{values_equal, without_lifecycle};
 use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Repo, Schema, Seg, State};
 
 use crate::proof::{
@@ -225,15 +224,6 @@ fn prove_spec(
         path.0.push(Seg::Name(name.clone()));
         prove_spec(evidence, schema, state, address, &path, block, proofs, problems);
     }
-}
-
-fn without_lifecycle(value: Option<Value>) -> Option<Value> {
-    value.map(|mut v| {
-        if let Some(map) = v.as_object_mut() {
-            map.remove("lifecycle");
-        }
-        v
-    })
 }
 
 fn changed_files(before: &Repo, after: &Repo) -> Vec<PathBuf> {

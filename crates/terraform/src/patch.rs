@@ -787,8 +787,9 @@ fn other_workspace_changed(
     None
 }
 
-/// A configuration without `lifecycle`, which is Terraform's bookkeeping.
-fn without_lifecycle(config: Option<Value>) -> Option<Value> {
+/// A configuration without `lifecycle`, which is Terraform's bookkeeping, not the resource's
+/// configuration: what "unchanged" compares.
+pub fn without_lifecycle(config: Option<Value>) -> Option<Value> {
     let mut config = config?;
     if let Some(map) = config.as_object_mut() {
         map.remove("lifecycle");

@@ -12,7 +12,7 @@ use serde_json::Value;
 use driftback_events::group;
 use driftback_feed::Intake;
 use driftback_terraform::eval::{effective_config, effective_config_in_state, value_at_path};
-use driftback_terraform::patch::values_equal;
+use driftback_terraform::patch::{values_equal, without_lifecycle};
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
 use crate::config::Config;
@@ -374,15 +374,6 @@ fn judge(
             if named.contains(&address) || instance.address.data {
                 continue;
             }
-            // `lifecycle` is Terraform's bookkeeping, not the resource's configuration.
-            let without_lifecycle = |v: Option<Value>| {
-                v.map(|mut v| {
-                    if let Some(map) = v.as_object_mut() {
-                        map.remove("lifecycle");
-                    }
-                    v
-                })
-            };
             let was = without_lifecycle(effective_config(before, &instance.address));
             if was.is_none() {
                 continue;

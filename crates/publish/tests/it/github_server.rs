@@ -248,6 +248,11 @@ async fn add_labels(
             labels.push(label);
         }
     }
+    label_list(labels)
+}
+
+/// An issue's labels as GitHub lists them.
+fn label_list(labels: &[String]) -> Answer {
     let answer: Vec<Value> = labels
         .iter()
         .enumerate()
@@ -268,12 +273,7 @@ async fn remove_label(
         return (StatusCode::NOT_FOUND, Json(json!({"message": "Label does not exist"})));
     };
     labels.remove(at);
-    let answer: Vec<Value> = labels
-        .iter()
-        .enumerate()
-        .map(|(i, name)| json!({"id": i + 1, "name": name, "color": "ededed", "default": false}))
-        .collect();
-    (StatusCode::OK, Json(Value::Array(answer)))
+    label_list(labels)
 }
 
 async fn list_issues(State(s): Shared, Query(q): Query<HashMap<String, String>>) -> Answer {
