@@ -7,21 +7,14 @@
 //! Run through scripts/moto.sh (DRIFTBACK_TEST_MOTO_ENDPOINT); without it the test says so and
 //! passes, unless DRIFTBACK_REQUIRE_SERVICES is set.
 
-use std::io::Write;
-
-use serde_json::{Value, json};
+use serde_json::json;
 
 mod support;
 use support::{
-    Daemon, bare_remote, demo_records, eventbridge, free_port, git, moto_endpoint, queue_arn, queue_messages,
-    remote_branches, route_cloudtrail_to_queue, sqs_client, wait_for,
+    Daemon, bare_remote, demo_records, eventbridge, eventbridge_entries, free_port, git, gzip, moto_endpoint,
+    queue_arn, queue_messages, remote_branches, route_cloudtrail_to_queue, s3_client, sqs_client, trail_bucket,
+    wait_for,
 };
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    encoder.write_all(bytes).unwrap();
-    encoder.finish().unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_each_event_once() {
@@ -36,29 +29,9 @@ async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_e
     let arn = queue_arn(&sqs, &queue_url).await;
     let http = reqwest::Client::new();
     route_cloudtrail_to_queue(&http, &endpoint, &format!("cloudtrail-{suffix}"), &arn).await;
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(&endpoint)
-        .load()
-        .await;
-    let s3 = aws_sdk_s3::Client::from_conf(aws_sdk_s3::config::Builder::from(&sdk).force_path_style(true).build());
+    let s3 = s3_client(&endpoint).await;
     let bucket = format!("org-trail-{suffix}");
-    s3.create_bucket().bucket(&bucket).send().await.unwrap();
-    let notification = aws_sdk_s3::types::NotificationConfiguration::builder()
-        .queue_configurations(
-            aws_sdk_s3::types::QueueConfiguration::builder()
-                .queue_arn(&arn)
-                .events(aws_sdk_s3::types::Event::from("s3:ObjectCreated:*"))
-                .build()
-                .unwrap(),
-        )
-        .build();
-    s3.put_bucket_notification_configuration()
-        .bucket(&bucket)
-        .notification_configuration(notification)
-        .send()
-        .await
-        .unwrap();
+    trail_bucket(&s3, &bucket, &arn).await;
 
     // The demo's nine records in one organisation log file, and a digest file next to it.
     let records = demo_records();
@@ -71,15 +44,7 @@ async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_e
     let digest = "AWSLogs/o-exampleorg1/123456789012/CloudTrail-Digest/us-east-1/2026/01/15/x_Digest.json.gz";
     s3.put_object().bucket(&bucket).key(digest).body(gzip(b"{}").into()).send().await.unwrap();
     // Three of them through EventBridge as well.
-    let entries: Vec<Value> = records[..3]
-        .iter()
-        .map(|r| {
-            let service = r["eventSource"].as_str().unwrap().split('.').next().unwrap();
-            json!({"Source": format!("aws.{service}"), "DetailType": "AWS API Call via CloudTrail",
-                   "Detail": r.to_string(), "EventBusName": "default"})
-        })
-        .collect();
-    let out = eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": entries})).await;
+    let out = eventbridge(&http, &endpoint, "PutEvents", eventbridge_entries(&records[..3])).await;
     assert_eq!(out["FailedEntryCount"].as_u64().unwrap_or(0), 0, "{out}");
     // S3's test event, two object notifications, three envelopes.
     assert_eq!(queue_messages(&sqs, &queue_url).await, 6);

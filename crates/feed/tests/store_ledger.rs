@@ -279,6 +279,9 @@ fn no_change(change_set: &driftback_events::ChangeSet, rationale: Option<String>
         commit_id: None,
         diff: None,
         notes: vec![],
+        stack: None,
+        workspace: None,
+        state_version: None,
     }
 }
 

@@ -336,7 +336,29 @@ pub fn init_repository(dir: &Path, message: &str, author: &Author) -> Result<(),
 
 /// A branch name from a resource address and change set id: `driftback/aws_instance.web-cs-1a2b3c4d`.
 pub fn branch_name(prefix: &str, address: &str, change_set_id: &str) -> String {
-    let slug: String = address
+    let short: String = change_set_id.trim_start_matches("cs-").chars().take(8).collect();
+    format!("{prefix}/{}-{short}", slug(address))
+}
+
+/// The branch of a change set in one workspace of one stack of a repository of many root
+/// modules: `<prefix>/<stack>/<workspace>/<address>-<id>`, each part made safe as in
+/// [`branch_name`] (the repository's top directory is `root`).
+pub fn stack_branch_name(prefix: &str, stack: &str, workspace: &str, address: &str, change_set_id: &str) -> String {
+    let stack = match slug(stack) {
+        s if s.is_empty() => "root".to_string(),
+        s => s,
+    };
+    let workspace = match slug(workspace) {
+        w if w.is_empty() => "default".to_string(),
+        w => w,
+    };
+    branch_name(&format!("{prefix}/{stack}/{workspace}"), address, change_set_id)
+}
+
+/// `text` as one safe ref name component: ASCII letters, digits, `_`, `-` and single dots, never
+/// starting or ending with a dot.
+fn slug(text: &str) -> String {
+    let slug: String = text
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' { c } else { '-' })
         .collect::<String>()
@@ -344,9 +366,11 @@ pub fn branch_name(prefix: &str, address: &str, change_set_id: &str) -> String {
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join("-");
-    let slug = slug.replace("..", ".").replace("-.", ".").replace(".-", ".");
-    let short: String = change_set_id.trim_start_matches("cs-").chars().take(8).collect();
-    format!("{prefix}/{}-{short}", slug.trim_matches('.'))
+    let mut slug = slug.replace("-.", ".").replace(".-", ".");
+    while slug.contains("..") {
+        slug = slug.replace("..", ".");
+    }
+    slug.trim_matches('.').to_string()
 }
 
 #[cfg(test)]
@@ -435,5 +459,17 @@ mod tests {
             branch_name("driftback", "module.a[\"x y\"].aws_s3_bucket.b", "cs-ff"),
             "driftback/module.a-x-y.aws_s3_bucket.b-ff"
         );
+        // Stack and workspace names come from directories and backends: each is one safe component.
+        assert_eq!(
+            stack_branch_name("driftback", "envs/app", "prod", "module.jobs.aws_sqs_queue.this", "cs-0123456789"),
+            "driftback/envs-app/prod/module.jobs.aws_sqs_queue.this-01234567"
+        );
+        assert_eq!(
+            stack_branch_name("driftback", ".", "../../x y", "aws_vpc.main", "cs-ab"),
+            "driftback/root/x-y/aws_vpc.main-ab"
+        );
+        let hostile = stack_branch_name("driftback", "a/../..", "ws~1^:?*[", "aws_vpc.main", "cs-ab");
+        assert!(!hostile.contains("..") && !hostile.contains('~') && !hostile.contains('^'), "{hostile}");
+        assert!(git2::Reference::is_valid_name(&format!("refs/heads/{hostile}")), "{hostile}");
     }
 }

@@ -37,7 +37,7 @@ pub mod webhook;
 
 pub use clone::WorkingClone;
 pub use error::PublishError;
-pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_repository, unified_diff};
+pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_repository, stack_branch_name, unified_diff};
 /// A commit id, as every git operation here names commits.
 pub use git2::Oid;
 pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState};

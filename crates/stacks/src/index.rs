@@ -4,7 +4,7 @@
 //! A lookup never guesses: an identity two stacks (or two workspaces) manage is
 //! [`Lookup::Ambiguous`], with every candidate.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -170,6 +170,21 @@ impl Index {
             });
             !postings.is_empty()
         });
+    }
+
+    /// Every (stack, workspace) with resources in `account` and `region`, and the resource types
+    /// it manages there: where a new resource made there may belong. A resource whose account is
+    /// unknown does not count; one without a region (IAM, CloudFront) counts for every region.
+    pub fn workspaces_at(&self, account: &str, region: &str) -> BTreeMap<(String, String), BTreeSet<String>> {
+        let mut out: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for m in &self.managed {
+            let here = m.placement.account.as_deref() == Some(account)
+                && m.placement.region.as_deref().is_none_or(|r| r == region);
+            if here {
+                out.entry((m.stack.clone(), m.workspace.clone())).or_default().insert(m.address.rtype.clone());
+            }
+        }
+        out
     }
 
     /// Who manages an identity. An ARN no state records also matches resources whose name-like

@@ -147,6 +147,9 @@ pub(crate) fn change_set(row: &impl Columns) -> Result<ChangeSetRecord, StoreErr
         commit_id: row.optional_text("commit_id")?,
         diff: row.optional_text("diff")?,
         notes: row.text_list("notes", format_args!("change set {id}"))?,
+        stack: row.optional_text("stack")?,
+        workspace: row.optional_text("workspace")?,
+        state_version: row.optional_text("state_version")?,
         id,
     })
 }

@@ -36,6 +36,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "revert status",
         sql: include_str!("../../../migrations/sqlite/0003_revert_status.sql"),
     },
+    Migration {
+        version: 4,
+        name: "stack columns",
+        sql: include_str!("../../../migrations/sqlite/0004_stack_columns.sql"),
+    },
 ];
 
 /// Every Postgres migration this binary knows, in the order they are applied.
@@ -45,6 +50,11 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "revert status",
         sql: include_str!("../../../migrations/postgres/0002_revert_status.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "stack columns",
+        sql: include_str!("../../../migrations/postgres/0003_stack_columns.sql"),
     },
 ];
 

@@ -168,24 +168,28 @@ pub(crate) async fn record_change_set<D: Dialect>(db: &D, cs: &ChangeSetRecord) 
     let upsert = stmt(
         "INSERT INTO change_sets \
          (id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
-          decision, rule, rationale, branch, commit_id, diff, notes, recorded_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now(), now()) \
+          decision, rule, rationale, branch, commit_id, diff, notes, stack, workspace, state_version, \
+          recorded_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+                 now(), now()) \
          ON CONFLICT (id) DO UPDATE SET \
           resource_id = EXCLUDED.resource_id, address = EXCLUDED.address, actor = EXCLUDED.actor, \
           via = EXCLUDED.via, first_event_time = EXCLUDED.first_event_time, \
           last_event_time = EXCLUDED.last_event_time, event_ids = EXCLUDED.event_ids, \
           status = EXCLUDED.status, decision = EXCLUDED.decision, rule = EXCLUDED.rule, \
           rationale = EXCLUDED.rationale, branch = EXCLUDED.branch, commit_id = EXCLUDED.commit_id, \
-          diff = EXCLUDED.diff, notes = EXCLUDED.notes, updated_at = now() \
+          diff = EXCLUDED.diff, notes = EXCLUDED.notes, stack = EXCLUDED.stack, \
+          workspace = EXCLUDED.workspace, state_version = EXCLUDED.state_version, updated_at = now() \
          WHERE (change_sets.resource_id, change_sets.address, change_sets.actor, change_sets.via, \
                 change_sets.first_event_time, change_sets.last_event_time, change_sets.event_ids, \
                 change_sets.status, change_sets.decision, change_sets.rule, change_sets.rationale, \
-                change_sets.branch, change_sets.commit_id, change_sets.diff, change_sets.notes) \
+                change_sets.branch, change_sets.commit_id, change_sets.diff, change_sets.notes, \
+                change_sets.stack, change_sets.workspace, change_sets.state_version) \
                IS DISTINCT FROM \
                (EXCLUDED.resource_id, EXCLUDED.address, EXCLUDED.actor, EXCLUDED.via, \
                 EXCLUDED.first_event_time, EXCLUDED.last_event_time, EXCLUDED.event_ids, EXCLUDED.status, \
                 EXCLUDED.decision, EXCLUDED.rule, EXCLUDED.rationale, EXCLUDED.branch, EXCLUDED.commit_id, \
-                EXCLUDED.diff, EXCLUDED.notes)",
+                EXCLUDED.diff, EXCLUDED.notes, EXCLUDED.stack, EXCLUDED.workspace, EXCLUDED.state_version)",
     )
     .text(&cs.id)
     .optional_text(cs.resource_id.as_deref())
@@ -202,7 +206,10 @@ pub(crate) async fn record_change_set<D: Dialect>(db: &D, cs: &ChangeSetRecord) 
     .optional_text(cs.branch.as_deref())
     .optional_text(cs.commit_id.as_deref())
     .optional_text(cs.diff.as_deref())
-    .text_list(&cs.notes);
+    .text_list(&cs.notes)
+    .optional_text(cs.stack.as_deref())
+    .optional_text(cs.workspace.as_deref())
+    .optional_text(cs.state_version.as_deref());
     execute(&mut tx, upsert).await?;
     if let Some(decision) = &cs.decision {
         let audit = stmt(
@@ -223,7 +230,7 @@ pub(crate) async fn change_set<D: Dialect>(db: &D, id: &str) -> Result<Option<Ch
         db,
         stmt(
             "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
-             decision, rule, rationale, branch, commit_id, diff, notes FROM change_sets WHERE id = $1",
+             decision, rule, rationale, branch, commit_id, diff, notes, stack, workspace, state_version FROM change_sets WHERE id = $1",
         )
         .text(id),
         decode::change_set,
@@ -236,9 +243,11 @@ pub(crate) async fn waiting_for_a_person<D: Dialect>(db: &D, max: usize) -> Resu
         db,
         stmt(
             "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
-             decision, rule, rationale, branch, commit_id, diff, notes FROM change_sets c \
+             decision, rule, rationale, branch, commit_id, diff, notes, stack, workspace, state_version FROM change_sets c \
              WHERE status IN ('escalated', 'revert') \
              AND NOT EXISTS (SELECT 1 FROM change_sets later WHERE later.address = c.address \
+                 AND later.stack IS NOT DISTINCT FROM c.stack \
+                 AND later.workspace IS NOT DISTINCT FROM c.workspace \
                  AND later.status = 'reconciled' AND later.last_event_time > c.last_event_time) \
              AND NOT EXISTS (SELECT 1 FROM audit_log a WHERE a.change_set_id = c.id \
                  AND (a.decision LIKE 'person-%' OR a.decision = 'resolved')) \

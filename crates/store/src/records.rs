@@ -112,6 +112,14 @@ pub struct ChangeSetRecord {
     pub diff: Option<String>,
     /// Free-form notes for the operator.
     pub notes: Vec<String>,
+    /// Where it was decided, in a repository of many root modules: the stack, the Terraform
+    /// workspace and the version of the state read (`None` for one root module and its state file).
+    #[serde(default)]
+    pub stack: Option<String>,
+    #[serde(default)]
+    pub workspace: Option<String>,
+    #[serde(default)]
+    pub state_version: Option<String>,
 }
 
 /// Counts an operator looks at first (`driftback kb stats`).

@@ -79,7 +79,7 @@ impl<'r> Evaluator<'r> {
     /// Every resource instance the configuration declares, as [`instances`].
     pub fn instances(&self) -> Vec<Address> {
         let mut out = Vec::new();
-        collect_instances(self, &[], Path::new(""), &mut out, 0);
+        collect_instances(self, &[], self.repo.root_dir(), &mut out, 0);
         out
     }
 

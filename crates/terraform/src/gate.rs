@@ -185,8 +185,8 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
     let mut problems = Vec::new();
     for file in files {
         let Some(body) = after.body(file) else { continue };
-        // Terraform reads `import` blocks in the root module only (the repository's top directory).
-        let in_root = file.parent().is_none_or(|dir| dir.as_os_str().is_empty());
+        // Terraform reads `import` blocks in the root module only.
+        let in_root = file.parent().unwrap_or(Path::new("")) == before.root_dir();
         let imports = |body: Option<&Body>| body.map(|b| b.get_blocks("import").count()).unwrap_or(0);
         if !in_root && imports(Some(body)) > imports(before.body(file)) {
             problems.push(format!(

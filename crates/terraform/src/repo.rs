@@ -164,13 +164,30 @@ pub struct Repo {
     /// The root module's other workspaces (name, variable files): a patch must leave what they
     /// evaluate to as it was ([`Repo::set_other_workspaces`]).
     other_workspaces: Vec<(String, Vec<PathBuf>)>,
+    /// The root module's directory (`""`: the repository's top): a repository of many root modules
+    /// is loaded once per stack, each rooted at its own directory, its paths still relative to the
+    /// repository so that `../modules/x` sources and commits stay as they are.
+    root: PathBuf,
 }
 
 impl Repo {
     /// Read the root module in `root` and every local module it calls, recursively.
     pub fn load(root: &Path) -> Result<Repo, RepoError> {
-        let mut repo = Repo::default();
-        let mut pending = vec![PathBuf::new()];
+        Repo::load_root_module(root, Path::new(""))
+    }
+
+    /// Read the root module in `module_dir` (relative to the repository in `root`, inside it) and
+    /// every local module it calls, recursively, wherever in the repository they are (`../modules/x`).
+    /// Paths stay relative to the repository.
+    pub fn load_root_module(root: &Path, module_dir: &Path) -> Result<Repo, RepoError> {
+        let module_dir = inside(module_dir).ok_or_else(|| {
+            RepoError::Workspace(format!(
+                "the root module {} is not a directory inside the repository; give a path relative to its top",
+                module_dir.display()
+            ))
+        })?;
+        let mut repo = Repo { root: module_dir.clone(), ..Repo::default() };
+        let mut pending = vec![module_dir];
         let mut seen = BTreeSet::new();
         while let Some(dir) = pending.pop() {
             if !seen.insert(dir.clone()) {
@@ -206,13 +223,52 @@ impl Repo {
 
     /// Build from file texts (paths relative to the root).
     pub fn from_files(files: BTreeMap<PathBuf, String>) -> Repo {
-        let mut repo = Repo::default();
+        Repo::from_files_at(files, Path::new(""))
+    }
+
+    /// Build from file texts (paths relative to the repository), the root module in `module_dir`.
+    pub fn from_files_at(files: BTreeMap<PathBuf, String>, module_dir: &Path) -> Repo {
+        let mut repo = Repo { root: inside(module_dir).unwrap_or_default(), ..Repo::default() };
         for (path, text) in files {
             let file = SourceFile::parse(&path, text);
             repo.insert_parsed(path, file);
         }
         repo.rebuild_all();
         repo
+    }
+
+    /// The root module in `module_dir` of this repository (loaded whole, as a repository of many
+    /// root modules is scanned once) with every local module it calls: the files are shared, not
+    /// parsed again; the workspace settings are not carried over.
+    pub fn root_module(&self, module_dir: &Path) -> Repo {
+        let module_dir = inside(module_dir).unwrap_or_default();
+        let mut out = Repo { root: module_dir.clone(), ..Repo::default() };
+        let mut pending = vec![module_dir];
+        let mut seen = BTreeSet::new();
+        while let Some(dir) = pending.pop() {
+            if !seen.insert(dir.clone()) {
+                continue;
+            }
+            for path in self.dirs.get(&dir).into_iter().flatten() {
+                out.insert_parsed(path.clone(), self.files[path].clone());
+            }
+            pending.extend(self.module_index(&dir).module_calls.into_iter().filter_map(|call| call.dir));
+        }
+        out.rebuild_all();
+        out
+    }
+
+    /// Other file texts (another commit's, an open pull request's branch) read as this repository
+    /// is: the same root module and workspace. A workspace whose variable files are not among
+    /// `files` is evaluated as `default`.
+    pub fn with_files_like(&self, files: BTreeMap<PathBuf, String>) -> Repo {
+        let mut out = Repo::from_files_at(files, &self.root);
+        if let Some(name) = &self.workspace {
+            if out.set_workspace(name, self.var_files.clone()).is_ok() {
+                let _ = out.set_other_workspaces(self.other_workspaces.clone());
+            }
+        }
+        out
     }
 
     /// Replace (or add) one file: it is parsed once here and the index is updated. This is the
@@ -305,6 +361,11 @@ impl Repo {
         self.files.get(path).and_then(|f| f.body.as_deref())
     }
 
+    /// The root module's directory, relative to the repository (`""`: its top).
+    pub fn root_dir(&self) -> &Path {
+        &self.root
+    }
+
     /// Module path (`""` for the root, `module.web`) -> directory, for every module reachable from the root.
     pub fn modules(&self) -> &BTreeMap<String, PathBuf> {
         &self.modules
@@ -386,7 +447,7 @@ impl Repo {
             .filter(|p| name(p) == "terraform.tfvars" || name(p).ends_with(".auto.tfvars"))
             .collect();
         files.sort_by_key(|p| (name(p) != "terraform.tfvars", (*p).clone()));
-        if dir.as_os_str().is_empty() {
+        if dir == self.root {
             // The workspace's `-var-file`s come last: they override the files Terraform loads on
             // its own.
             files.extend(self.var_files.iter());
@@ -508,7 +569,7 @@ impl Repo {
     /// Recompute module paths -> directories from the root, following local module calls.
     fn rebuild_modules(&mut self) {
         self.modules.clear();
-        let mut pending = vec![(String::new(), PathBuf::new())];
+        let mut pending = vec![(String::new(), self.root.clone())];
         while let Some((module_path, dir)) = pending.pop() {
             // A module calling itself (directly or not) would nest forever: the depth is bounded.
             if self.modules.contains_key(&module_path) || module_path.matches("module.").count() > 32 {
@@ -656,6 +717,19 @@ pub(crate) fn count_references(text: &str, reference: &str) -> usize {
             !before.is_some_and(|c| ident(c) || c == '.') && !after.is_some_and(ident)
         })
         .count()
+}
+
+/// `path` without `.` components, when it is relative and never climbs out (`..`).
+fn inside(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::Normal(part) => out.push(part),
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The directory of a local module source (`./x`, `../x`), if it stays inside the repository.

@@ -22,8 +22,8 @@ use driftback_store::{Store, StoreError};
 
 use crate::config::{Config, ServeConfig};
 use crate::driver::{
-    Answered, Answerer, Deliverer, Delivery, Driver, PersonDecision, Publisher, Workspace, change_set_from_store,
-    load_catalog, notifier, open_store, webhook_router,
+    Answered, Answerer, Deliverer, Delivery, Driver, PersonDecision, Publisher, Stacks, Workspace,
+    change_set_from_store, load_catalog, notifier, open_store, webhook_router,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -91,6 +91,15 @@ impl Site {
             Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?
                 .with_notifier(notifier(&config.notify, &config.publish));
         let catalog = load_catalog(config, repo_dir)?;
+        let stacks = if routes_to_stacks(config, repo_dir) {
+            tracing::info!(
+                configured = config.stack.len(),
+                "change sets are routed to the stack and workspace whose state manages their resource"
+            );
+            Some(tokio::sync::Mutex::new(Stacks::new(config, repo_dir, catalog.clone())))
+        } else {
+            None
+        };
         let driver = Driver::new(config, catalog, Some(self.store.clone()), Delivery::Git(Box::new(deliverer)))?
             .rows_recorded_by_caller();
         if let Some(reason) = driver.agent_off_reason() {
@@ -102,9 +111,17 @@ impl Site {
             clone: self.clone.clone(),
             config: config.clone(),
             loaded: std::sync::Mutex::new(None),
+            stacks,
             store: self.store.clone(),
         })
     }
+}
+
+/// Whether the repository is read as stacks (root modules with their own states, found by
+/// discovery and `[[stack]]`): when the configuration names stacks, or when there is no state file
+/// at `[serve] state_path` (a repository whose states live in backends).
+pub fn routes_to_stacks(config: &Config, repo_dir: &std::path::Path) -> bool {
+    !config.stack.is_empty() || !repo_dir.join(&config.serve.state_path).is_file()
 }
 
 pub fn reconciler_config(serve: &ServeConfig) -> ReconcilerConfig {
@@ -320,6 +337,10 @@ pub struct GitReconciler {
     /// repository, state and policy (all three are files of that commit) instead of reading and
     /// parsing them again.
     loaded: std::sync::Mutex<Option<(String, Workspace)>>,
+    /// In a repository of many root modules: the stacks, their states and the index routing each
+    /// change set to the workspace that manages its resource (`None`: one root module and its
+    /// state file, `[serve] state_path`).
+    stacks: Option<tokio::sync::Mutex<Stacks>>,
     /// Where a person's answer finds the change set it answers, and records the new outcome.
     store: Store,
 }
@@ -356,8 +377,23 @@ impl GitReconciler {
         if let Some(deliverer) = driver.deliverer_mut() {
             deliverer.set_base(base);
         }
-        // The repository, its state and its policy as the base commit has them.
-        let mut workspace = self.workspace_at(&base.to_string())?;
+        // The repository, its state and its policy as the base commit has them; with stacks, the
+        // workspace whose state manages the change set's resource.
+        let mut workspace = match &self.stacks {
+            Some(stacks) => {
+                let mut stacks = stacks.lock().await;
+                let refreshed = stacks.refresh(&base.to_string()).await?;
+                tracing::debug!(
+                    rescanned = refreshed.rescanned,
+                    workspaces = refreshed.workspaces,
+                    states_read = refreshed.read,
+                    indexed = stacks.indexed(),
+                    "stacks refreshed"
+                );
+                stacks.workspace_for(&self.config, change_set)?
+            }
+            None => self.workspace_at(&base.to_string())?,
+        };
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();
         match person {

@@ -11,7 +11,7 @@ use driftback_events::ChangeSet;
 use driftback_publish::github::PullRequestAction;
 use driftback_publish::issues::IssueAction;
 use driftback_publish::notify::{Notice, Notifier};
-use driftback_publish::{Author, GitRepo, Oid, branch_name};
+use driftback_publish::{Author, GitRepo, Oid, branch_name, stack_branch_name};
 use driftback_recipes::Plan;
 use driftback_store::Store;
 use driftback_terraform::{Repo, State};
@@ -196,7 +196,7 @@ impl Deliverer {
         change_set: &ChangeSet,
         outcome: &Outcome,
         plan: &Plan,
-        state: &State,
+        (repo, state): (&Repo, &State),
         label: &str,
     ) -> anyhow::Result<Delivered> {
         let git = &self.git;
@@ -206,13 +206,22 @@ impl Deliverer {
             Some(p) => p.open_pull_request(store, label).await?,
             None => None,
         };
-        let local_branch = branch_name(&self.branch_prefix, label, &change_set.id);
+        let local_branch = match &outcome.scope {
+            Some(scope) => stack_branch_name(
+                &self.branch_prefix,
+                &scope.stack,
+                &scope.workspace,
+                outcome.address_of(label),
+                &change_set.id,
+            ),
+            None => branch_name(&self.branch_prefix, label, &change_set.id),
+        };
         let mut parent = self.base;
         let mut files = outcome.files.clone();
         let mut branch = local_branch.clone();
         if let (Some(p), Some(pr)) = (&self.publisher, &existing) {
             if let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? {
-                let on_branch = Repo::from_files(tree);
+                let on_branch = repo.with_files_like(tree);
                 if let Ok(patched) = patch::apply(&on_branch, plan) {
                     if !patched.files.is_empty() {
                         // The values before are the branch's, where the earlier change is.

@@ -27,6 +27,7 @@ mod person;
 mod plan;
 mod publisher;
 mod record;
+mod stacks;
 mod story;
 mod workspace;
 
@@ -42,6 +43,7 @@ pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, ope
 pub use outcome::{Outcome, Status};
 pub use person::{Answer, PersonDecision, change_set_from_store};
 pub use publisher::{Publisher, notifier};
+pub use stacks::Stacks;
 pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
 
 use crate::config::Config;
@@ -170,6 +172,12 @@ impl Driver {
             None => decided,
         };
         let mut outcome = Outcome {
+            notes: workspace
+                .adopted_because
+                .iter()
+                .map(|why| format!("no state manages this resource; it goes to this stack as {why}"))
+                .collect(),
+            scope: workspace.scope.clone(),
             ledger: decided.ledger,
             agent: planned.agent.clone(),
             answered_by: person.map(|p| format!("{} in #{}", p.user, p.thread)),
@@ -193,7 +201,14 @@ impl Driver {
                 Delivery::Scratch => workspace.repo = after,
                 Delivery::Git(deliverer) => {
                     let done = deliverer
-                        .deliver(self.store.as_ref(), change_set, &outcome, &decided.plan, &workspace.state, &label)
+                        .deliver(
+                            self.store.as_ref(),
+                            change_set,
+                            &outcome,
+                            &decided.plan,
+                            (&workspace.repo, &workspace.state),
+                            &label,
+                        )
                         .await?;
                     record.branch = Some(done.branch.clone());
                     record.commit_id = Some(done.commit.to_string());

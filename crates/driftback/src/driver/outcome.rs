@@ -57,6 +57,27 @@ pub struct Outcome {
     /// commit even when the change set was committed before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
+    /// Where it was decided in a repository of many root modules: the stack, the workspace and
+    /// the state's version. Names its branch, its pull request and its row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+}
+
+/// One workspace of one stack, and the version of its state a change set was decided against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Scope {
+    pub stack: String,
+    pub workspace: String,
+    pub state_version: Option<String>,
+}
+
+impl Scope {
+    /// How a resource of this workspace is named where resources of every stack meet (pull
+    /// request titles, escalation issues, the store's pull request per resource): the same
+    /// address in two workspaces is two resources.
+    pub fn label(&self, address: &str) -> String {
+        format!("{address} in {} ({})", self.stack, self.workspace)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -88,7 +109,16 @@ impl Outcome {
     /// What the change set is called in branch names, summaries and pull requests: the first
     /// resource address it touched, else the address the state knows its resource by (when one
     /// instance has that identifier), else the cloud identifier, else the change set id.
+    /// In a workspace of a stack, the name says which ([`Scope::label`]).
     pub fn label(&self, change_set: &ChangeSet, state: &State) -> String {
+        let bare = self.bare_label(change_set, state);
+        match &self.scope {
+            Some(scope) => scope.label(&bare),
+            None => bare,
+        }
+    }
+
+    fn bare_label(&self, change_set: &ChangeSet, state: &State) -> String {
         if let Some(address) = self.addresses.first() {
             return address.clone();
         }
@@ -96,6 +126,14 @@ impl Outcome {
         match state.find(id, &[], &[]).as_slice() {
             [one] => one.address.to_string(),
             _ => id.clone(),
+        }
+    }
+
+    /// The address a [`Outcome::label`] names (the label without its stack and workspace).
+    pub fn address_of<'a>(&self, label: &'a str) -> &'a str {
+        match &self.scope {
+            Some(scope) => label.strip_suffix(&scope.label("")).unwrap_or(label),
+            None => label,
         }
     }
 

@@ -33,6 +33,9 @@ pub fn change_set_record(change_set: &ChangeSet, outcome: &Outcome) -> ChangeSet
         commit_id: None,
         diff: None,
         notes: outcome.notes.clone(),
+        stack: outcome.scope.as_ref().map(|s| s.stack.clone()),
+        workspace: outcome.scope.as_ref().map(|s| s.workspace.clone()),
+        state_version: outcome.scope.as_ref().and_then(|s| s.state_version.clone()),
     }
 }
 

@@ -9,7 +9,8 @@ use driftback_terraform::AttrValue;
 use super::outcome::{Outcome, REDACTED};
 
 /// The pull request's story, from the change set and what the pipeline made of it.
-pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: String, base_branch: &str) -> Story {
+pub fn story(change_set: &ChangeSet, outcome: &Outcome, label: &str, diff: String, base_branch: &str) -> Story {
+    let address = outcome.address_of(label);
     let actor = &change_set.actor;
     let mut evidence = vec![format!("CloudTrail identity type {:?}", actor.identity_type)];
     if let Some(issuer) = &actor.session_issuer {
@@ -38,7 +39,7 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
         reason: (!evidence.is_empty()).then(|| evidence.join("; ")),
     };
     Story {
-        address: address.to_string(),
+        address: label.to_string(),
         resource_id: change_set.resource_id.clone(),
         change_set_id: change_set.id.clone(),
         changes: outcome
@@ -78,13 +79,14 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, address: &str, diff: Str
         diff,
         notes: outcome.notes.clone(),
         base_branch: base_branch.to_string(),
-        fields: fields_of(outcome, address),
+        fields: fields_of(outcome, label),
     }
 }
 
-/// The fields of `address` the change set touches, as the policy named them (`(resource)` for a
+/// The fields of the resource `label` names ([`Outcome::label`]) the change set touches, as the policy named them (`(resource)` for a
 /// creation or deletion).
-pub fn fields_of(outcome: &Outcome, address: &str) -> Vec<String> {
+pub fn fields_of(outcome: &Outcome, label: &str) -> Vec<String> {
+    let address = outcome.address_of(label);
     let mut out: Vec<String> = Vec::new();
     for f in outcome.decision.iter().flat_map(|d| &d.fields).filter(|f| f.address == address) {
         let field = f.path.clone().unwrap_or_else(|| RESOURCE.to_string());

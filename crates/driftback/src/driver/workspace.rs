@@ -11,6 +11,7 @@ use driftback_recipes::Catalog;
 use driftback_terraform::schema::{Fit, Schema, locked_aws_version, required_aws_version};
 use driftback_terraform::{Repo, State};
 
+use super::outcome::Scope;
 use crate::config::Config;
 
 /// The repository, its state and its policy, as one change set after another sees them.
@@ -31,6 +32,11 @@ pub struct Workspace {
     /// configured outside the repository, or there is no repository). A person's `/driftback own`
     /// edits it.
     pub policy_file: Option<(PathBuf, PathBuf)>,
+    /// In a repository of many root modules: the stack and workspace this is, and its state's
+    /// version (`None`: the repository is one root module with its state file).
+    pub scope: Option<Scope>,
+    /// Why a resource no state manages was routed to this stack, when it was: told in its notes.
+    pub adopted_because: Option<String>,
 }
 
 impl Workspace {
@@ -48,6 +54,26 @@ impl Workspace {
             unlocated: None,
             schema,
             policy_file,
+            scope: None,
+            adopted_because: None,
+        })
+    }
+
+    /// One workspace of one stack of the repository in `dir`: `repo` is its root module (with the
+    /// workspace's variable files set), `state` the workspace's state as read, `scope` which it is.
+    pub fn of_stack(config: &Config, dir: &Path, repo: Repo, state: State, scope: Scope) -> anyhow::Result<Workspace> {
+        let schema = provider_schema(&repo, &dir.join(repo.root_dir()))?;
+        let on_disk = policy_path(config, dir);
+        let policy_file = on_disk.strip_prefix(dir).ok().map(|rel| (on_disk.clone(), rel.to_path_buf()));
+        Ok(Workspace {
+            repo,
+            state,
+            policy: load_policy(config, dir)?,
+            unlocated: None,
+            schema,
+            policy_file,
+            scope: Some(scope),
+            adopted_because: None,
         })
     }
 
@@ -60,6 +86,8 @@ impl Workspace {
             unlocated: Some(reason.to_string()),
             schema: Schema::newest().context("loading the bundled AWS provider schema")?,
             policy_file: None,
+            scope: None,
+            adopted_because: None,
         })
     }
 

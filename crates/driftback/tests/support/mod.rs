@@ -34,7 +34,9 @@ pub fn bare_remote_with(root: &Path, files: &[(&str, &str)]) -> PathBuf {
     let src = root.join("src");
     std::fs::create_dir_all(&src).unwrap();
     for (name, text) in files {
-        std::fs::write(src.join(name), text).unwrap();
+        let path = src.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     git(&src, &["init", "-q", "-b", "main"]);
     git(&src, &["add", "."]);
@@ -212,4 +214,56 @@ pub async fn wait_for(what: &str, daemon: &mut Daemon, mut done: impl AsyncFnMut
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// An S3 client for moto's server at `endpoint` (path-style addressing).
+pub async fn s3_client(endpoint: &str) -> aws_sdk_s3::Client {
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .load()
+        .await;
+    aws_sdk_s3::Client::from_conf(aws_sdk_s3::config::Builder::from(&sdk).force_path_style(true).build())
+}
+
+/// A new bucket whose new objects are announced to the queue `queue_arn` (an organisation trail's
+/// bucket, as deploy/terraform wires it).
+pub async fn trail_bucket(s3: &aws_sdk_s3::Client, bucket: &str, queue_arn: &str) {
+    s3.create_bucket().bucket(bucket).send().await.unwrap();
+    let notification = aws_sdk_s3::types::NotificationConfiguration::builder()
+        .queue_configurations(
+            aws_sdk_s3::types::QueueConfiguration::builder()
+                .queue_arn(queue_arn)
+                .events(aws_sdk_s3::types::Event::from("s3:ObjectCreated:*"))
+                .build()
+                .unwrap(),
+        )
+        .build();
+    s3.put_bucket_notification_configuration()
+        .bucket(bucket)
+        .notification_configuration(notification)
+        .send()
+        .await
+        .unwrap();
+}
+
+/// `bytes` gzip'd, as CloudTrail writes its log files.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// CloudTrail records as EventBridge delivers them (`PutEvents` entries on the default bus).
+pub fn eventbridge_entries(records: &[Value]) -> Value {
+    let entries: Vec<Value> = records
+        .iter()
+        .map(|r| {
+            let service = r["eventSource"].as_str().unwrap().split('.').next().unwrap();
+            json!({"Source": format!("aws.{service}"), "DetailType": "AWS API Call via CloudTrail",
+                   "Detail": r.to_string(), "EventBusName": "default"})
+        })
+        .collect();
+    json!({ "Entries": entries })
 }

@@ -42,4 +42,24 @@ impl StateReader for LocalReader {
             parse_state(&bytes, &path.display().to_string())
         })
     }
+
+    fn probe<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<Option<String>, ReadError>> {
+        Box::pin(async move {
+            let (Location::Local { path } | Location::ShowJson { path }) = location else { return Ok(None) };
+            let abs = self.root.join(path);
+            match tokio::fs::metadata(&abs).await {
+                Ok(meta) => {
+                    let modified = meta
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_nanos())
+                        .unwrap_or_default();
+                    Ok(Some(format!("{} bytes, modified {modified}", meta.len())))
+                }
+                // The read says what is wrong, with its hint.
+                Err(_) => Ok(None),
+            }
+        })
+    }
 }

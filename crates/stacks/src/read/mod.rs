@@ -111,6 +111,14 @@ impl ReadError {
 /// Reads the state at a location.
 pub trait StateReader: Send + Sync {
     fn read<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<StateRead, ReadError>>;
+
+    /// What identifies the state's current version, found without reading it (an S3 object's
+    /// ETag from a HEAD request, a file's size and modification time): equal answers mean the
+    /// state read before is still current. `None` where only a read can tell.
+    fn probe<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<Option<String>, ReadError>> {
+        let _ = location;
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// The reader for every kind of location: files under the repository's root, S3 and HCP.
@@ -144,6 +152,14 @@ impl StateReader for Readers {
             Location::Local { .. } | Location::ShowJson { .. } => self.local.read(location),
             Location::S3(_) => self.s3.read(location),
             Location::Hcp(_) => self.hcp.read(location),
+        }
+    }
+
+    fn probe<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<Option<String>, ReadError>> {
+        match location {
+            Location::Local { .. } | Location::ShowJson { .. } => self.local.probe(location),
+            Location::S3(_) => self.s3.probe(location),
+            Location::Hcp(_) => self.hcp.probe(location),
         }
     }
 }

@@ -154,6 +154,31 @@ impl StateReader for S3Reader {
             Ok(StateRead { version: StateVersion::S3 { etag, version_id }, ..read })
         })
     }
+
+    /// The object's ETag (and version id), from a HEAD request: the same text [`StateVersion`]
+    /// shows for the object a read returns.
+    fn probe<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<Option<String>, ReadError>> {
+        Box::pin(async move {
+            let Location::S3(loc) = location else { return Ok(None) };
+            let shown = location.to_string();
+            let client = self.client(loc).await;
+            if client.config().region().is_none() {
+                return Ok(None);
+            }
+            let head = client
+                .head_object()
+                .bucket(&loc.bucket)
+                .key(&loc.key)
+                .send()
+                .await
+                .map_err(|e| classify(e, loc, &shown))?;
+            let version = StateVersion::S3 {
+                etag: head.e_tag().unwrap_or_default().trim_matches('"').to_string(),
+                version_id: head.version_id().map(str::to_string),
+            };
+            Ok(Some(version.to_string()))
+        })
+    }
 }
 
 /// An SDK error as what the caller does about it.

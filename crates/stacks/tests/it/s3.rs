@@ -147,8 +147,11 @@ async fn states_in_s3_by_workspace_with_partial_backend_configuration() {
         state("app-prod", 13, &[("aws_sqs_queue", "this", queue("jobs-prod", "eu-west-1"))]),
     )
     .await;
-    let again = readers.read(&locate(app, "prod").unwrap()).await.unwrap();
+    let prod_at = locate(app, "prod").unwrap();
+    assert_ne!(readers.probe(&prod_at).await.unwrap(), Some(versions[0].3.to_string()), "a HEAD sees the new ETag");
+    let again = readers.read(&prod_at).await.unwrap();
     assert_ne!(again.version, versions[0].3);
+    assert_eq!(readers.probe(&prod_at).await.unwrap(), Some(again.version.to_string()));
     assert_eq!(again.serial, Some(13));
     let staging_again = readers.read(&locate(app, "staging").unwrap()).await.unwrap();
     assert_eq!(staging_again.version, versions[1].3, "an unchanged object keeps its ETag");

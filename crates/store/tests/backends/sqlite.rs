@@ -365,7 +365,13 @@ async fn a_version_2_database_keeps_its_change_sets_and_learns_the_revert_status
     .unwrap();
     assert_eq!(
         indexes,
-        ["change_sets_address", "change_sets_last_event_time", "change_sets_resource_id", "change_sets_status"]
+        [
+            "change_sets_address",
+            "change_sets_last_event_time",
+            "change_sets_resource_id",
+            "change_sets_stack",
+            "change_sets_status"
+        ]
     );
     let audit: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE change_set_id = 'old'")
         .fetch_one(&mut conn)

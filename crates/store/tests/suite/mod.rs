@@ -62,6 +62,9 @@ pub fn change_set(id: &str, status: &str) -> ChangeSetRecord {
         commit_id: None,
         diff: None,
         notes: vec![],
+        stack: None,
+        workspace: None,
+        state_version: None,
     }
 }
 
@@ -636,6 +639,25 @@ pub async fn decisions_wait_for_a_person_until_answered_or_resolved(f: Fixture) 
         rationale: None,
     };
     store.record_decision(&answer).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1"]);
+
+    // In a repository of many stacks, the same address in another stack or workspace is another
+    // resource: its change does not resolve this one's escalation.
+    let scoped = |id: &str, stack: &str, workspace: &str, status: &str, secs: i64| ChangeSetRecord {
+        stack: Some(stack.into()),
+        workspace: Some(workspace.into()),
+        state_version: Some("etag \"abc\"".into()),
+        ..on(id, "module.jobs.aws_sqs_queue.this", status, secs)
+    };
+    store.record_change_set(&scoped("jobs-prod", "envs/app", "prod", "escalated", 50)).await.unwrap();
+    store.record_change_set(&scoped("jobs-staging", "envs/app", "staging", "reconciled", 60)).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "jobs-prod"]);
+    let kept = store.change_set("jobs-prod").await.unwrap().unwrap();
+    assert_eq!(
+        (kept.stack.as_deref(), kept.workspace.as_deref(), kept.state_version.as_deref()),
+        (Some("envs/app"), Some("prod"), Some("etag \"abc\""))
+    );
+    store.record_change_set(&scoped("jobs-prod-2", "envs/app", "prod", "reconciled", 70)).await.unwrap();
     assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1"]);
 }
 

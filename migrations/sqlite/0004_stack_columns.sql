@@ -1,0 +1,8 @@
+-- A repository of many root modules: each change set records the stack (root module), the
+-- Terraform workspace and the version of the state it was decided against (an S3 ETag, an HCP
+-- state version, a serial and lineage). NULL for a repository read as one root module with its
+-- state file. Same change as migrations/postgres/0003.
+ALTER TABLE change_sets ADD COLUMN stack TEXT;
+ALTER TABLE change_sets ADD COLUMN workspace TEXT;
+ALTER TABLE change_sets ADD COLUMN state_version TEXT;
+CREATE INDEX change_sets_stack ON change_sets (stack, workspace);
