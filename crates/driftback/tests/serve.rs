@@ -670,29 +670,32 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     // A writer's accept codifies: the change set is driven again with her decision, its pull
     // request opened through the normal delivery, the thread told where, and the issue closed.
     // Codifying runs on its own (longer than GitHub waits for a delivery): its reply is the sign.
-    let answered = async |thread: u64, before: usize| {
+    // The reply to an answer, among the comments made after `before` (a commit the answer pushes
+    // onto an open pull request is announced in the thread too, in either order).
+    let answered = async |thread: u64, before: usize, reply: &str| -> String {
         let start = Instant::now();
-        while replies(thread).len() <= before {
+        loop {
+            if let Some(found) = replies(thread).into_iter().skip(before).find(|r| r.contains(reply)) {
+                return found;
+            }
             assert!(start.elapsed() < Duration::from_secs(60), "no reply in #{thread}: {:?}", replies(thread));
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     };
     let before = replies(issue_number).len();
     assert_eq!(say("maria", "Hotfix, keep it.\n/driftback accept").await.unwrap().status(), 200);
-    answered(issue_number, before).await;
+    let accepted = answered(issue_number, before, "@maria accepted change set").await;
     let pulls = github.inner.lock().unwrap().pulls.clone();
     assert_eq!(pulls.len(), pulls_before + 1, "{:?}", replies(issue_number));
     let sg_pr = pulls.last().unwrap();
     let sg_head = sg_pr["head"]["ref"].as_str().unwrap();
     assert!(sg_head.contains("aws_security_group.web"), "{sg_head}");
-    let accepted = replies(issue_number).last().unwrap().clone();
     assert!(
-        accepted.contains("@maria accepted change set")
-            && accepted.contains(&format!(
-                "pull request #{} opened: {}",
-                sg_pr["number"],
-                sg_pr["html_url"].as_str().unwrap()
-            )),
+        accepted.contains(&format!(
+            "pull request #{} opened: {}",
+            sg_pr["number"],
+            sg_pr["html_url"].as_str().unwrap()
+        )),
         "{accepted}"
     );
     let state =
@@ -723,8 +726,7 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
         say_on(&thread, "maria", "/driftback own visibility_timeout_seconds by ops-bot").await.unwrap().status(),
         200
     );
-    answered(queue_number, before).await;
-    let owned = replies(queue_number).last().unwrap().clone();
+    let owned = answered(queue_number, before, "decided that ops-bot owns").await;
     assert!(
         owned.contains("decided that ops-bot owns `visibility_timeout_seconds`")
             && owned.contains(&format!("pull request #{queue_number} updated")),

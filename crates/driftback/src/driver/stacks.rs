@@ -17,9 +17,10 @@ use anyhow::{Context, bail};
 use driftback_events::ChangeSet;
 use driftback_recipes::Catalog;
 use driftback_stacks::discover::inferred_workspace;
+use driftback_stacks::placement::arn_placement;
 use driftback_stacks::{
-    Discovery, Index, Location, Lookup, Query, Readers, Stack, StackConfig, StateRead, StateReader, Tree, discover,
-    locate, provider_placements, scan,
+    Discovery, Index, Location, Lookup, Placement, Query, Readers, Stack, StackConfig, StateRead, StateReader, Tree,
+    discover, locate, provider_placements, scan,
 };
 
 use super::outcome::Scope;
@@ -60,6 +61,9 @@ pub struct Stacks {
     /// Workspaces whose state could not be read at the last refresh, with why.
     unreadable: BTreeMap<(String, String), String>,
     index: Index,
+    /// Where each workspace's provider configurations point (the account, when the provider does
+    /// not say, is the one most of its state's ARNs name): where it can make a new resource.
+    homes: BTreeMap<(String, String), Vec<Placement>>,
 }
 
 /// What a refresh did, for the log and benchmarks.
@@ -85,6 +89,7 @@ impl Stacks {
             held: BTreeMap::new(),
             unreadable: BTreeMap::new(),
             index: Index::new(),
+            homes: BTreeMap::new(),
         }
     }
 
@@ -149,6 +154,7 @@ impl Stacks {
                     self.unreadable.insert(key.clone(), e.to_string());
                     self.held.remove(&key);
                     self.index.remove(&key.0, &key.1);
+                    self.homes.remove(&key);
                 }
             }
         }
@@ -156,6 +162,7 @@ impl Stacks {
         for key in gone {
             self.held.remove(&key);
             self.index.remove(&key.0, &key.1);
+            self.homes.remove(&key);
         }
         Ok(done)
     }
@@ -205,10 +212,17 @@ impl Stacks {
         Ok(())
     }
 
-    fn index_workspace(&mut self, (stack, ws): &(String, String), read: &StateRead) {
+    fn index_workspace(&mut self, key: &(String, String), read: &StateRead) {
+        let (stack, ws) = key;
         let Some(found) = self.found.stacks.iter().find(|s| &s.name == stack) else { return };
         let providers = provider_placements(&self.tree.repo, found, ws);
         self.index.add(stack, ws, read, &providers);
+        let usual = usual_account(read);
+        let homes = providers
+            .values()
+            .map(|p| Placement { account: p.account.clone().or_else(|| usual.clone()), region: p.region.clone() })
+            .collect();
+        self.homes.insert(key.clone(), homes);
     }
 
     /// Where `change_set` goes: the workspace whose state manages its resource (narrowed by the
@@ -223,15 +237,32 @@ impl Stacks {
         let first = change_set.events.first();
         let account = first.map(|e| e.account.as_str()).filter(|a| !a.is_empty());
         let region = first.map(|e| e.region.as_str()).filter(|r| !r.is_empty());
+        // In the catalog's order: the recipes for a separate resource (`aws_s3_bucket_versioning`)
+        // come before those for the inline block of its parent (`aws_s3_bucket`).
         let mut types: Vec<&str> = Vec::new();
         for event in &change_set.events {
             for recipe in self.catalog.for_event(&event.source, &event.name) {
-                types.extend(recipe.types.iter().map(String::as_str));
+                for t in &recipe.types {
+                    if !types.contains(&t.as_str()) {
+                        types.push(t);
+                    }
+                }
             }
         }
-        types.sort_unstable();
-        types.dedup();
-        match self.index.lookup(&Query { id, types: &types, account, region }) {
+        let mut found = self.index.lookup(&Query { id, types: &types, account, region });
+        if matches!(found, Lookup::Ambiguous(_)) && types.len() > 1 {
+            // The bucket in one stack and its versioning resource in another are two resources:
+            // the field belongs to the separate one, as Terraform's split S3 resources say.
+            for t in &types {
+                match self.index.lookup(&Query { id, types: &[t], account, region }) {
+                    Lookup::Unmanaged => continue,
+                    narrowed @ Lookup::Managed(_) => found = narrowed,
+                    Lookup::Ambiguous(_) => {}
+                }
+                break;
+            }
+        }
+        match found {
             Lookup::Managed(instances) => {
                 let m = instances[0];
                 Route::Managed { stack: m.stack.clone(), workspace: m.workspace.clone() }
@@ -254,46 +285,53 @@ impl Stacks {
         }
     }
 
-    /// A resource no state manages: the workspace that manages resources in the same account and
-    /// region, and among several, the one that manages resources of the types its calls make.
+    /// A resource no state manages: the workspace whose provider configuration points at the
+    /// calls' account and region, and among several, the one that already manages resources of
+    /// the types the calls make there.
     fn adoption(&self, id: &str, account: Option<&str>, region: Option<&str>, types: &[&str]) -> Route {
-        let unreadable = if self.unreadable.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<String> = self.unreadable.iter().map(|((s, w), e)| format!("{s}/{w}: {e}")).collect();
-            format!("; and these states could not be read, so one of them may manage it: {}", names.join("; "))
-        };
         if !self.unreadable.is_empty() {
-            return Route::Nowhere(format!("no readable state manages {id}{unreadable}"));
+            let names: Vec<String> = self.unreadable.iter().map(|((s, w), e)| format!("{s}/{w}: {e}")).collect();
+            return Route::Nowhere(format!(
+                "no readable state manages {id}, and these states could not be read, so one of them may: {}",
+                names.join("; ")
+            ));
         }
         let (Some(account), Some(region)) = (account, region) else {
             return Route::Nowhere(format!("no state manages {id}, and the calls do not say which account and region"));
         };
-        let at = self.index.workspaces_at(account, region);
+        let fits: Vec<&(String, String)> = self
+            .homes
+            .iter()
+            .filter(|(_, homes)| {
+                homes.iter().any(|h| h.account.as_deref() == Some(account) && h.region.as_deref() == Some(region))
+            })
+            .map(|(k, _)| k)
+            .collect();
+        let managing = self.index.workspaces_at(account, region);
+        let of_kind: Vec<&(String, String)> = fits
+            .iter()
+            .copied()
+            .filter(|k| managing.get(*k).is_some_and(|held| types.iter().any(|t| held.contains(*t))))
+            .collect();
         let name = |(s, w): &(String, String)| format!("{s}/{w}");
-        let of_kind: Vec<&(String, String)> =
-            at.iter().filter(|(_, held)| types.iter().any(|t| held.contains(*t))).map(|(k, _)| k).collect();
-        let (chosen, why) = match (at.len(), of_kind.as_slice()) {
-            (0, _) => {
+        let (chosen, why) = match (fits.as_slice(), of_kind.as_slice()) {
+            ([], _) => {
                 return Route::Nowhere(format!(
-                    "no state manages {id}, and no stack manages anything in account {account}, region {region}: \
-                     a person decides where it belongs"
+                    "no state manages {id}, and no stack's provider is configured for account {account}, region \
+                     {region}: a person decides where it belongs"
                 ));
             }
-            (1, _) => {
-                let only = at.keys().next().cloned().unwrap_or_default();
-                let why = format!("the only stack with resources in account {account}, region {region}");
-                (only, why)
+            ([only], _) => {
+                ((*only).clone(), format!("the only stack whose provider is in account {account}, region {region}"))
             }
             (_, [one]) => {
-                let why = format!(
-                    "the only stack in account {account}, region {region} that manages {}",
-                    types.iter().filter(|t| at[*one].contains(**t)).cloned().collect::<Vec<_>>().join(", ")
-                );
+                let kinds: Vec<&str> = types.iter().copied().filter(|t| managing[*one].contains(*t)).collect();
+                let why =
+                    format!("the only stack in account {account}, region {region} that manages {}", kinds.join(", "));
                 ((*one).clone(), why)
             }
             _ => {
-                let names: Vec<String> = at.keys().map(name).collect();
+                let names: Vec<String> = fits.iter().map(|k| name(k)).collect();
                 return Route::Nowhere(format!(
                     "no state manages {id}, and more than one stack could take it (account {account}, region \
                      {region}): {}; a person decides where it belongs",
@@ -354,6 +392,17 @@ impl Stacks {
     }
 }
 
+/// The account most of a state's ARNs name.
+fn usual_account(read: &StateRead) -> Option<String> {
+    let mut accounts: BTreeMap<String, usize> = BTreeMap::new();
+    for instance in read.state.instances.iter().filter(|i| !i.address.data) {
+        if let Some(account) = instance.attr_str("arn").and_then(arn_placement).and_then(|p| p.account) {
+            *accounts.entry(account).or_default() += 1;
+        }
+    }
+    accounts.into_iter().max_by_key(|(_, n)| *n).map(|(a, _)| a)
+}
+
 /// The root module of `stack` as workspace `workspace` evaluates it: its own directory and the
 /// modules it calls, with the variable files of every workspace of the stack (the others' are
 /// held unchanged by every patch).
@@ -373,4 +422,292 @@ fn root_module(tree: &Tree, stack: &Stack, workspace: &str) -> anyhow::Result<dr
         stack.workspaces.iter().filter(|w| w.name != workspace).map(|w| (w.name.clone(), w.tfvars.clone())).collect();
     repo.set_other_workspaces(others)?;
     Ok(repo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const APP: &str = "111111111111";
+    const NETWORK: &str = "222222222222";
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn state(serial: u64, resources: &[(&str, &str, Value)]) -> String {
+        let resources: Vec<Value> = resources
+            .iter()
+            .map(|(t, n, attrs)| {
+                json!({"mode": "managed", "type": t, "name": n,
+                       "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                       "instances": [{"schema_version": 0, "attributes": attrs}]})
+            })
+            .collect();
+        json!({"version": 4, "serial": serial, "lineage": "l", "resources": resources}).to_string()
+    }
+
+    fn queue(name: &str, region: &str) -> Value {
+        let url = format!("https://sqs.{region}.amazonaws.com/{APP}/{name}");
+        json!({"id": url, "url": url, "name": name, "arn": format!("arn:aws:sqs:{region}:{APP}:{name}")})
+    }
+
+    fn bucket(name: &str) -> Value {
+        json!({"id": name, "bucket": name, "arn": format!("arn:aws:s3:::{name}")})
+    }
+
+    /// `network` (local state, account 222 by its provider's role); `storage` (account 111) with
+    /// the buckets; `app` in two local workspaces with their own tfvars, whose prod manages the
+    /// policy and the versioning of storage's `acme-logs`; storage and app's prod both claim the
+    /// bucket `acme-shared`.
+    fn repository(root: &Path) {
+        write(
+            root,
+            "network/main.tf",
+            &format!(
+                "provider \"aws\" {{\n  region = \"us-east-1\"\n  assume_role {{\n    role_arn = \"arn:aws:iam::{NETWORK}:role/terraform\"\n  }}\n}}\n\nresource \"aws_vpc\" \"main\" {{\n  cidr_block = \"10.0.0.0/16\"\n}}\n"
+            ),
+        );
+        write(
+            root,
+            "network/terraform.tfstate",
+            &state(
+                1,
+                &[(
+                    "aws_vpc",
+                    "main",
+                    json!({"id": "vpc-1", "arn": format!("arn:aws:ec2:us-east-1:{NETWORK}:vpc/vpc-1")}),
+                )],
+            ),
+        );
+        let provider = format!(
+            "provider \"aws\" {{\n  region              = \"eu-west-1\"\n  allowed_account_ids = [\"{APP}\"]\n}}\n"
+        );
+        write(
+            root,
+            "storage/main.tf",
+            &format!("{provider}\nresource \"aws_s3_bucket\" \"logs\" {{\n  bucket = \"acme-logs\"\n}}\n"),
+        );
+        write(
+            root,
+            "storage/terraform.tfstate",
+            &state(
+                5,
+                &[("aws_s3_bucket", "logs", bucket("acme-logs")), ("aws_s3_bucket", "shared", bucket("acme-shared"))],
+            ),
+        );
+        write(
+            root,
+            "app/main.tf",
+            &format!(
+                "variable \"region\" {{\n  default = \"eu-west-1\"\n}}\n\nprovider \"aws\" {{\n  region              = var.region\n  allowed_account_ids = [\"{APP}\"]\n}}\n\nmodule \"queue\" {{\n  source = \"../modules/queue\"\n  name   = \"jobs-${{terraform.workspace}}\"\n}}\n"
+            ),
+        );
+        write(
+            root,
+            "modules/queue/main.tf",
+            "variable \"name\" {}\n\nresource \"aws_sqs_queue\" \"this\" {\n  name = var.name\n}\n",
+        );
+        write(root, "app/prod.tfvars", "region = \"eu-west-1\"\n");
+        write(root, "app/staging.tfvars", "region = \"eu-central-1\"\n");
+        write(
+            root,
+            "app/terraform.tfstate.d/prod/terraform.tfstate",
+            &state(
+                7,
+                &[
+                    ("aws_sqs_queue", "this", queue("jobs-prod", "eu-west-1")),
+                    ("aws_s3_bucket_policy", "logs", json!({"id": "acme-logs", "bucket": "acme-logs"})),
+                    ("aws_s3_bucket_versioning", "logs", json!({"id": "acme-logs", "bucket": "acme-logs"})),
+                    ("aws_s3_bucket", "shared", bucket("acme-shared")),
+                ],
+            ),
+        );
+        write(
+            root,
+            "app/terraform.tfstate.d/staging/terraform.tfstate",
+            &state(2, &[("aws_sqs_queue", "this", queue("jobs-staging", "eu-central-1"))]),
+        );
+    }
+
+    fn change_set(account: &str, region: &str, source: &str, name: &str, request: Value) -> ChangeSet {
+        let record = json!({
+            "eventVersion": "1.09", "eventID": format!("e-{name}-{region}"), "eventTime": "2026-11-20T10:00:00Z",
+            "eventSource": source, "eventName": name, "awsRegion": region, "recipientAccountId": account,
+            "userIdentity": {"type": "IAMUser", "arn": format!("arn:aws:iam::{account}:user/alice"),
+                             "accountId": account, "userName": "alice"},
+            "sourceIPAddress": "203.0.113.10", "userAgent": "aws-cli/2.15.30",
+            "requestParameters": request, "responseElements": null, "readOnly": false,
+            "eventType": "AwsApiCall", "managementEvent": true
+        });
+        let event = driftback_events::normalize(&record).unwrap();
+        driftback_events::group(vec![event], &Default::default()).remove(0)
+    }
+
+    fn sqs(account: &str, region: &str, name: &str, queue: &str) -> ChangeSet {
+        let url = format!("https://sqs.{region}.amazonaws.com/{account}/{queue}");
+        let request = match name {
+            "CreateQueue" => json!({"queueName": queue}),
+            _ => json!({"queueUrl": url, "attributes": {"VisibilityTimeout": "60"}}),
+        };
+        change_set(account, region, "sqs.amazonaws.com", name, request)
+    }
+
+    fn s3(name: &str, bucket: &str) -> ChangeSet {
+        change_set(
+            APP,
+            "eu-west-1",
+            "s3.amazonaws.com",
+            name,
+            json!({"bucketName": bucket, "Host": "s3.amazonaws.com"}),
+        )
+    }
+
+    async fn stacks(root: &Path) -> Stacks {
+        let config = Config {
+            stack: vec![StackConfig {
+                path: "app".into(),
+                workspaces: ["prod", "staging"]
+                    .map(|w| driftback_stacks::WorkspaceConfig {
+                        name: w.into(),
+                        tfvars: vec![format!("app/{w}.tfvars").into()],
+                        ..Default::default()
+                    })
+                    .to_vec(),
+                ..Default::default()
+            }],
+            ..Config::default()
+        };
+        let mut stacks = Stacks::new(&config, root, Catalog::builtin());
+        stacks.refresh("base-1").await.unwrap();
+        stacks
+    }
+
+    fn managed(stack: &str, workspace: &str) -> Route {
+        Route::Managed { stack: stack.into(), workspace: workspace.into() }
+    }
+
+    #[tokio::test]
+    async fn change_sets_go_to_the_workspace_whose_state_manages_their_resource() {
+        let dir = tempfile::tempdir().unwrap();
+        repository(dir.path());
+        let stacks = stacks(dir.path()).await;
+        assert_eq!(stacks.indexed(), 8);
+        assert_eq!(stacks.route(&sqs(APP, "eu-west-1", "SetQueueAttributes", "jobs-prod")), managed("app", "prod"));
+        assert_eq!(
+            stacks.route(&sqs(APP, "eu-central-1", "SetQueueAttributes", "jobs-staging")),
+            managed("app", "staging")
+        );
+        assert_eq!(
+            stacks.route(&change_set(
+                NETWORK,
+                "us-east-1",
+                "ec2.amazonaws.com",
+                "ModifyVpcAttribute",
+                json!({"vpcId": "vpc-1", "enableDnsHostnames": {"value": true}}),
+            )),
+            managed("network", "default")
+        );
+        // One bucket name, resources in two stacks: the call's resource type tells them apart,
+        // and a separate resource (`aws_s3_bucket_versioning`) is preferred to its parent's block.
+        assert_eq!(stacks.route(&s3("PutBucketPolicy", "acme-logs")), managed("app", "prod"));
+        assert_eq!(stacks.route(&s3("PutBucketVersioning", "acme-logs")), managed("app", "prod"));
+        assert_eq!(stacks.route(&s3("PutBucketTagging", "acme-logs")), managed("storage", "default"));
+        // Two stacks manage the same bucket: never guessed.
+        let route = stacks.route(&s3("PutBucketTagging", "acme-shared"));
+        let Route::Nowhere(why) = route else { panic!("{route:?}") };
+        assert!(why.contains("more than one stack") && why.contains("app") && why.contains("storage"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn a_new_resource_is_adopted_where_its_account_and_region_fit_else_a_person_decides() {
+        let dir = tempfile::tempdir().unwrap();
+        repository(dir.path());
+        let stacks = stacks(dir.path()).await;
+        let route = stacks.route(&sqs(APP, "eu-central-1", "CreateQueue", "new-q"));
+        let Route::Adopt { stack, workspace, why } = route else { panic!("{route:?}") };
+        assert_eq!((stack.as_str(), workspace.as_str()), ("app", "staging"));
+        assert!(why.contains("eu-central-1"), "{why}");
+        // Two stacks' providers are in eu-west-1: the one that already manages queues there.
+        let route = stacks.route(&sqs(APP, "eu-west-1", "CreateQueue", "new-q"));
+        let Route::Adopt { stack, workspace, why } = route else { panic!("{route:?}") };
+        assert_eq!((stack.as_str(), workspace.as_str()), ("app", "prod"));
+        assert!(why.contains("manages aws_sqs_queue"), "{why}");
+        // Both manage buckets there: a person decides.
+        let create_bucket = change_set(
+            APP,
+            "eu-west-1",
+            "s3.amazonaws.com",
+            "CreateBucket",
+            json!({"bucketName": "acme-new", "Host": "acme-new.s3.eu-west-1.amazonaws.com"}),
+        );
+        let route = stacks.route(&create_bucket);
+        let Route::Nowhere(why) = route else { panic!("{route:?}") };
+        assert!(
+            why.contains("more than one stack could take it") && why.contains("app/prod, storage/default"),
+            "{why}"
+        );
+        let Route::Nowhere(why) = stacks.route(&sqs(APP, "ap-south-1", "CreateQueue", "far")) else { panic!() };
+        assert!(why.contains("no stack's provider is configured for account 111111111111, region ap-south-1"), "{why}");
+        let Route::Nowhere(why) = stacks.route(&sqs("333333333333", "eu-west-1", "CreateQueue", "x")) else { panic!() };
+        assert!(why.contains("333333333333"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn a_state_is_read_again_only_when_its_version_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        repository(dir.path());
+        let mut stacks = stacks(dir.path()).await;
+        let again = stacks.refresh("base-1").await.unwrap();
+        assert_eq!(again, Refreshed { rescanned: false, workspaces: 4, read: 0 });
+        // Someone applied in staging: only that state is read, and its new resource is routed.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write(
+            dir.path(),
+            "app/terraform.tfstate.d/staging/terraform.tfstate",
+            &state(
+                3,
+                &[
+                    ("aws_sqs_queue", "this", queue("jobs-staging", "eu-central-1")),
+                    ("aws_sqs_queue", "dlq", queue("dlq-staging", "eu-central-1")),
+                ],
+            ),
+        );
+        let moved = stacks.refresh("base-1").await.unwrap();
+        assert_eq!(moved, Refreshed { rescanned: false, workspaces: 4, read: 1 });
+        assert_eq!(stacks.indexed(), 9);
+        assert_eq!(
+            stacks.route(&sqs(APP, "eu-central-1", "SetQueueAttributes", "dlq-staging")),
+            managed("app", "staging")
+        );
+        let workspace = stacks.workspace(&Config::default(), "app", "staging").unwrap();
+        let scope = workspace.scope.clone().unwrap();
+        assert_eq!((scope.stack.as_str(), scope.workspace.as_str()), ("app", "staging"));
+        assert_eq!(scope.state_version.as_deref(), Some("serial 3 lineage l"));
+        assert_eq!(workspace.repo.root_dir(), Path::new("app"));
+        assert_eq!(workspace.repo.workspace(), "staging");
+        assert_eq!(workspace.repo.var_files(), [PathBuf::from("app/staging.tfvars")]);
+        assert_eq!(workspace.repo.module_dir("module.queue"), Some(&PathBuf::from("modules/queue")));
+        // A new base commit: the stacks are found again, the states are not read again.
+        let rebased = stacks.refresh("base-2").await.unwrap();
+        assert_eq!(rebased, Refreshed { rescanned: true, workspaces: 4, read: 0 });
+    }
+
+    #[tokio::test]
+    async fn a_state_that_cannot_be_read_keeps_new_resources_from_being_placed() {
+        let dir = tempfile::tempdir().unwrap();
+        repository(dir.path());
+        write(dir.path(), "app/terraform.tfstate.d/staging/terraform.tfstate", "{ not a state");
+        let stacks = stacks(dir.path()).await;
+        // What the readable states manage is still routed ...
+        assert_eq!(stacks.route(&sqs(APP, "eu-west-1", "SetQueueAttributes", "jobs-prod")), managed("app", "prod"));
+        // ... but a resource none of them manages might be the unreadable one's.
+        let Route::Nowhere(why) = stacks.route(&sqs(APP, "eu-central-1", "SetQueueAttributes", "jobs-staging")) else {
+            panic!()
+        };
+        assert!(why.contains("app/staging") && why.contains("could not be read"), "{why}");
+    }
 }
