@@ -342,4 +342,19 @@ settings = {{ endpoints = {{ s3 = "{endpoint}" }} }}
     assert!(decided.iter().all(|(_, _, v)| v.starts_with("etag ")), "{decided:?}");
     assert_ne!(decided[0].2, newest, "the first prod change was decided on the first state version");
     assert_eq!(decided[1].2, newest, "the later one on the new version: {decided:?}");
+    // The ownership ledger keeps the same address in two workspaces apart.
+    let ledger: Vec<(String, String)> =
+        sqlx::query_as("SELECT DISTINCT address, attribute_path FROM field_changes ORDER BY address")
+            .fetch_all(&mut db)
+            .await
+            .unwrap();
+    let queue = "module.queue.aws_sqs_queue.this";
+    assert_eq!(
+        ledger,
+        [
+            ("aws_vpc.main in network (default)".to_string(), "enable_dns_hostnames".to_string()),
+            (format!("{queue} in app (prod)"), "visibility_timeout_seconds".to_string()),
+            (format!("{queue} in app (staging)"), "visibility_timeout_seconds".to_string()),
+        ]
+    );
 }

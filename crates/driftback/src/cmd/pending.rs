@@ -48,6 +48,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
         if args.json {
             let line = serde_json::json!({
                 "change_set": cs.id, "status": cs.status, "address": cs.address, "resource_id": cs.resource_id,
+                "stack": cs.stack, "workspace": cs.workspace,
                 "actor": cs.actor, "rule": cs.rule, "rationale": cs.rationale,
                 "last_event_time": cs.last_event_time.to_rfc3339(), "age_secs": age.num_seconds().max(0),
                 "published": published,
@@ -57,7 +58,10 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
             println!(
                 "{:<9} {:<44} {:>6}  {}  {}{}",
                 cs.status,
-                cs.address.as_deref().or(cs.resource_id.as_deref()).unwrap_or("-"),
+                match (&cs.stack, &cs.workspace, cs.address.as_deref().or(cs.resource_id.as_deref())) {
+                    (Some(stack), Some(workspace), Some(resource)) => format!("{resource} in {stack} ({workspace})"),
+                    (_, _, resource) => resource.unwrap_or("-").to_string(),
+                },
                 human_age(age.num_seconds()),
                 cs.id,
                 cs.rationale.as_deref().unwrap_or(""),

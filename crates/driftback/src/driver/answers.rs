@@ -17,7 +17,7 @@ use driftback_publish::{GitHub, PullRequestApi, RetryPolicy, Secret};
 use driftback_store::{DecisionRecord, Store};
 
 use super::deliver::Delivered;
-use super::outcome::Status;
+use super::outcome::{Scope, Status, scoped};
 use super::person::{Answer, PERSON_RULE, PersonDecision};
 use super::publisher::{repository_from_url, store_state};
 use crate::config::PublishConfig;
@@ -156,16 +156,20 @@ async fn answer(
             store.record_decision(&person_decision("revert", serde_json::json!({}), rationale.clone())).await?;
             // The ledger learns: the code owns the fields this change set touched.
             let fields = decided_fields(store, &change_set).await?;
+            let row = store.change_set(&change_set).await?;
+            let scope = row.as_ref().and_then(Scope::of_record);
             for (address, path) in &fields {
-                store.set_field_owner(address, path, "terraform", Some(&format!("{PERSON_RULE}:{user}"))).await?;
+                let key = scoped(scope.as_ref(), address);
+                store.set_field_owner(&key, path, "terraform", Some(&format!("{PERSON_RULE}:{user}"))).await?;
             }
             let reply = format!(
                 "Recorded: @{} decided that the code's value stands for change set {shown} (audit log). The next \
                  `terraform apply` restores it; run `terraform plan` to see exactly what it will do.",
                 text(user)
             );
-            let address = store.change_set(&change_set).await?.and_then(|r| r.address);
-            close_or_reply(api, request, address.as_deref(), &reply).await
+            // The escalation issue names the resource as the change set's label does.
+            let label = row.and_then(|r| r.address).map(|a| scoped(scope.as_ref(), &a));
+            close_or_reply(api, request, label.as_deref(), &reply).await
         }
         Command::Accept | Command::Own { .. } => {
             let Some(answerer) = answerer else {

@@ -11,6 +11,8 @@ use driftback_policy::{DecisionKind, LedgerEntry, field_changes};
 use driftback_recipes::Plan;
 use driftback_store::Store;
 
+use super::outcome::{Scope, scoped};
+
 /// How many of a field's latest changes are read as its history. An oscillation shows in the latest
 /// changes; a field an autoscaler sets thousands of times a day costs no more than this to decide.
 pub const HISTORY_LIMIT: usize = 200;
@@ -28,6 +30,7 @@ pub struct History {
 impl History {
     /// Earlier changes of every field `plan` touches, within `window_secs` before the change set's
     /// first event: the store's (the latest [`HISTORY_LIMIT`] of each field), then this run's.
+    /// In a workspace of a stack (`scope`), only that workspace's changes of the fields count.
     /// Changes recorded for this very change set (an earlier attempt, cut short before its outcome
     /// was recorded) are not history: deciding again gives the same decision.
     pub async fn before(
@@ -36,6 +39,7 @@ impl History {
         change_set: &ChangeSet,
         plan: Option<&Plan>,
         window_secs: u64,
+        scope: Option<&Scope>,
     ) -> anyhow::Result<Vec<LedgerEntry>> {
         let mut history = Vec::new();
         if let (Some(store), Some(plan)) = (store, plan) {
@@ -46,13 +50,14 @@ impl History {
                 .filter_map(|f| f.path.map(|path| (f.address.to_string(), path)))
                 .collect();
             for (address, path) in fields {
-                for c in store.field_history(&address, &path, since, HISTORY_LIMIT).await? {
+                // The same address in two workspaces is two resources: the ledger keys them apart.
+                for c in store.field_history(&scoped(scope, &address), &path, since, HISTORY_LIMIT).await? {
                     let id = c.change_set_id.clone().unwrap_or_default();
                     if id == change_set.id || self.decided.contains(&id) {
                         continue;
                     }
                     history.push(LedgerEntry {
-                        address: c.address,
+                        address: address.clone(),
                         path: c.attribute_path,
                         actor: c.actor,
                         actor_kind: "unknown".into(),

@@ -157,6 +157,7 @@ impl Driver {
                 change_set,
                 planned.plan.as_ref().ok(),
                 workspace.policy.oscillation_window_secs,
+                workspace.scope.as_ref(),
             )
             .await
             .map_err(|e| e.context("reading the ownership history from the knowledge base"))?;
@@ -236,7 +237,7 @@ impl Driver {
             };
             if let (Some(note), Some(store)) = (&note, &self.store) {
                 if matches!(outcome.status, Status::Reconciled | Status::NoChange) {
-                    record::resolved(store, &label, change_set, note)
+                    record::resolved(store, &outcome, &label, change_set, note)
                         .await
                         .map_err(|e| e.context("recording the resolved escalation in the knowledge base"))?;
                 }

@@ -78,6 +78,24 @@ impl Scope {
     pub fn label(&self, address: &str) -> String {
         format!("{address} in {} ({})", self.stack, self.workspace)
     }
+
+    /// The scope a change set's row records (`None`: one root module and its state file).
+    pub fn of_record(record: &driftback_store::ChangeSetRecord) -> Option<Scope> {
+        Some(Scope {
+            stack: record.stack.clone()?,
+            workspace: record.workspace.clone()?,
+            state_version: record.state_version.clone(),
+        })
+    }
+}
+
+/// How `address` of the workspace `scope` is named in the ownership ledger and wherever resources
+/// of every stack meet: [`Scope::label`], or the address itself without a scope.
+pub fn scoped(scope: Option<&Scope>, address: &str) -> String {
+    match scope {
+        Some(scope) => scope.label(address),
+        None => address.to_string(),
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -111,11 +129,7 @@ impl Outcome {
     /// instance has that identifier), else the cloud identifier, else the change set id.
     /// In a workspace of a stack, the name says which ([`Scope::label`]).
     pub fn label(&self, change_set: &ChangeSet, state: &State) -> String {
-        let bare = self.bare_label(change_set, state);
-        match &self.scope {
-            Some(scope) => scope.label(&bare),
-            None => bare,
-        }
+        scoped(self.scope.as_ref(), &self.bare_label(change_set, state))
     }
 
     fn bare_label(&self, change_set: &ChangeSet, state: &State) -> String {

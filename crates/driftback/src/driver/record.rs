@@ -7,7 +7,7 @@ use serde::Serialize;
 use driftback_events::ChangeSet;
 use driftback_store::{ChangeSetRecord, DecisionRecord, FieldChangeRecord, ReconciliationRecord, Store};
 
-use super::outcome::{AgentReport, Outcome, Status};
+use super::outcome::{AgentReport, Outcome, Scope, Status, scoped};
 
 /// The change set's row. The decision is not in it: it goes to the audit log with its evidence
 /// ([`decision_and_ledger`]), so the row does not log it a second time without.
@@ -56,7 +56,7 @@ pub async fn decision_and_ledger(store: &Store, change_set: &ChangeSet, outcome:
         .ledger
         .iter()
         .map(|e| FieldChangeRecord {
-            address: e.address.clone(),
+            address: scoped(outcome.scope.as_ref(), &e.address),
             attribute_path: e.path.clone(),
             actor: e.actor.clone(),
             event_id: e.event_id.clone(),
@@ -67,18 +67,20 @@ pub async fn decision_and_ledger(store: &Store, change_set: &ChangeSet, outcome:
     store.record_field_changes(&changes).await?;
     for f in &decision.fields {
         if let Some(path) = &f.path {
-            store.set_field_owner(&f.address, path, &f.owner, Some(&f.rule)).await?;
+            store.set_field_owner(&scoped(outcome.scope.as_ref(), &f.address), path, &f.owner, Some(&f.rule)).await?;
         }
     }
     Ok(())
 }
 
-/// The change sets on `address` that waited for a person are resolved by `by` (its escalation
+/// The change sets on the resource `label` names that waited for a person are resolved by `by` (its escalation
 /// issue was closed, `note` says how): each gets a `resolved` row in the audit log, so `driftback
 /// pending` no longer lists them.
-pub async fn resolved(store: &Store, address: &str, by: &ChangeSet, note: &str) -> anyhow::Result<()> {
+pub async fn resolved(store: &Store, outcome: &Outcome, label: &str, by: &ChangeSet, note: &str) -> anyhow::Result<()> {
+    let address = outcome.address_of(label);
     for waiting in store.waiting_for_a_person(10_000).await? {
-        if waiting.address.as_deref() != Some(address) || waiting.id == by.id {
+        let same = waiting.address.as_deref() == Some(address) && Scope::of_record(&waiting) == outcome.scope;
+        if !same || waiting.id == by.id {
             continue;
         }
         store
