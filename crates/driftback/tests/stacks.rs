@@ -194,3 +194,73 @@ fn reads_s3_states_through_moto() {
     assert!(!out.status.success(), "{shown}");
     assert!(shown.contains("stack app") && shown.contains("\"no-such-bucket-here\" does not exist"), "{shown}");
 }
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `reconcile --stacks` on a repository of two root modules with local states: a change to the
+/// staging workspace's queue lands on `driftback/app/staging/...`, in staging's variable file only.
+#[test]
+fn reconcile_routes_each_change_set_to_its_stack_and_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue_state = |lineage: &str, name: &str, region: &str| {
+        let url = format!("https://sqs.{region}.amazonaws.com/111111111111/{name}");
+        serde_json::json!({"version": 4, "serial": 1, "lineage": lineage, "resources": [{
+            "module": "module.queue", "mode": "managed", "type": "aws_sqs_queue", "name": "this",
+            "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+            "instances": [{"attributes": {"id": url, "url": url, "name": name,
+                "arn": format!("arn:aws:sqs:{region}:111111111111:{name}"), "visibility_timeout_seconds": 30}}]}]})
+        .to_string()
+    };
+    write(
+        dir.path(),
+        &[
+            (
+                "app/main.tf",
+                "variable \"region\" {\n  type = string\n}\n\nvariable \"visibility_timeout\" {\n  type    = number\n  default = 30\n}\n\nprovider \"aws\" {\n  region = var.region\n}\n\nmodule \"queue\" {\n  source             = \"../modules/queue\"\n  name               = \"jobs-${terraform.workspace}\"\n  visibility_timeout = var.visibility_timeout\n}\n".into(),
+            ),
+            ("app/prod.tfvars", "region = \"eu-west-1\"\n".into()),
+            ("app/staging.tfvars", "region = \"eu-central-1\"\n".into()),
+            (
+                "modules/queue/main.tf",
+                "variable \"name\" {\n  type = string\n}\n\nvariable \"visibility_timeout\" {\n  type = number\n}\n\nresource \"aws_sqs_queue\" \"this\" {\n  name                       = var.name\n  visibility_timeout_seconds = var.visibility_timeout\n}\n".into(),
+            ),
+            ("app/terraform.tfstate.d/prod/terraform.tfstate", queue_state("p", "jobs-prod", "eu-west-1")),
+            ("app/terraform.tfstate.d/staging/terraform.tfstate", queue_state("s", "jobs-staging", "eu-central-1")),
+            ("network/main.tf", "resource \"aws_vpc\" \"main\" {\n  cidr_block = \"10.0.0.0/16\"\n}\n".into()),
+            ("network/terraform.tfstate", state("n", 1, &[])),
+        ],
+    );
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "infra"]);
+    let record = serde_json::json!({"Records": [{
+        "eventVersion": "1.09", "eventID": "stacks-1", "eventTime": "2026-11-20T10:00:00Z",
+        "eventSource": "sqs.amazonaws.com", "eventName": "SetQueueAttributes", "awsRegion": "eu-central-1",
+        "recipientAccountId": "111111111111", "sourceIPAddress": "203.0.113.10", "userAgent": "aws-cli/2.15.30",
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::111111111111:user/alice",
+                         "accountId": "111111111111", "userName": "alice"},
+        "requestParameters": {"queueUrl": "https://sqs.eu-central-1.amazonaws.com/111111111111/jobs-staging",
+                              "attributes": {"VisibilityTimeout": "120"}},
+        "responseElements": null, "readOnly": false, "eventType": "AwsApiCall", "managementEvent": true}]});
+    let events = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(events.path(), record.to_string()).unwrap();
+    let out = Command::new(BIN)
+        .args(["reconcile", "--stacks", "--events"])
+        .arg(events.path())
+        .arg("--repo")
+        .arg(dir.path())
+        .env("DRIFTBACK_PUBLISH__MODE", "none")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("module.queue.aws_sqs_queue.this in app (staging)"), "{}", text(&out));
+    let branches = git(dir.path(), &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"]);
+    let branch = branches.trim();
+    assert!(branch.starts_with("driftback/app/staging/module.queue.aws_sqs_queue.this-"), "{branches}");
+    assert_eq!(git(dir.path(), &["diff", "--name-only", "main", branch]).trim(), "app/staging.tfvars");
+    assert!(git(dir.path(), &["diff", "main", branch]).contains("+visibility_timeout = 120"));
+}

@@ -11,7 +11,8 @@ use driftback_publish::{Author, GitRepo};
 
 use crate::config::Config;
 use crate::driver::{
-    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Status, Workspace, load_catalog, notifier, open_store,
+    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Stacks, Status, Workspace, load_catalog, notifier,
+    open_store,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -26,6 +27,11 @@ pub struct Args {
     /// Terraform state (format version 4). Default: DIR/terraform.tfstate.
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
+    /// The repository holds many root modules: route each change set to the stack and workspace
+    /// whose state manages its resource, as `serve` does (stacks found in DIR and named by
+    /// [[stack]] entries; states read where they live, listed by `driftback stacks`).
+    #[arg(long, conflicts_with_all = ["state", "workspace"])]
+    pub stacks: bool,
     /// Plan and decide, print what would happen, and write nothing (no branches, no knowledge base).
     #[arg(long)]
     pub dry_run: bool,
@@ -73,27 +79,17 @@ pub struct Commit {
 
 pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let git = if args.dry_run { None } else { Some(GitRepo::open_clean(&args.repo)?) };
-    let mut workspace = Workspace::load(config, &args.repo, args.state.as_deref())?;
-    if let Some(name) = &args.workspace {
-        let others = args
-            .other_workspaces
-            .iter()
-            .map(|other| {
-                let (name, files) =
-                    other.split_once('=').filter(|(n, f)| !n.is_empty() && !f.is_empty()).ok_or_else(|| {
-                        anyhow::anyhow!(
-                            "--other-workspace {other:?} is not NAME=FILE[,FILE...] (staging=envs/staging.tfvars)"
-                        )
-                    })?;
-                Ok((name.to_string(), files.split(',').map(PathBuf::from).collect()))
-            })
-            .collect::<anyhow::Result<Vec<(String, Vec<PathBuf>)>>>()?;
-        workspace.select_terraform_workspace(&args.repo, name, &args.var_files, &others)?;
-    }
-    workspace.require_parsed(&args.repo)?;
+    let catalog = load_catalog(config, &args.repo)?;
+    let mut road = if args.stacks {
+        let mut stacks = Stacks::new(config, &args.repo, catalog.clone());
+        let found = stacks.refresh("the working tree").await?;
+        eprintln!("stacks: {} workspace(s), {} resource(s) indexed", found.workspaces, stacks.indexed());
+        Road::Stacks(Box::new(stacks))
+    } else {
+        Road::One(Box::new(one_workspace(config, args)?))
+    };
     // Triaged as the daemon triages a message: only drift candidates are normalised.
     let intake = Intake::read_file(&args.events, &config.filter)?;
-    let catalog = load_catalog(config, &args.repo)?;
     let store = if args.dry_run { None } else { Some(open_store(&config.store, &args.repo).await?) };
 
     let mut summary = Summary {
@@ -142,7 +138,13 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     };
     let mut driver = Driver::new(config, catalog, store.clone(), delivery)?;
     for change_set in &change_sets {
-        let driven = driver.drive(&mut workspace, change_set).await?;
+        let driven = match &mut road {
+            Road::One(workspace) => driver.drive(workspace, change_set).await?,
+            Road::Stacks(stacks) => {
+                let mut workspace = stacks.workspace_for(config, change_set)?;
+                driver.drive(&mut workspace, change_set).await?
+            }
+        };
         summary.add(&driven);
     }
     driver.close().await;
@@ -152,6 +154,35 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     }
     print_summary(&summary, args.dry_run);
     Ok(summary)
+}
+
+/// What change sets are reconciled against: one root module with its state, or the stacks.
+enum Road {
+    One(Box<Workspace>),
+    Stacks(Box<Stacks>),
+}
+
+/// The repository as one root module with its state (`--state`), as `--workspace` evaluates it.
+fn one_workspace(config: &Config, args: &Args) -> anyhow::Result<Workspace> {
+    let mut workspace = Workspace::load(config, &args.repo, args.state.as_deref())?;
+    if let Some(name) = &args.workspace {
+        let others = args
+            .other_workspaces
+            .iter()
+            .map(|other| {
+                let (name, files) =
+                    other.split_once('=').filter(|(n, f)| !n.is_empty() && !f.is_empty()).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "--other-workspace {other:?} is not NAME=FILE[,FILE...] (staging=envs/staging.tfvars)"
+                        )
+                    })?;
+                Ok((name.to_string(), files.split(',').map(PathBuf::from).collect()))
+            })
+            .collect::<anyhow::Result<Vec<(String, Vec<PathBuf>)>>>()?;
+        workspace.select_terraform_workspace(&args.repo, name, &args.var_files, &others)?;
+    }
+    workspace.require_parsed(&args.repo)?;
+    Ok(workspace)
 }
 
 impl Summary {

@@ -1,0 +1,232 @@
+//! Event-to-pushed-branch latency of `driftback serve` on a generated monorepo: 20 stacks (root
+//! modules with an S3 backend block), 2,000 `.tf` files, 50,000 SQS queues, one account per stack;
+//! the states (about 100 MB in all) in moto's S3, the feed through EventBridge (moto) into SQS.
+//! One `SetQueueAttributes` at a time, each on another stack in turn; the daemon routes it to the
+//! stack whose state manages the queue, commits on that stack's branch, pushes it to a bare remote
+//! and records the outcome. Latency is from the record's creation to the daemon's "change set
+//! reconciled" log line, which follows the push and the store write.
+//!
+//!   scripts/moto.sh cargo bench -p driftback --bench monorepo [-- SAMPLES]
+//!
+//! The first change set is cold: the daemon discovers the stacks and reads every state then. The
+//! daemon's peak memory is its VmHWM.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::primitives::ByteStream;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+const BIN: &str = env!("CARGO_BIN_EXE_driftback");
+const STACKS: usize = 20;
+const FILES_PER_STACK: usize = 100;
+const QUEUES_PER_FILE: usize = 25;
+const REGION: &str = "eu-west-1";
+
+fn account(stack: usize) -> String {
+    format!("{:012}", 100_000 + stack)
+}
+
+fn queue_url(stack: usize, file: usize, n: usize) -> String {
+    format!("https://sqs.{REGION}.amazonaws.com/{}/s{stack:02}-f{file:03}-q{n:02}", account(stack))
+}
+
+/// The repository's files (path, text) and each stack's state (key, text).
+fn monorepo(bucket: &str, endpoint: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    let mut files = Vec::new();
+    let mut states = Vec::new();
+    for s in 0..STACKS {
+        let dir = format!("stacks/s{s:02}");
+        files.push((
+            format!("{dir}/backend.tf"),
+            format!(
+                "terraform {{\n  backend \"s3\" {{\n    bucket         = \"{bucket}\"\n    key            = \"stacks/s{s:02}/terraform.tfstate\"\n    region         = \"us-east-1\"\n    use_path_style = true\n    endpoints = {{\n      s3 = \"{endpoint}\"\n    }}\n  }}\n}}\n\nprovider \"aws\" {{\n  region              = \"{REGION}\"\n  allowed_account_ids = [\"{}\"]\n}}\n",
+                account(s)
+            ),
+        ));
+        let mut resources = Vec::with_capacity(FILES_PER_STACK * QUEUES_PER_FILE);
+        for f in 0..FILES_PER_STACK - 1 {
+            let mut text = String::new();
+            for q in 0..QUEUES_PER_FILE {
+                let name = format!("s{s:02}-f{f:03}-q{q:02}");
+                text.push_str(&format!(
+                    "resource \"aws_sqs_queue\" \"f{f:03}_q{q:02}\" {{\n  name                       = \"{name}\"\n  visibility_timeout_seconds = 30\n\n  tags = {{\n    Team = \"platform\"\n  }}\n}}\n\n"
+                ));
+                let url = queue_url(s, f, q);
+                resources.push(json!({
+                    "mode": "managed", "type": "aws_sqs_queue", "name": format!("f{f:03}_q{q:02}"),
+                    "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                    "instances": [{"schema_version": 0, "attributes": {
+                        "id": url, "url": url, "name": name,
+                        "arn": format!("arn:aws:sqs:{REGION}:{}:{name}", account(s)),
+                        "visibility_timeout_seconds": 30, "message_retention_seconds": 345600,
+                        "delay_seconds": 0, "max_message_size": 262144, "receive_wait_time_seconds": 0,
+                        "policy": format!("{{\"Version\":\"2012-10-17\",\"Statement\":[{}]}}", "{\"Effect\":\"Allow\"},".repeat(80).trim_end_matches(',')),
+                        "tags": {"Team": "platform"}, "tags_all": {"Team": "platform"}}}]
+                }));
+            }
+            files.push((format!("{dir}/queues_{f:03}.tf"), text));
+        }
+        let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": format!("s{s}"),
+                           "outputs": {}, "resources": resources});
+        states.push((format!("stacks/s{s:02}/terraform.tfstate"), state.to_string()));
+    }
+    (files, states)
+}
+
+fn record(i: usize, now: DateTime<Utc>) -> Value {
+    let stack = i % STACKS;
+    let (file, queue) = ((i / STACKS) % (FILES_PER_STACK - 1), (i * 7) % QUEUES_PER_FILE);
+    json!({
+        "eventVersion": "1.09",
+        "userIdentity": {"type": "IAMUser", "principalId": "AIDABENCH",
+                         "arn": format!("arn:aws:iam::{}:user/bench", account(stack)),
+                         "accountId": account(stack), "userName": "bench"},
+        "eventTime": now.to_rfc3339_opts(SecondsFormat::Millis, true),
+        "eventSource": "sqs.amazonaws.com", "eventName": "SetQueueAttributes", "awsRegion": REGION,
+        "sourceIPAddress": "203.0.113.10",
+        "userAgent": "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5 md/arch#x86_64 lang/python#3.11.8",
+        "requestParameters": {"queueUrl": queue_url(stack, file, queue),
+                              "attributes": {"VisibilityTimeout": (60 + i).to_string()}},
+        "responseElements": null,
+        "requestID": format!("req-{i}"), "eventID": format!("mono-{i:06}-{}", now.timestamp_millis()),
+        "readOnly": false, "eventType": "AwsApiCall", "managementEvent": true,
+        "recipientAccountId": account(stack), "eventCategory": "Management"
+    })
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn peak_rss_mb(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
+}
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn count_branches(remote: &Path) -> usize {
+    support::git(remote, &["for-each-ref", "--format=%(refname)", "refs/heads/driftback/"]).lines().count()
+}
+
+#[tokio::main]
+async fn main() {
+    let samples: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(60).max(2);
+    let Ok(endpoint) = std::env::var("DRIFTBACK_TEST_MOTO_ENDPOINT") else {
+        eprintln!("moto is not running: run `scripts/moto.sh cargo bench -p driftback --bench monorepo`");
+        std::process::exit(2);
+    };
+    let root = tempfile::tempdir().unwrap();
+    let bucket = format!("monorepo-state-{}", std::process::id());
+    let (files, states) = monorepo(&bucket, &endpoint);
+    let state_bytes: usize = states.iter().map(|(_, s)| s.len()).sum();
+    let s3 = support::s3_client(&endpoint).await;
+    s3.create_bucket().bucket(&bucket).send().await.unwrap();
+    for (key, text) in states {
+        s3.put_object().bucket(&bucket).key(key).body(ByteStream::from(text.into_bytes())).send().await.unwrap();
+    }
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let remote = support::bare_remote_with(root.path(), &borrowed);
+    println!(
+        "generated: {STACKS} stacks, {} files, {} queues, states {:.1} MB in S3 (moto)",
+        files.len(),
+        STACKS * (FILES_PER_STACK - 1) * QUEUES_PER_FILE,
+        state_bytes as f64 / 1e6
+    );
+
+    let sqs = support::sqs_client(&endpoint).await;
+    let name = format!("monorepo-{}", std::process::id());
+    let queue_url = sqs.create_queue().queue_name(&name).send().await.unwrap().queue_url.unwrap();
+    let http = reqwest::Client::new();
+    support::route_cloudtrail_to_queue(&http, &endpoint, &name, &support::queue_arn(&sqs, &queue_url).await).await;
+
+    let port = support::free_port();
+    let log_path = root.path().join("serve.log");
+    let daemon = Killed(
+        Command::new(BIN)
+            .arg("serve")
+            .env("DRIFTBACK_FEED__QUEUE_URL", &queue_url)
+            .env("DRIFTBACK_FEED__ENDPOINT_URL", &endpoint)
+            .env("DRIFTBACK_FEED__REGION", "us-east-1")
+            .env("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0")
+            .env("DRIFTBACK_SERVE__REPO_URL", &remote)
+            .env("DRIFTBACK_SERVE__WORKDIR", root.path().join("work"))
+            .env("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{port}"))
+            .env("DRIFTBACK_BACKFILL__ON_START", "false")
+            .env("DRIFTBACK_PUBLISH__MODE", "push")
+            .env("DRIFTBACK_LOG", "info")
+            .env("DRIFTBACK_LOG_FORMAT", "json")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log_path).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = daemon.0.id();
+    let ready = Instant::now();
+    while !matches!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await, Ok(r) if r.status().is_success())
+    {
+        assert!(ready.elapsed() < Duration::from_secs(60), "not ready: {}", std::fs::read_to_string(&log_path).unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut latencies = Vec::with_capacity(samples);
+    let mut log = BufReader::new(std::fs::File::open(&log_path).unwrap());
+    let mut line = String::new();
+    for i in 0..samples {
+        let sent = Utc::now();
+        let detail = record(i, sent).to_string();
+        let entry = json!({"Source": "aws.sqs", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
+        support::eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let done_at = loop {
+            line.clear();
+            if log.read_line(&mut line).unwrap() == 0 {
+                assert!(Instant::now() < deadline, "sample {i} not reconciled within 120 s");
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                continue;
+            }
+            let Ok(entry) = serde_json::from_str::<Value>(line.trim()) else { continue };
+            if entry["message"] == "change set reconciled" {
+                assert_eq!(entry["outcome"], "reconciled", "{entry}");
+                let at: DateTime<Utc> = entry["timestamp"].as_str().unwrap().parse().unwrap();
+                break at;
+            }
+        };
+        latencies.push((done_at - sent).num_microseconds().unwrap() as f64 / 1000.0);
+    }
+    let peak = peak_rss_mb(pid);
+    drop(daemon);
+    let branches = count_branches(&remote);
+    let cold = latencies[0];
+    let mut warm = latencies[1..].to_vec();
+    warm.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!("event to pushed branch, {samples} change sets on {STACKS} stacks in turn ({branches} branches pushed):");
+    println!("  first change set (cold: discovery, every state read): {cold:.0} ms");
+    println!(
+        "  after it: p50 {:.0} ms   p90 {:.0} ms   max {:.0} ms",
+        percentile(&warm, 50.0),
+        percentile(&warm, 90.0),
+        warm[warm.len() - 1]
+    );
+    println!("  daemon peak memory (VmHWM): {peak:.0} MB");
+}
