@@ -637,6 +637,15 @@ pub async fn decisions_wait_for_a_person_until_answered_or_resolved(f: Fixture) 
     };
     store.record_decision(&answer).await.unwrap();
     assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1"]);
+    // A split change set was written (reconciled) and part of it waits: its decision says so.
+    store.record_change_set(&on("rds-1", "aws_db_instance.main", "reconciled", 50)).await.unwrap();
+    let split = DecisionRecord { change_set_id: "rds-1".into(), kind: "escalate".into(), ..answer.clone() };
+    store.record_decision(&split).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "rds-1"]);
+    // A plain reconciliation does not wait.
+    let plain = DecisionRecord { change_set_id: "q-1".into(), kind: "reconcile".into(), ..answer };
+    store.record_decision(&plain).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "rds-1"]);
 }
 
 // ---- recording deliveries ----------------------------------------------------------------------
