@@ -37,8 +37,11 @@ fn queue_url(stack: usize, file: usize, n: usize) -> String {
     format!("https://sqs.{REGION}.amazonaws.com/{}/s{stack:02}-f{file:03}-q{n:02}", account(stack))
 }
 
-/// The repository's files (path, text) and each stack's state (key, text).
-fn monorepo(bucket: &str, endpoint: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
+/// Files by path (or state objects by key) and their texts.
+type Texts = Vec<(String, String)>;
+
+/// The repository's files and each stack's state object.
+fn monorepo(bucket: &str, endpoint: &str) -> (Texts, Texts) {
     let mut files = Vec::new();
     let mut states = Vec::new();
     for s in 0..STACKS {
@@ -185,7 +188,11 @@ async fn main() {
     let ready = Instant::now();
     while !matches!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await, Ok(r) if r.status().is_success())
     {
-        assert!(ready.elapsed() < Duration::from_secs(60), "not ready: {}", std::fs::read_to_string(&log_path).unwrap());
+        assert!(
+            ready.elapsed() < Duration::from_secs(60),
+            "not ready: {}",
+            std::fs::read_to_string(&log_path).unwrap()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 

@@ -335,3 +335,109 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     // Requests carried the token as a bearer header and nothing else was needed.
     assert!(server.requests().iter().all(|r| r.path.starts_with("/repos/acme/infra/")));
 }
+
+/// One SetQueueAttributes by alice on the demo queue, setting `attributes`.
+fn queue_save(dir: &Path, attributes: serde_json::Value) -> PathBuf {
+    let demo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
+    let mut record = demo["Records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
+        .unwrap()
+        .clone();
+    record["eventID"] = "3f0c1d2e-0000-4000-8000-000000000201".into();
+    record["requestParameters"]["attributes"] = attributes;
+    let file = dir.join("save.json");
+    std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
+    file
+}
+
+/// A repository with `policy` as its policy file, a config publishing to `server`, and the events
+/// of `attributes` reconciled: the run's output.
+async fn reconcile_queue_save(
+    server: &GitHubStandIn,
+    dir: &Path,
+    policy: &str,
+    attributes: serde_json::Value,
+) -> (PathBuf, PathBuf, String) {
+    let (repo, origin) = repo_with_origin(dir);
+    std::fs::create_dir_all(repo.join(".driftback")).unwrap();
+    std::fs::write(repo.join(".driftback/policy.toml"), policy).unwrap();
+    let config = dir.join("driftback.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nretry_delay_ms = 0\n",
+            server.base_url
+        ),
+    )
+    .unwrap();
+    let events = queue_save(dir, attributes);
+    let (ok, text) = tokio::task::spawn_blocking({
+        let (repo, config) = (repo.clone(), config.clone());
+        move || reconcile(&events, &repo, &config, TOKEN)
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{text}");
+    (repo, origin, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_independent_held_field_is_split_from_the_written_ones_and_a_dependent_pair_stays_together() {
+    // A rule holds the visibility timeout for a person; the retention period alice changed in the
+    // same save is independent of it: written in a pull request, while the timeout waits in an issue.
+    let server = GitHubStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = "[[rule]]\nname = \"queue-timeout-needs-a-person\"\nresource_type = \"aws_sqs_queue\"\n\
+                  attribute = \"visibility_timeout_seconds\"\ndecision = \"escalate\"\n";
+    let save = serde_json::json!({"VisibilityTimeout": "600", "MessageRetentionPeriod": "86400"});
+    let (repo, origin, text) = reconcile_queue_save(&server, dir.path(), policy, save.clone()).await;
+    assert!(text.contains("reconciled: 1"), "{text}");
+
+    let pulls = server.inner.lock().unwrap().pulls.clone();
+    assert_eq!(pulls.len(), 1, "{text}");
+    // Markdown escapes read back as plain text.
+    let body = pulls[0]["body"].as_str().unwrap().replace('\\', "");
+    assert!(body.contains("+  message_retention_seconds"), "{body}");
+    assert!(body.contains("**reconcile** by the rule `default:reconcile`"), "{body}");
+    assert!(!body.contains("visibility_timeout_seconds = 600"), "only the written field is in the diff: {body}");
+    assert!(body.contains("split: `message_retention_seconds` of aws_sqs_queue.jobs written"), "{body}");
+    assert!(body.contains("queue-timeout-needs-a-person"), "{body}");
+    let head = pulls[0]["head"]["ref"].as_str().unwrap();
+    let code = git(&origin, &["show", &format!("{head}:main.tf")]);
+    assert!(code.contains("message_retention_seconds  = 86400"), "{code}");
+    assert!(code.contains("visibility_timeout_seconds = 30"), "{code}");
+
+    let issues = server.inner.lock().unwrap().issues.clone();
+    assert_eq!(issues.len(), 1, "{text}");
+    let issue = issues[0]["body"].as_str().unwrap().replace('\\', "");
+    assert!(issue.starts_with("<!-- driftback:escalation aws_sqs_queue.jobs -->"), "{issue}");
+    assert!(issue.contains("held for a person: `visibility_timeout_seconds`"), "{issue}");
+    assert!(issue.contains("| `visibility_timeout_seconds` | `30` | `600` |"), "{issue}");
+    assert!(!issue.contains("| `message_retention_seconds`"), "the written field does not wait: {issue}");
+    assert!(issue.contains("-  visibility_timeout_seconds = 30\n+  visibility_timeout_seconds = 600"), "{issue}");
+    assert!(issue.contains("split: "), "{issue}");
+    assert_eq!(issues[0]["state"], "open");
+    // The change set waits for a person, though part of it was written.
+    assert!(pending(&repo).contains("aws_sqs_queue.jobs"), "{}", pending(&repo));
+
+    // A bound over both fields relates them: the timeout below it holds the retention period too.
+    // Nothing is written; one issue names both.
+    let server = GitHubStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = "[[rule]]\nname = \"queue-timings\"\nresource_type = \"aws_sqs_queue\"\n\
+                  attribute = [\"visibility_timeout_seconds\", \"message_retention_seconds\"]\nmin = 60\n";
+    let save = serde_json::json!({"VisibilityTimeout": "10", "MessageRetentionPeriod": "86400"});
+    let (_, _, text) = reconcile_queue_save(&server, dir.path(), policy, save).await;
+    assert!(text.contains("escalated: 1") && text.contains("reconciled: 0"), "{text}");
+    assert!(server.inner.lock().unwrap().pulls.is_empty(), "{text}");
+    let issues = server.inner.lock().unwrap().issues.clone();
+    assert_eq!(issues.len(), 1, "{text}");
+    let issue = issues[0]["body"].as_str().unwrap();
+    assert!(issue.contains("| `visibility_timeout_seconds` | `30` | `10` |"), "{issue}");
+    assert!(issue.contains("| `message_retention_seconds` |"), "{issue}");
+    assert!(!issue.contains("split: "), "{issue}");
+}

@@ -99,6 +99,61 @@ pub struct Decision {
     /// Fields that two actors are setting back and forth.
     #[serde(default)]
     pub oscillations: Vec<Oscillation>,
+    /// For `revert` and `escalate`: when the fields that wait for a person are independent of the
+    /// others, which fields are written into the code and which are held (docs/policy.md,
+    /// "Split decisions"). `None`: the whole change set waits (or is written) together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
+}
+
+/// A change set split in two: the fields written into the code, and those held for a person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    /// The fields written, as `address path` (`aws_db_instance.main allocated_storage`), with the
+    /// decision each gets (`reconcile` or `ignore_changes`).
+    pub codified: Vec<SplitField>,
+    /// The fields held for a person, each with why.
+    pub held: Vec<SplitField>,
+}
+
+/// One field of a split change set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitField {
+    pub address: String,
+    pub path: String,
+    pub kind: DecisionKind,
+    /// The rule that decided the field itself.
+    pub rule: String,
+    /// Why it is on its side: the rule that decided it, or the field it depends on and how.
+    pub why: String,
+}
+
+impl Split {
+    /// The decision the written part gets: the strictest of its fields' (`reconcile` or
+    /// `ignore_changes`).
+    pub fn codified_kind(&self) -> DecisionKind {
+        self.codified.iter().map(|f| f.kind).max().unwrap_or(DecisionKind::Reconcile)
+    }
+
+    /// The fields held, as `path` (or `address path` when several resources are involved).
+    pub fn held_paths(&self) -> Vec<&str> {
+        self.held.iter().map(|f| f.path.as_str()).collect()
+    }
+
+    /// One paragraph saying what was split and why, for the commit, the pull request and the
+    /// escalation issue alike.
+    pub fn describe(&self) -> String {
+        let name = |f: &SplitField| format!("`{}` of {}", f.path, f.address);
+        let written: Vec<String> = self.codified.iter().map(name).collect();
+        let held: Vec<String> = self.held.iter().map(|f| format!("{} ({})", name(f), f.why)).collect();
+        format!(
+            "split: {} written into the code; held for a person: {}. The held fields do not depend on the written \
+             ones (not the same argument or nested block, no policy rule relating them, no resource created or \
+             deleted, no check on the calls themselves), so each part is decided on its own.",
+            written.join(", "),
+            held.join("; ")
+        )
+    }
 }
 
 impl Decision {
@@ -113,6 +168,7 @@ impl Decision {
             fields: vec![],
             matched: vec![],
             oscillations: vec![],
+            split: None,
         }
     }
 }

@@ -16,6 +16,9 @@ pub const IMMUTABLE_IAM: &str = "default:immutable-iam";
 pub const OSCILLATION: &str = "default:oscillation";
 pub const RECONCILE: &str = "default:reconcile";
 pub const OUTSIDE_REPOSITORY: &str = "default:ignore-changes-outside-repository";
+/// A field whose new value can never be written (CloudTrail redacted it, or it is a secret): held
+/// for a person, whatever else the change set does.
+pub const SECRET_VALUE: &str = "default:secret-value";
 
 /// Services and the fields they manage at run time.
 const SERVICE_OWNERS: &[(&str, &str, &str, &[&str])] = &[

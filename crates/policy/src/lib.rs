@@ -22,9 +22,10 @@ mod own;
 mod policy;
 mod rule;
 mod security;
+mod split;
 
 pub use change::{ChangeKind, FieldChange, field_changes, path_text};
-pub use decision::{Decision, DecisionKind, FieldDecision, RuleMatch};
+pub use decision::{Decision, DecisionKind, FieldDecision, RuleMatch, Split, SplitField};
 pub use file::PolicyError;
 pub use ledger::{LedgerEntry, Oscillation, find_oscillation};
 pub use own::{MAX_OWN_CHARS, OwnError, add_ownership_rule, valid_actor, valid_field};

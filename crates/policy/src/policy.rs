@@ -8,13 +8,14 @@ use driftback_events::ChangeSet;
 use driftback_recipes::Plan;
 use driftback_terraform::{Address, Op, Repo};
 
-use crate::change::{ChangeKind, FieldChange, field_changes, ignore_changes_attr};
-use crate::decision::{Decision, DecisionKind, FieldDecision, RuleMatch};
+use crate::change::{ChangeKind, FieldChange, field_changes, ignore_changes_attr, path_text};
+use crate::decision::{Decision, DecisionKind, FieldDecision, RuleMatch, Split};
 use crate::defaults;
 use crate::file::{self, PolicyError};
 use crate::ledger::{LedgerEntry, Oscillation, find_oscillation};
 use crate::rule::{Example, Rule, Subject};
 use crate::security::{iam_grant_to_existing_identity, security_weakening};
+use crate::split::{Unit, split};
 
 /// Two actors setting a field back and forth within this window is an oscillation, by default.
 pub const DEFAULT_OSCILLATION_WINDOW_SECS: u64 = 48 * 3600;
@@ -49,8 +50,9 @@ pub struct DecideInput<'a> {
     pub history: &'a [LedgerEntry],
 }
 
-/// A decision, the plan to apply (rewritten for `ignore_changes`, empty for revert and escalate),
-/// the plan held back from the code, and the ledger entries this change set adds.
+/// A decision, the plan to apply (rewritten for `ignore_changes`; empty for revert and escalate
+/// unless the decision is split), the plan held back from the code, and the ledger entries this
+/// change set adds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decided {
     pub decision: Decision,
@@ -59,6 +61,8 @@ pub struct Decided {
     /// fields whose own decision is `ignore_changes` rewritten as `plan` would have them). It is
     /// shown to the person who decides and applied when they accept; never committed otherwise.
     /// Empty for `reconcile` and `ignore_changes` (`plan` is what is written) and without a plan.
+    /// When the decision is split (`decision.split`), `plan` holds the independent fields, which
+    /// are written, and `held` only the fields that wait.
     pub held: Plan,
     pub ledger: Vec<LedgerEntry>,
 }
@@ -255,11 +259,36 @@ impl Policy {
             });
         }
         set_matches.sort_by_key(|m| std::cmp::Reverse(m.decision));
+        // Fields whose value can never be written wait for a person, whatever else is decided.
+        let secrets = input.plan.map(|p| p.secrets.as_slice()).unwrap_or_default();
+        let secret_decisions: Vec<FieldDecision> = secrets
+            .iter()
+            .map(|secret| FieldDecision {
+                address: secret.address.to_string(),
+                path: Some(path_text(&secret.path)),
+                change: ChangeKind::Update,
+                value: None,
+                kind: DecisionKind::Escalate,
+                rule: defaults::SECRET_VALUE.into(),
+                owner: "terraform".into(),
+                matched: vec![RuleMatch {
+                    rule: defaults::SECRET_VALUE.into(),
+                    decision: DecisionKind::Escalate,
+                    reason: format!(
+                        "{}: a redacted value can never be written, so a person says where it lives (a secret store, \
+                         a variable) or who owns it",
+                        secret.reason
+                    ),
+                    owner: None,
+                }],
+            })
+            .collect();
 
         // The strictest decision wins; between equals, the calls' own checks, then plan order.
         let candidates = set_matches.iter().map(|m| (m.decision, m.rule.clone(), m.reason.clone())).chain(
             decisions
                 .iter()
+                .chain(&secret_decisions)
                 .map(|f| (f.kind, f.rule.clone(), f.matched.first().map(|m| m.reason.clone()).unwrap_or_default())),
         );
         let (kind, rule, reason) = candidates
@@ -268,24 +297,81 @@ impl Policy {
                 _ => Some(c),
             })
             .unwrap_or((DecisionKind::Reconcile, defaults::RECONCILE.into(), "no rule matched".into()));
+
+        let split = match input.plan {
+            Ok(plan) if kind >= DecisionKind::Revert => {
+                let units: Vec<Unit<'_>> = fields
+                    .iter()
+                    .zip(&decisions)
+                    .map(|(f, d)| Unit {
+                        address: &f.address,
+                        path: f.path.as_deref(),
+                        change: f.change,
+                        removal: matches!(plan.changes[f.op.0].ops[f.op.1], Op::Remove { .. }),
+                        decision: d,
+                    })
+                    .chain(secrets.iter().zip(&secret_decisions).map(|(secret, d)| Unit {
+                        address: &secret.address,
+                        path: d.path.as_deref(),
+                        change: ChangeKind::Update,
+                        removal: false,
+                        decision: d,
+                    }))
+                    .collect();
+                let calls_held = set_matches.iter().any(|m| m.decision >= DecisionKind::Revert);
+                split(&units, &self.rules, calls_held, |rule, i| {
+                    let unit = &units[i];
+                    let (full, bare) = (unit.address.to_string(), unit.address.without_key().to_string());
+                    let subject = Subject {
+                        rtype: Some(&unit.address.rtype),
+                        address: Some((&full, &bare)),
+                        path: unit.path,
+                        change: Some(unit.change),
+                        value: None,
+                        actor,
+                        intent: input.attribution.intent.value,
+                        motivation: input.attribution.motivation.value,
+                        apis: &apis,
+                    };
+                    rule.covers(&subject)
+                })
+            }
+            _ => None,
+        };
+        let held_field = |i: usize| split.as_ref().is_none_or(|(mask, _)| mask[i]);
         for entry in &mut ledger {
             entry.decision = decisions
                 .iter()
-                .find(|f| f.address == entry.address && f.path.as_deref() == Some(entry.path.as_str()))
-                .map(|f| if kind >= DecisionKind::Revert { kind } else { f.kind })
+                .position(|f| f.address == entry.address && f.path.as_deref() == Some(entry.path.as_str()))
+                .map(|i| if kind >= DecisionKind::Revert && held_field(i) { kind } else { decisions[i].kind })
                 .unwrap_or(kind);
         }
 
         let (plan, held) = match (kind, input.plan) {
             (DecisionKind::Reconcile | DecisionKind::IgnoreChanges, Ok(plan)) => {
-                (rewrite(plan, &fields, &decisions), Plan::default())
+                (rewrite(plan, &fields, &decisions, |_| true), Plan::default())
             }
-            (DecisionKind::Revert | DecisionKind::Escalate, Ok(plan)) => {
-                (Plan::default(), rewrite(plan, &fields, &decisions))
-            }
+            (DecisionKind::Revert | DecisionKind::Escalate, Ok(plan)) => match &split {
+                Some((mask, _)) => {
+                    let part = |keep: &dyn Fn(usize) -> bool| {
+                        let mut part = rewrite(plan, &fields, &decisions, keep);
+                        part.changes.retain(|c| !c.ops.is_empty());
+                        part
+                    };
+                    let mut written = part(&|i| !mask[i]);
+                    written.secrets.clear();
+                    (written, part(&|i| mask[i]))
+                }
+                None => (Plan::default(), rewrite(plan, &fields, &decisions, |_| true)),
+            },
             (_, Err(_)) => (Plan::default(), Plan::default()),
         };
-        let rationale = rationale(kind, &reason, input.attribution, &decisions);
+        let split = split.map(|(_, split)| split);
+        let mut rationale = rationale(kind, &reason, input.attribution, &decisions);
+        if let Some(split) = &split {
+            rationale.push_str(&split_sentence(split));
+        }
+        decisions.extend(secret_decisions);
         let mut evidence = vec![format!("actor: {}", actor.describe())];
         evidence.extend(actor.evidence.iter().map(|e| format!("actor: {e}")));
         evidence.extend(
@@ -319,6 +405,7 @@ impl Policy {
             fields: decisions,
             matched: set_matches,
             oscillations,
+            split,
         };
         Decided { decision, plan, held, ledger }
     }
@@ -389,11 +476,16 @@ fn outside_repository(repo: Option<&Repo>, address: &Address) -> Option<String> 
     })
 }
 
-/// The plan with `ignore_changes` fields turned into `lifecycle { ignore_changes }` entries.
-fn rewrite(plan: &Plan, fields: &[FieldChange], decisions: &[FieldDecision]) -> Plan {
+/// The plan with `ignore_changes` fields turned into `lifecycle { ignore_changes }` entries,
+/// keeping only the fields (by their index in `fields`) that `keep` says.
+fn rewrite(plan: &Plan, fields: &[FieldChange], decisions: &[FieldDecision], keep: impl Fn(usize) -> bool) -> Plan {
     let mut out = plan.clone();
     let mut drop: Vec<(usize, usize)> = Vec::new();
-    for (field, decision) in fields.iter().zip(decisions) {
+    for (i, (field, decision)) in fields.iter().zip(decisions).enumerate() {
+        if !keep(i) {
+            drop.push(field.op);
+            continue;
+        }
         if decision.kind != DecisionKind::IgnoreChanges {
             continue;
         }
@@ -416,6 +508,18 @@ fn rewrite(plan: &Plan, fields: &[FieldChange], decisions: &[FieldDecision]) -> 
         change.ops = kept;
     }
     out
+}
+
+/// What a split decision adds to the rationale: which fields wait, and that the rest is written.
+fn split_sentence(split: &Split) -> String {
+    let list = |fields: &[crate::decision::SplitField]| {
+        fields.iter().map(|f| format!("`{}`", f.path)).collect::<Vec<_>>().join(", ")
+    };
+    format!(
+        " Only {} of the change waits for a person; {} does not depend on it and is written into the code (split).",
+        list(&split.held),
+        list(&split.codified)
+    )
 }
 
 fn rationale(kind: DecisionKind, reason: &str, attribution: &Attribution, fields: &[FieldDecision]) -> String {

@@ -159,6 +159,12 @@ impl Rule {
         Some(RuleMatch { rule: self.name.clone(), decision, reason, owner })
     }
 
+    /// Whether the rule's matchers hold for a subject, whatever its value and effect: the fields a
+    /// rule is about (a bound over `min_size`, `max_size` and `desired_capacity`).
+    pub(crate) fn covers(&self, s: &Subject<'_>) -> bool {
+        self.matcher.holds(s)
+    }
+
     fn reason_or(&self, fallback: &str) -> String {
         if self.description.is_empty() { fallback.to_string() } else { self.description.clone() }
     }

@@ -505,3 +505,113 @@ fn security_table_covers_the_required_kinds_of_weakening() {
         assert!(fires(source, event), "no security check for {source} {event}");
     }
 }
+
+/// One plan on one resource setting each `(path, value)`, with the secrets `secrets` held.
+fn sets(address: &str, fields: &[(&str, Value)], secrets: &[&str]) -> Plan {
+    let address = Address::parse(address).unwrap();
+    Plan {
+        changes: vec![ResourceChange {
+            address: address.clone(),
+            ops: fields
+                .iter()
+                .map(|(path, value)| Op::Set {
+                    path: AttrPath::parse(path).unwrap(),
+                    value: AttrValue::Literal(value.clone()),
+                })
+                .collect(),
+            recipes: vec!["r".into()],
+            created: false,
+        }],
+        secrets: secrets
+            .iter()
+            .map(|path| driftback_recipes::SecretField {
+                address: address.clone(),
+                path: AttrPath::parse(path).unwrap(),
+                reason: format!("the new value of `{path}` is hidden by CloudTrail"),
+            })
+            .collect(),
+        ..Plan::default()
+    }
+}
+
+/// The paths a plan sets or removes.
+fn paths(plan: &Plan) -> Vec<String> {
+    plan.changes
+        .iter()
+        .flat_map(|c| &c.ops)
+        .map(|op| match op {
+            Op::Set { path, .. } | Op::Remove { path } => path.to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn independent_fields_are_split_from_held_ones_dependent_ones_wait_with_them() {
+    let policy = Policy::from_toml(POLICY, "policy.toml").unwrap();
+    let tags_rule = Policy::from_toml(
+        "[[rule]]\nname = \"owner-tag\"\nattribute = \"tags.Owner\"\nimmutable = true\n",
+        "tags.toml",
+    )
+    .unwrap();
+    let defaults = Policy::defaults();
+    let cs = change_set(&alice(), "autoscaling.amazonaws.com", "UpdateAutoScalingGroup", json!({}));
+    let asg = "aws_autoscaling_group.web";
+    #[rustfmt::skip]
+    let cases: Vec<(&Policy, Plan, &[&str], &[&str])> = vec![
+        // The bound that holds min_size covers max_size too: they wait together.
+        (&policy, sets(asg, &[("min_size", json!(0)), ("max_size", json!(10))], &[]), &[], &["min_size", "max_size"]),
+        // A field no rule relates to the held one is written.
+        (&policy, sets(asg, &[("min_size", json!(0)), ("health_check_grace_period", json!(60))], &[]), &["health_check_grace_period"], &["min_size"]),
+        // One map: Terraform writes and ignores `tags` as a whole.
+        (&tags_rule, sets(asg, &[("tags.Owner", json!("bob")), ("tags.Team", json!("web"))], &[]), &[], &["tags.Owner", "tags.Team"]),
+        (&tags_rule, sets(asg, &[("tags.Owner", json!("bob")), ("max_size", json!(4))], &[]), &["max_size"], &["tags.Owner"]),
+        // A redacted value is held alone; the storage resize beside it is written.
+        (&defaults, sets("aws_db_instance.main", &[("allocated_storage", json!(200))], &["password"]), &["allocated_storage"], &[]),
+    ];
+    for (policy, plan, written, held) in cases {
+        let out = decide_with(policy, &cs, &plan, None, &[]);
+        let d = &out.decision;
+        assert!(d.kind >= DecisionKind::Revert, "{plan:?}: {d:#?}");
+        assert_eq!(paths(&out.plan), written, "written, for {plan:?}: {d:#?}");
+        assert_eq!(paths(&out.held), held, "held, for {plan:?}");
+        match &d.split {
+            Some(split) => {
+                assert!(!written.is_empty());
+                let codified: Vec<&str> = split.codified.iter().map(|f| f.path.as_str()).collect();
+                assert_eq!(codified, written);
+                assert!(split.describe().starts_with("split: "), "{}", split.describe());
+                assert!(d.rationale.contains("(split)"), "{}", d.rationale);
+            }
+            None => assert!(written.is_empty(), "{d:#?}"),
+        }
+    }
+
+    // The secret is a field of the decision, held by its own rule and saying why.
+    let plan = sets("aws_db_instance.main", &[("allocated_storage", json!(200))], &["password"]);
+    let out = decide_with(&Policy::defaults(), &cs, &plan, None, &[]);
+    let d = &out.decision;
+    assert_eq!((d.kind, d.rule.as_str()), (DecisionKind::Escalate, "default:secret-value"));
+    let split = d.split.as_ref().unwrap();
+    assert_eq!(split.held_paths(), ["password"]);
+    assert!(split.held[0].why.contains("a redacted value can never be written"), "{}", split.held[0].why);
+    assert_eq!(split.codified_kind(), DecisionKind::Reconcile);
+    assert!(out.plan.secrets.is_empty() && out.held.secrets.len() == 1);
+
+    // A check on the calls themselves holds every field: nothing is split.
+    let world =
+        json!({"groupId": "sg-1", "ipPermissions": {"items": [{"ipRanges": {"items": [{"cidrIp": "0.0.0.0/0"}]}}]}});
+    let cs = change_set(&alice(), "ec2.amazonaws.com", "AuthorizeSecurityGroupIngress", world);
+    let plan = sets("aws_security_group.web", &[("ingress", json!([])), ("description", json!("x"))], &[]);
+    let out = decide_with(&Policy::defaults(), &cs, &plan, None, &[]);
+    assert!(out.decision.split.is_none() && out.plan.is_empty(), "{:#?}", out.decision);
+
+    // A resource created in the same change set goes with everything: nothing is split.
+    let mut plan =
+        whole("aws_db_instance.new", Op::CreateResource { spec: BlockSpec::default(), import_id: "new".into() });
+    plan.secrets = sets("aws_db_instance.new", &[], &["password"]).secrets;
+    let cs = change_set(&alice(), "rds.amazonaws.com", "CreateDBInstance", json!({}));
+    let out = decide_with(&Policy::defaults(), &cs, &plan, None, &[]);
+    assert!(out.decision.split.is_none() && out.plan.is_empty(), "{:#?}", out.decision);
+    assert_eq!(out.decision.kind, DecisionKind::Escalate);
+}

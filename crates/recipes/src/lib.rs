@@ -12,4 +12,4 @@ mod plan;
 
 pub use calls::{Call, Calls, closest};
 pub use catalog::{Catalog, CatalogError, IdentityRule, Recipe};
-pub use plan::{Plan, PlanError, ResourceChange, plan};
+pub use plan::{Plan, PlanError, ResourceChange, SecretField, plan};

@@ -38,6 +38,21 @@ pub struct Plan {
     /// both read) is not a leak.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alongside: Vec<ResourceChange>,
+    /// Fields the calls set that can never be written into code (a value CloudTrail redacted, or
+    /// a secret): left out of `changes` and held for a person, while the rest of the plan stands.
+    /// A plan whose calls set nothing else is refused instead ([`PlanError::Secret`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretField>,
+}
+
+/// A field of a resource whose new value must never be written: what the policy holds for a
+/// person ([`Plan::secrets`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecretField {
+    pub address: Address,
+    pub path: AttrPath,
+    /// Why it is not written (the text of [`PlanError::Secret`]).
+    pub reason: String,
 }
 
 impl Plan {
@@ -105,6 +120,12 @@ pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Rep
                     apart.plan.changes.into_iter().filter(|c| !own.contains(&&c.address)).collect();
                 planner.plan.alongside.extend(extra);
             }
+        }
+    }
+    // Only secrets: nothing could be written, and the change set is refused as before.
+    if planner.plan.is_empty() {
+        if let Some(secret) = planner.plan.secrets.first() {
+            return Err(PlanError::Secret { path: secret.path.to_string() });
         }
     }
     Ok(planner.plan)
@@ -403,7 +424,9 @@ impl Planner<'_> {
                 (None, None) => convert(raw, rule.convert),
             };
             let path = parse_path(&rule.path)?;
-            check_secret(&path, &value)?;
+            if self.held_secret(address, &path, &value) {
+                continue;
+            }
             if self.resent_unchanged(address, config.as_ref(), &path, &value) {
                 continue;
             }
@@ -426,7 +449,9 @@ impl Planner<'_> {
             match crate::document::changes(rule, &document, &instance.attributes, config.as_ref()) {
                 Ok(changes) => {
                     for (path, value) in changes {
-                        check_secret(&path, &value)?;
+                        if self.held_secret(address, &path, &value) {
+                            continue;
+                        }
                         ops.push(Op::Set { path, value: AttrValue::Literal(value) });
                     }
                 }
@@ -476,7 +501,9 @@ impl Planner<'_> {
                         None => convert(raw, set.convert),
                     };
                     let path = parse_path(&format!("{}[{index}].{}", rule.block, set.path))?;
-                    check_secret(&path, &value)?;
+                    if self.held_secret(address, &path, &value) {
+                        continue;
+                    }
                     if self.resent_unchanged(address, config.as_ref(), &path, &value) {
                         continue;
                     }
@@ -497,8 +524,9 @@ impl Planner<'_> {
                     });
                 };
                 let path = parse_path(path)?;
-                check_secret(&path, &value)?;
-                ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+                if !self.held_secret(address, &path, &value) {
+                    ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+                }
             }
         }
         for path in &recipe.remove {
@@ -532,7 +560,9 @@ impl Planner<'_> {
                     continue;
                 }
                 let path = with_key(&parse_path(&rule.path)?, &key);
-                check_secret(&path, &value)?;
+                if self.held_secret(address, &path, &value) {
+                    continue;
+                }
                 ops.push(Op::Set { path, value: AttrValue::Literal(value) });
             }
         }
@@ -569,7 +599,9 @@ impl Planner<'_> {
                 entries.insert(key, value);
             }
             let path = parse_path(&rule.path)?;
-            check_secret(&path, &Value::Object(entries.clone()))?;
+            if self.held_secret(address, &path, &Value::Object(entries.clone())) {
+                continue;
+            }
             ops.push(if entries.is_empty() {
                 Op::Remove { path }
             } else {
@@ -653,7 +685,9 @@ impl Planner<'_> {
                 };
                 let path = parse_path(path)?;
                 let value = convert(value, conv);
-                check_secret(&path, &value)?;
+                if self.held_secret(address, &path, &value) {
+                    continue;
+                }
                 if self.resent_unchanged(address, config.as_ref(), &path, &value)
                     || (recipe.resends_whole_config && self.provider_computes_unset(address, config.as_ref(), &path))
                 {
@@ -1570,6 +1604,23 @@ fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+impl Planner<'_> {
+    /// Whether `value` must never be written at `path` of `address` (a redacted value, a secret):
+    /// then it is held in the plan's `secrets` and the caller leaves the field out.
+    fn held_secret(&mut self, address: &Address, path: &AttrPath, value: &Value) -> bool {
+        match check_secret(path, value) {
+            Ok(()) => false,
+            Err(e) => {
+                let held = SecretField { address: address.clone(), path: path.clone(), reason: e.to_string() };
+                if !self.plan.secrets.contains(&held) {
+                    self.plan.secrets.push(held);
+                }
+                true
+            }
+        }
+    }
 }
 
 fn check_secret(path: &AttrPath, value: &Value) -> Result<(), PlanError> {

@@ -332,6 +332,43 @@ fn an_aurora_instance_is_found_by_its_identifier_and_a_standalone_database_still
 }
 
 #[test]
+fn a_password_rotated_in_the_same_save_as_a_storage_resize_is_held_and_the_resize_planned() {
+    let save = json!({"dBInstanceIdentifier": "legacy-db", "allocatedStorage": 200, "applyImmediately": true,
+                      "masterUserPassword": "HIDDEN_DUE_TO_SECURITY_REASONS"});
+    let (repo, plan) = applied(RDS, "ModifyDBInstance", save);
+    assert_eq!(config(&repo, "aws_db_instance.legacy")["allocated_storage"], 200);
+    assert!(config(&repo, "aws_db_instance.legacy").get("password").is_none());
+    assert!(!text(&repo).contains("HIDDEN"), "{}", text(&repo));
+    let held: Vec<(String, String)> =
+        plan.secrets.iter().map(|s| (s.address.to_string(), s.path.to_string())).collect();
+    assert_eq!(held, [("aws_db_instance.legacy".to_string(), "password".to_string())]);
+    assert!(plan.secrets[0].reason.contains("hidden by CloudTrail"), "{}", plan.secrets[0].reason);
+    let written: Vec<&Op> = plan.changes.iter().flat_map(|c| &c.ops).collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+
+    // A value the calls give in clear under a secret's name is held the same way, never written.
+    let plan = planned(
+        RDS,
+        "ModifyDBInstance",
+        json!({"dBInstanceIdentifier": "legacy-db", "backupRetentionPeriod": 14, "masterUserPassword": "hunter2-hunter2"}),
+        Value::Null,
+    )
+    .unwrap();
+    assert_eq!(plan.secrets.len(), 1);
+    assert!(!serde_json::to_string(&plan).unwrap().contains("hunter2"));
+
+    // The password alone: nothing can be written, and the plan is refused as a secret.
+    let err = planned(
+        RDS,
+        "ModifyDBInstance",
+        json!({"dBInstanceIdentifier": "legacy-db", "masterUserPassword": "HIDDEN_DUE_TO_SECURITY_REASONS"}),
+        Value::Null,
+    )
+    .unwrap_err();
+    assert!(matches!(&err, PlanError::Secret { path } if path == "password"), "{err}");
+}
+
+#[test]
 fn tags_of_an_aurora_cluster_are_added_and_removed_by_its_arn() {
     let (repo, _) = applied(
         RDS,

@@ -173,7 +173,7 @@ fn a_secrets_description_is_written_and_a_new_secret_value_never_is() {
 }
 
 #[test]
-fn a_plain_parameter_value_is_written_and_a_hidden_one_is_refused() {
+fn a_plain_parameter_value_is_written_and_a_hidden_one_is_held() {
     let parameter = applied(
         "ssm.amazonaws.com",
         "PutParameter",
@@ -182,11 +182,28 @@ fn a_plain_parameter_value_is_written_and_a_hidden_one_is_refused() {
     )
     .unwrap();
     assert_eq!(parameter["value"], "on");
-    let err = applied(
+    // Made a SecureString with a hidden value: the type is planned, the value held (never written).
+    let request = json!({"name": "/app/feature-flag", "value": "HIDDEN_DUE_TO_SECURITY_REASONS",
+                         "type": "SecureString", "overwrite": true});
+    let cs = change_set("ssm.amazonaws.com", "PutParameter", request);
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect());
+    let planned = plan(&Catalog::builtin(), &cs, &state(), &repo).unwrap();
+    let held: Vec<String> = planned.secrets.iter().map(|s| s.path.to_string()).collect();
+    assert_eq!(held, ["value"]);
+    let parameter = applied(
         "ssm.amazonaws.com",
         "PutParameter",
         json!({"name": "/app/feature-flag", "value": "HIDDEN_DUE_TO_SECURITY_REASONS", "type": "SecureString",
                "overwrite": true}),
+        "aws_ssm_parameter.flag",
+    )
+    .unwrap();
+    assert_eq!((&parameter["type"], &parameter["value"]), (&json!("SecureString"), &json!("off")), "{parameter}");
+    // Only the hidden value: nothing can be written, and the call is refused as a secret.
+    let err = applied(
+        "ssm.amazonaws.com",
+        "PutParameter",
+        json!({"name": "/app/feature-flag", "value": "HIDDEN_DUE_TO_SECURITY_REASONS", "overwrite": true}),
         "aws_ssm_parameter.flag",
     )
     .unwrap_err();

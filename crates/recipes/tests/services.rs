@@ -141,6 +141,10 @@ fn applied(source: &str, name: &str, request: Value, response: Value) -> Result<
     Ok((repo, changes))
 }
 
+fn text(repo: &Repo) -> String {
+    repo.text(Path::new("main.tf")).unwrap().to_string()
+}
+
 fn config(repo: &Repo, address: &str) -> Value {
     effective_config(repo, &Address::parse(address).unwrap()).unwrap()
 }
@@ -314,13 +318,16 @@ fn a_new_task_definition_revision_changes_the_image_member_and_never_writes_a_se
     assert_eq!(built[0]["image"], "registry.example.com/api:1.5.0");
     assert_eq!(built[0]["portMappings"][0]["containerPort"], 8080);
 
-    let err = applied(
-        "ecs.amazonaws.com",
-        "RegisterTaskDefinition",
-        request(json!({"environment": [{"name": "DB_PASSWORD", "value": "hunter2"}]})),
-        Value::Null,
-    )
-    .unwrap_err();
-    assert!(matches!(err, PlanError::Secret { .. }), "{err}");
-    assert!(!err.to_string().contains("hunter2"));
+    // A secret in the document: the container definitions are held, never written; what else the
+    // call re-sends is planned as before (and changes nothing here).
+    let secret = request(json!({"environment": [{"name": "DB_PASSWORD", "value": "hunter2"}]}));
+    let cs = change_set("ecs.amazonaws.com", "RegisterTaskDefinition", secret.clone());
+    let planned = plan(&Catalog::builtin(), &cs, &state(), &crate::repo()).unwrap();
+    let held: Vec<String> = planned.secrets.iter().map(|s| s.path.to_string()).collect();
+    assert_eq!(held, ["container_definitions"], "{planned:?}");
+    assert!(planned.secrets[0].reason.contains("DB_PASSWORD"), "{}", planned.secrets[0].reason);
+    assert!(!serde_json::to_string(&planned).unwrap().contains("hunter2"));
+    let (patched, _) = applied("ecs.amazonaws.com", "RegisterTaskDefinition", secret, Value::Null).unwrap();
+    let written = crate::text(&patched);
+    assert!(!written.contains("hunter2") && !written.contains("DB_PASSWORD"), "{written}");
 }

@@ -206,7 +206,8 @@ impl Store {
         dispatch!(self.change_set(id))
     }
 
-    /// Escalated and revert change sets nobody has answered yet, oldest first (at most `max`):
+    /// Escalated and revert change sets nobody has answered yet, and split ones (reconciled, with
+    /// an `escalate` or `revert` decision in the audit log: part of them waits), oldest first (at most `max`):
     /// neither resolved by a later reconciled change set on the same address nor answered by a
     /// person (an audit log decision `person-...`) nor marked resolved (an audit log decision
     /// `resolved`: its drift went back, or a later change covered its fields).

@@ -244,7 +244,9 @@ pub(crate) async fn waiting_for_a_person<D: Dialect>(db: &D, max: usize) -> Resu
         stmt(
             "SELECT id, resource_id, address, actor, via, first_event_time, last_event_time, event_ids, status, \
              decision, rule, rationale, branch, commit_id, diff, notes, stack, workspace, state_version FROM change_sets c \
-             WHERE status IN ('escalated', 'revert') \
+             WHERE (status IN ('escalated', 'revert') \
+                 OR (status = 'reconciled' AND EXISTS (SELECT 1 FROM audit_log s WHERE s.change_set_id = c.id \
+                     AND s.decision IN ('escalate', 'revert')))) \
              AND NOT EXISTS (SELECT 1 FROM change_sets later WHERE later.address = c.address \
                  AND later.stack IS NOT DISTINCT FROM c.stack \
                  AND later.workspace IS NOT DISTINCT FROM c.workspace \

@@ -51,6 +51,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
         events,
         repo: repo_dir.clone(),
         state: None,
+        stacks: false,
         dry_run: false,
         workspace: None,
         var_files: Vec::new(),

@@ -40,7 +40,7 @@ use driftback_terraform::Repo;
 pub use answers::{Answered, Answerer, webhook_router};
 pub use deliver::{Delivered, Deliverer};
 pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_existing_store, open_store};
-pub use outcome::{Outcome, Status};
+pub use outcome::{HeldPart, Outcome, Status};
 pub use person::{Answer, PersonDecision, change_set_from_store};
 pub use publisher::{Publisher, notifier};
 pub use stacks::Stacks;
@@ -225,6 +225,11 @@ impl Driver {
                 (Status::Escalated(_) | Status::Revert(_), _) => {
                     deliverer.escalate(change_set, &outcome, &label).await?
                 }
+                // Split: the written part went to the pull request; the rest waits in the issue.
+                (Status::Reconciled, Some(_)) if outcome.held.is_some() => match outcome.held_view() {
+                    Some(waiting) => deliverer.escalate(change_set, &waiting, &label).await?,
+                    None => None,
+                },
                 // A person's answer is closed by the thread that carried it, with its own reply.
                 (Status::Reconciled, Some(done)) if person.is_none() => {
                     deliverer.resolve(&label, &covered, Some(done)).await?
@@ -236,7 +241,7 @@ impl Driver {
                 _ => None,
             };
             if let (Some(note), Some(store)) = (&note, &self.store) {
-                if matches!(outcome.status, Status::Reconciled | Status::NoChange) {
+                if matches!(outcome.status, Status::Reconciled | Status::NoChange) && outcome.held.is_none() {
                     record::resolved(store, &outcome, &label, change_set, note)
                         .await
                         .map_err(|e| e.context("recording the resolved escalation in the knowledge base"))?;
@@ -289,8 +294,32 @@ fn settle(
     outcome.addresses = plan.changes.iter().map(|c| c.address.to_string()).collect();
     outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
     outcome.notes.extend(plan.notes.clone());
-    match decision.kind {
-        DecisionKind::Escalate | DecisionKind::Revert => {
+    let waiting = match decision.kind {
+        DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
+        _ => Status::Escalated(decision.rationale.clone()),
+    };
+    match (decision.kind, &decision.split) {
+        // Split: the held part is shown as an escalation is, and the independent fields are
+        // written below like a reconciliation.
+        (DecisionKind::Escalate | DecisionKind::Revert, Some(split)) => {
+            let mut waits = Outcome::default();
+            hold(&mut waits, held, workspace);
+            outcome.held_diff = waits.held_diff;
+            outcome.notes.push(split.describe());
+            outcome.notes.extend(waits.notes);
+            for f in decision.fields.iter().filter(|f| f.rule == driftback_policy::defaults::SECRET_VALUE) {
+                outcome.notes.push(format!(
+                    "accepting cannot write `{}` of {}: its value is hidden by CloudTrail or is a secret, and a redacted \
+                     value can never be written; set it where the secret lives (a secret store, a variable), or say who \
+                     owns it with `/driftback own {} by <actor>`",
+                    f.path.as_deref().unwrap_or_default(),
+                    f.address,
+                    f.path.as_deref().unwrap_or_default(),
+                ));
+            }
+            outcome.held = Some(HeldPart { status: waiting.clone(), field_changes: waits.field_changes });
+        }
+        (DecisionKind::Escalate | DecisionKind::Revert, None) => {
             let nothing_to_write = hold(outcome, held, workspace);
             outcome.status = if nothing_to_write && decision.kind == DecisionKind::Escalate {
                 // Nothing for a person to decide: the cloud says what the code says again. (A
@@ -304,8 +333,27 @@ fn settle(
             };
             return None;
         }
-        DecisionKind::Reconcile | DecisionKind::IgnoreChanges => {}
+        (DecisionKind::Reconcile | DecisionKind::IgnoreChanges, _) => {}
     }
+    let patched = write(outcome, decided, workspace);
+    // A split whose written part changes nothing, or cannot be written: the change set waits as a
+    // whole (what failed says why, in the status or the notes).
+    if let Some(part) = outcome.held.take() {
+        match (&outcome.status, &patched) {
+            (Status::Reconciled, Some(_)) => outcome.held = Some(part),
+            (Status::NoChange, _) => {
+                outcome.status = part.status;
+                outcome.field_changes = part.field_changes;
+            }
+            _ => outcome.held_diff = None,
+        }
+    }
+    patched
+}
+
+/// Apply the decided plan on a copy and gate it: the outcome's status, files and edits. Returns
+/// the repository with the patch applied, when it is.
+fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace) -> Option<Repo> {
     if decided.is_empty() {
         return None;
     }

@@ -61,6 +61,21 @@ pub struct Outcome {
     /// the state's version. Names its branch, its pull request and its row.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<Scope>,
+    /// A split decision (`decision.split`) whose independent fields were written (status
+    /// `Reconciled`): the part that waits for a person, published as the resource's escalation
+    /// issue beside the pull request. `None` when nothing is split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<HeldPart>,
+}
+
+/// The part of a split change set that waits for a person.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeldPart {
+    /// `Escalated` or `Revert`, with the decision's rationale.
+    pub status: Status,
+    /// The field changes accepting would make (the held edit's), for the issue's table.
+    #[serde(skip)]
+    pub field_changes: Vec<PlannedFieldChange>,
 }
 
 /// One workspace of one stack, and the version of its state a change set was decided against.
@@ -149,6 +164,26 @@ impl Outcome {
             Some(scope) => label.strip_suffix(&scope.label("")).unwrap_or(label),
             None => label,
         }
+    }
+
+    /// For a split change set: the outcome as the escalation issue tells it (the held part's
+    /// status, field changes and fields; nothing written). `None` when nothing is split.
+    pub fn held_view(&self) -> Option<Outcome> {
+        let held = self.held.as_ref()?;
+        let mut view = self.clone();
+        view.status = held.status.clone();
+        view.field_changes = held.field_changes.clone();
+        view.files.clear();
+        view.extra_files.clear();
+        view.held = None;
+        if let Some(decision) = &mut view.decision {
+            let waiting: Vec<(String, String)> =
+                decision.split.iter().flat_map(|s| &s.held).map(|f| (f.address.clone(), f.path.clone())).collect();
+            decision
+                .fields
+                .retain(|f| waiting.iter().any(|(a, p)| *a == f.address && Some(p.as_str()) == f.path.as_deref()));
+        }
+        Some(view)
     }
 
     /// The LLM tokens this change set cost.

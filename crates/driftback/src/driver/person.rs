@@ -54,6 +54,8 @@ pub fn overrule(decided: Decided, person: &PersonDecision) -> Decided {
     ));
     decision.evidence.push(format!("decided by {}", person.by()));
     decision.rule = PERSON_RULE.into();
+    // What was split is decided now: the person's answer covers the fields that waited.
+    decision.split = None;
     let plan = match &person.answer {
         Answer::Accept => {
             let plan = if decision.kind >= DecisionKind::Revert { held } else { plan };

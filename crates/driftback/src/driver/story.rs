@@ -27,6 +27,23 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, label: &str, diff: Strin
     }
     evidence.push(format!("the user agent and identity say it came through the {}", actor.via.as_str()));
     let decision = match &outcome.decision {
+        // The written part of a split decision: its own decision, the rationale saying what waits.
+        Some(d) if outcome.held.is_some() && d.split.is_some() => {
+            let split = d.split.as_ref().expect("checked");
+            let held: Vec<String> = split.held.iter().map(|f| format!("`{}`", f.path)).collect();
+            DecisionInfo {
+                kind: split.codified_kind().as_str().into(),
+                rule: split.codified.first().map(|f| f.rule.clone()).unwrap_or_else(|| d.rule.clone()),
+                rationale: format!(
+                    "The fields below are written into the code; {} of the same change wait(s) for a person in the \
+                     resource's escalation issue ({} by the rule {}): {}",
+                    held.join(", "),
+                    d.kind.as_str(),
+                    d.rule,
+                    d.rationale
+                ),
+            }
+        }
         Some(d) => DecisionInfo { kind: d.kind.as_str().into(), rule: d.rule.clone(), rationale: d.rationale.clone() },
         None => DecisionInfo { kind: "reconcile".into(), rule: "default".into(), rationale: String::new() },
     };
@@ -83,12 +100,20 @@ pub fn story(change_set: &ChangeSet, outcome: &Outcome, label: &str, diff: Strin
     }
 }
 
-/// The fields of the resource `label` names ([`Outcome::label`]) the change set touches, as the policy named them (`(resource)` for a
-/// creation or deletion).
+/// The fields of the resource `label` names ([`Outcome::label`]) the change set touches, as the
+/// policy named them (`(resource)` for a creation or deletion); of a split change set that was
+/// written, only the written ones.
 pub fn fields_of(outcome: &Outcome, label: &str) -> Vec<String> {
     let address = outcome.address_of(label);
     let mut out: Vec<String> = Vec::new();
-    for f in outcome.decision.iter().flat_map(|d| &d.fields).filter(|f| f.address == address) {
+    let waiting: Vec<(&str, &str)> = match (&outcome.held, outcome.decision.as_ref().and_then(|d| d.split.as_ref())) {
+        (Some(_), Some(split)) => split.held.iter().map(|f| (f.address.as_str(), f.path.as_str())).collect(),
+        _ => Vec::new(),
+    };
+    let written = |f: &&driftback_policy::FieldDecision| {
+        !waiting.iter().any(|(a, p)| *a == f.address && Some(*p) == f.path.as_deref())
+    };
+    for f in outcome.decision.iter().flat_map(|d| &d.fields).filter(|f| f.address == address).filter(written) {
         let field = f.path.clone().unwrap_or_else(|| RESOURCE.to_string());
         if !out.contains(&field) {
             out.push(field);

@@ -640,6 +640,15 @@ pub async fn decisions_wait_for_a_person_until_answered_or_resolved(f: Fixture) 
     };
     store.record_decision(&answer).await.unwrap();
     assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1"]);
+    // A split change set was written (reconciled) and part of it waits: its decision says so.
+    store.record_change_set(&on("rds-1", "aws_db_instance.main", "reconciled", 50)).await.unwrap();
+    let split = DecisionRecord { change_set_id: "rds-1".into(), kind: "escalate".into(), ..answer.clone() };
+    store.record_decision(&split).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "rds-1"]);
+    // A plain reconciliation does not wait.
+    let plain = DecisionRecord { change_set_id: "q-1".into(), kind: "reconcile".into(), ..answer };
+    store.record_decision(&plain).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "rds-1"]);
 
     // In a repository of many stacks, the same address in another stack or workspace is another
     // resource: its change does not resolve this one's escalation.
@@ -649,16 +658,16 @@ pub async fn decisions_wait_for_a_person_until_answered_or_resolved(f: Fixture) 
         state_version: Some("etag \"abc\"".into()),
         ..on(id, "module.jobs.aws_sqs_queue.this", status, secs)
     };
-    store.record_change_set(&scoped("jobs-prod", "envs/app", "prod", "escalated", 50)).await.unwrap();
-    store.record_change_set(&scoped("jobs-staging", "envs/app", "staging", "reconciled", 60)).await.unwrap();
-    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "jobs-prod"]);
+    store.record_change_set(&scoped("jobs-prod", "envs/app", "prod", "escalated", 80)).await.unwrap();
+    store.record_change_set(&scoped("jobs-staging", "envs/app", "staging", "reconciled", 90)).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "rds-1", "jobs-prod"]);
     let kept = store.change_set("jobs-prod").await.unwrap().unwrap();
     assert_eq!(
         (kept.stack.as_deref(), kept.workspace.as_deref(), kept.state_version.as_deref()),
         (Some("envs/app"), Some("prod"), Some("etag \"abc\""))
     );
-    store.record_change_set(&scoped("jobs-prod-2", "envs/app", "prod", "reconciled", 70)).await.unwrap();
-    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1"]);
+    store.record_change_set(&scoped("jobs-prod-2", "envs/app", "prod", "reconciled", 100)).await.unwrap();
+    assert_eq!(waiting(store.waiting_for_a_person(10).await.unwrap()), ["sg-1", "rds-1"]);
 }
 
 // ---- recording deliveries ----------------------------------------------------------------------

@@ -290,6 +290,32 @@ resource "aws_db_instance" "main" {
   }
 }
 
+# The reporting database keeps a self-managed master password, fed from the CI secret store.
+resource "aws_db_instance" "reporting" {
+  identifier              = "flat-reporting-db"
+  engine                  = "postgres"
+  engine_version          = "16.1"
+  instance_class          = "db.t3.small"
+  allocated_storage       = 50
+  storage_type            = "gp3"
+  storage_encrypted       = true
+  db_name                 = "reporting"
+  username                = "reporter"
+  password                = var.reporting_db_password
+  db_subnet_group_name    = "flat-db-subnets"
+  vpc_security_group_ids  = [aws_security_group.db.id]
+  backup_retention_period = 7
+  backup_window           = "04:00-05:00"
+  maintenance_window      = "sun:06:00-sun:07:00"
+  multi_az                = false
+  deletion_protection     = true
+  skip_final_snapshot     = true
+
+  tags = {
+    Team = "analytics"
+  }
+}
+
 # ---------------------------------------------------------------------------
 # Monitoring
 # ---------------------------------------------------------------------------

@@ -3,3 +3,9 @@ variable "region" {
   type        = string
   default     = "us-east-1"
 }
+
+variable "reporting_db_password" {
+  description = "Master password of the reporting database, from the CI secret store"
+  type        = string
+  sensitive   = true
+}
