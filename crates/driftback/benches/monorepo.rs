@@ -46,16 +46,17 @@ fn monorepo(bucket: &str, endpoint: &str) -> (Texts, Texts) {
     let mut states = Vec::new();
     for s in 0..STACKS {
         let dir = format!("stacks/s{s:02}");
-        files.push((
-            format!("{dir}/backend.tf"),
+        let mut main = (
+            format!("{dir}/main.tf"),
             format!(
                 "terraform {{\n  backend \"s3\" {{\n    bucket         = \"{bucket}\"\n    key            = \"stacks/s{s:02}/terraform.tfstate\"\n    region         = \"us-east-1\"\n    use_path_style = true\n    endpoints = {{\n      s3 = \"{endpoint}\"\n    }}\n  }}\n}}\n\nprovider \"aws\" {{\n  region              = \"{REGION}\"\n  allowed_account_ids = [\"{}\"]\n}}\n",
                 account(s)
             ),
-        ));
+        );
         let mut resources = Vec::with_capacity(FILES_PER_STACK * QUEUES_PER_FILE);
-        for f in 0..FILES_PER_STACK - 1 {
-            let mut text = String::new();
+        for f in 0..FILES_PER_STACK {
+            // The first file holds the backend and the provider too.
+            let mut text = if f == 0 { std::mem::take(&mut main.1) + "\n" } else { String::new() };
             for q in 0..QUEUES_PER_FILE {
                 let name = format!("s{s:02}-f{f:03}-q{q:02}");
                 text.push_str(&format!(
@@ -74,7 +75,8 @@ fn monorepo(bucket: &str, endpoint: &str) -> (Texts, Texts) {
                         "tags": {"Team": "platform"}, "tags_all": {"Team": "platform"}}}]
                 }));
             }
-            files.push((format!("{dir}/queues_{f:03}.tf"), text));
+            let path = if f == 0 { main.0.clone() } else { format!("{dir}/queues_{f:03}.tf") };
+            files.push((path, text));
         }
         let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": format!("s{s}"),
                            "outputs": {}, "resources": resources});
@@ -85,7 +87,7 @@ fn monorepo(bucket: &str, endpoint: &str) -> (Texts, Texts) {
 
 fn record(i: usize, now: DateTime<Utc>) -> Value {
     let stack = i % STACKS;
-    let (file, queue) = ((i / STACKS) % (FILES_PER_STACK - 1), (i * 7) % QUEUES_PER_FILE);
+    let (file, queue) = ((i / STACKS) % FILES_PER_STACK, (i * 7) % QUEUES_PER_FILE);
     json!({
         "eventVersion": "1.09",
         "userIdentity": {"type": "IAMUser", "principalId": "AIDABENCH",
@@ -153,7 +155,7 @@ async fn main() {
     println!(
         "generated: {STACKS} stacks, {} files, {} queues, states {:.1} MB in S3 (moto)",
         files.len(),
-        STACKS * (FILES_PER_STACK - 1) * QUEUES_PER_FILE,
+        STACKS * FILES_PER_STACK * QUEUES_PER_FILE,
         state_bytes as f64 / 1e6
     );
 

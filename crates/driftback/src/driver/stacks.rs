@@ -364,7 +364,7 @@ impl Stacks {
             workspace: workspace.to_string(),
             state_version: Some(held.read.version.to_string()),
         };
-        let built = Workspace::of_stack(config, &self.dir, repo, held.read.state.clone(), scope)?;
+        let built = Workspace::of_stack(config, &self.dir, repo, Arc::clone(&held.read.state), scope)?;
         if let Some(h) = self.held.get_mut(&key) {
             h.built = Some(built.clone());
         }

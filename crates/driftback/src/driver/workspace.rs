@@ -3,6 +3,7 @@
 //! ownership policy and the recipe catalogs.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
@@ -19,8 +20,9 @@ use crate::config::Config;
 pub struct Workspace {
     /// The configuration as it stands before this run's patches (eval applies its patches here).
     pub repo: Repo,
-    /// The state before the drift; resources adopted in this run are added to it.
-    pub state: State,
+    /// The state before the drift; resources adopted in this run are added to it (copied on that
+    /// first write: a workspace is cloned per change set, and its state is shared until then).
+    pub state: Arc<State>,
     pub policy: Policy,
     /// Why change sets cannot be located in this workspace (no repository given), when they cannot:
     /// they are decided on their calls alone.
@@ -49,7 +51,7 @@ impl Workspace {
         let policy_file = on_disk.strip_prefix(dir).ok().map(|rel| (on_disk.clone(), rel.to_path_buf()));
         Ok(Workspace {
             repo,
-            state: read_state(&state_path)?,
+            state: Arc::new(read_state(&state_path)?),
             policy: load_policy(config, dir)?,
             unlocated: None,
             schema,
@@ -61,7 +63,13 @@ impl Workspace {
 
     /// One workspace of one stack of the repository in `dir`: `repo` is its root module (with the
     /// workspace's variable files set), `state` the workspace's state as read, `scope` which it is.
-    pub fn of_stack(config: &Config, dir: &Path, repo: Repo, state: State, scope: Scope) -> anyhow::Result<Workspace> {
+    pub fn of_stack(
+        config: &Config,
+        dir: &Path,
+        repo: Repo,
+        state: Arc<State>,
+        scope: Scope,
+    ) -> anyhow::Result<Workspace> {
         let schema = provider_schema(&repo, &dir.join(repo.root_dir()))?;
         let on_disk = policy_path(config, dir);
         let policy_file = on_disk.strip_prefix(dir).ok().map(|rel| (on_disk.clone(), rel.to_path_buf()));
@@ -81,7 +89,7 @@ impl Workspace {
     pub fn unlocated(policy: Policy, reason: &str) -> anyhow::Result<Workspace> {
         Ok(Workspace {
             repo: Repo::default(),
-            state: State::default(),
+            state: Arc::default(),
             policy,
             unlocated: Some(reason.to_string()),
             schema: Schema::newest().context("loading the bundled AWS provider schema")?,

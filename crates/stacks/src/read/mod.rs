@@ -11,6 +11,7 @@ pub mod s3;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -24,7 +25,8 @@ use crate::location::Location;
 /// A state as read, with what identifies its version.
 #[derive(Debug, Clone)]
 pub struct StateRead {
-    pub state: State,
+    /// Shared: the index and the workspaces built on it hold the one parsed copy.
+    pub state: Arc<State>,
     pub version: StateVersion,
     /// The serial and lineage the state records (a `show -json` export has neither).
     pub serial: Option<u64>,
@@ -199,7 +201,7 @@ pub fn parse_state(bytes: &[u8], origin: &str) -> Result<StateRead, ReadError> {
     })?;
     if looks_like_show_json(text) {
         return Ok(StateRead {
-            state: parse_show_json(text, origin)?,
+            state: Arc::new(parse_show_json(text, origin)?),
             version: StateVersion::Digest(digest(bytes)),
             serial: None,
             lineage: None,
@@ -229,7 +231,7 @@ pub fn parse_state(bytes: &[u8], origin: &str) -> Result<StateRead, ReadError> {
         _ => StateVersion::Digest(digest(bytes)),
     };
     Ok(StateRead {
-        state,
+        state: Arc::new(state),
         version,
         serial: header.serial,
         lineage: header.lineage,
