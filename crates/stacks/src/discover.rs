@@ -89,6 +89,12 @@ const SECRET_SETTINGS: &[&str] = &["access_key", "secret_key", "token", "sse_cus
 /// Read the repository under `root`: every `.tf`, `.tfvars` and partial backend file, and the
 /// names of all other files. Hidden directories (`.git`, `.terraform`) are skipped.
 pub fn scan(root: &Path, configured: &[StackConfig]) -> Result<Tree, StackError> {
+    scan_again(root, configured, None)
+}
+
+/// [`scan`] again after the repository moved (a new commit): files whose text is what `previous`
+/// read keep their parse, so only what changed is parsed.
+pub fn scan_again(root: &Path, configured: &[StackConfig], previous: Option<&Tree>) -> Result<Tree, StackError> {
     let mut sources = BTreeMap::new();
     let mut tree = Tree::default();
     let mut pending = vec![PathBuf::new()];
@@ -126,7 +132,10 @@ pub fn scan(root: &Path, configured: &[StackConfig]) -> Result<Tree, StackError>
             }
         }
     }
-    tree.repo = Repo::from_files(sources);
+    tree.repo = match previous {
+        Some(previous) => previous.repo.with_texts(sources),
+        None => Repo::from_files(sources),
+    };
     Ok(tree)
 }
 

@@ -16,7 +16,7 @@ pub mod read;
 pub mod settings;
 
 pub use config::{StackConfig, WorkspaceConfig};
-pub use discover::{Discovery, Stack, Tree, Workspace, discover, scan};
+pub use discover::{Discovery, Stack, Tree, Workspace, discover, scan, scan_again};
 pub use index::{Index, Lookup, Managed, Query};
 pub use location::{HcpLocation, Location, S3Location, locate};
 pub use placement::{Placement, provider_placements};

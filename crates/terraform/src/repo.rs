@@ -258,6 +258,21 @@ impl Repo {
         out
     }
 
+    /// This repository's files replaced by `files` (another commit's): a file whose text did not
+    /// change keeps its parse, so reading a new commit costs what changed.
+    pub fn with_texts(&self, files: BTreeMap<PathBuf, String>) -> Repo {
+        let mut out = Repo { root: self.root.clone(), ..Repo::default() };
+        for (path, text) in files {
+            let file = match self.files.get(&path) {
+                Some(old) if old.text == text => SourceFile { text, ..old.clone() },
+                _ => SourceFile::parse(&path, text),
+            };
+            out.insert_parsed(path, file);
+        }
+        out.rebuild_all();
+        out
+    }
+
     /// Other file texts (another commit's, an open pull request's branch) read as this repository
     /// is: the same root module and workspace. A workspace whose variable files are not among
     /// `files` is evaluated as `default`.

@@ -139,3 +139,20 @@ fn a_root_module_taken_from_the_whole_repository_holds_its_files_and_modules_onl
     assert_eq!(effective_config(&prod, &queue), effective_config(&loaded, &queue));
     assert!(prod.diagnostics().is_empty());
 }
+
+#[test]
+fn reading_a_new_commit_parses_only_the_files_that_changed() {
+    let dir = monorepo();
+    let before = Repo::load_root_module(dir.path(), Path::new("envs/prod")).unwrap();
+    let mut texts: std::collections::BTreeMap<PathBuf, String> =
+        before.files().map(|(p, t)| (p.clone(), t.to_string())).collect();
+    texts.insert(PathBuf::from("envs/prod/terraform.tfvars"), "jobs_timeout = 75\n".into());
+    let after = before.with_texts(texts);
+    let same = Path::new("modules/queue/main.tf");
+    assert!(std::ptr::eq(before.body(same).unwrap(), after.body(same).unwrap()), "an unchanged file keeps its parse");
+    let changed = Path::new("envs/prod/terraform.tfvars");
+    assert!(!std::ptr::eq(before.body(changed).unwrap(), after.body(changed).unwrap()));
+    assert_eq!(after.root_dir(), Path::new("envs/prod"));
+    let queue = effective_config(&after, &Address::parse("module.jobs.aws_sqs_queue.this").unwrap()).unwrap();
+    assert_eq!(queue["visibility_timeout_seconds"], 75);
+}

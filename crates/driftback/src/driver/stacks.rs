@@ -20,7 +20,7 @@ use driftback_stacks::discover::inferred_workspace;
 use driftback_stacks::placement::arn_placement;
 use driftback_stacks::{
     Discovery, Index, Location, Lookup, Placement, Query, Readers, Stack, StackConfig, StateRead, StateReader, Tree,
-    discover, locate, provider_placements, scan,
+    discover, locate, provider_placements, scan_again,
 };
 
 use super::outcome::Scope;
@@ -64,6 +64,8 @@ pub struct Stacks {
     /// Where each workspace's provider configurations point (the account, when the provider does
     /// not say, is the one most of its state's ARNs name): where it can make a new resource.
     homes: BTreeMap<(String, String), Vec<Placement>>,
+    /// The provider placements each workspace was indexed with.
+    providers: BTreeMap<(String, String), BTreeMap<String, Placement>>,
 }
 
 /// What a refresh did, for the log and benchmarks.
@@ -90,6 +92,7 @@ impl Stacks {
             unreadable: BTreeMap::new(),
             index: Index::new(),
             homes: BTreeMap::new(),
+            providers: BTreeMap::new(),
         }
     }
 
@@ -155,6 +158,7 @@ impl Stacks {
                     self.held.remove(&key);
                     self.index.remove(&key.0, &key.1);
                     self.homes.remove(&key);
+                    self.providers.remove(&key);
                 }
             }
         }
@@ -163,6 +167,7 @@ impl Stacks {
             self.held.remove(&key);
             self.index.remove(&key.0, &key.1);
             self.homes.remove(&key);
+            self.providers.remove(&key);
         }
         Ok(done)
     }
@@ -172,7 +177,10 @@ impl Stacks {
     /// and every workspace is built again from the new code.
     async fn rescan(&mut self) -> anyhow::Result<()> {
         let (dir, configured) = (self.dir.clone(), self.configured.clone());
-        let tree = tokio::task::spawn_blocking(move || scan(&dir, &configured))
+        // Files whose text did not change keep their parse (an emptied tree on failure only means
+        // the next scan parses everything).
+        let previous = std::mem::take(&mut self.tree);
+        let tree = tokio::task::spawn_blocking(move || scan_again(&dir, &configured, Some(&previous)))
             .await
             .context("scanning the repository for stacks")??;
         let mut found = discover(&tree, &self.configured);
@@ -201,10 +209,20 @@ impl Stacks {
         self.tree = tree;
         self.found = found;
         self.unreadable.clear();
+        // A state is indexed again only when where its providers point changed.
         let held: Vec<((String, String), Arc<StateRead>)> =
             self.held.iter().map(|(k, h)| (k.clone(), h.read.clone())).collect();
         for (key, read) in held {
-            self.index_workspace(&key, &read);
+            let Some(stack) = self.found.stacks.iter().find(|s| s.name == key.0) else {
+                self.held.remove(&key);
+                self.index.remove(&key.0, &key.1);
+                self.homes.remove(&key);
+                self.providers.remove(&key);
+                continue;
+            };
+            if self.providers.get(&key) != Some(&provider_placements(&self.tree.repo, stack, &key.1)) {
+                self.index_workspace(&key, &read);
+            }
         }
         for h in self.held.values_mut() {
             h.built = None;
@@ -223,6 +241,7 @@ impl Stacks {
             .map(|p| Placement { account: p.account.clone().or_else(|| usual.clone()), region: p.region.clone() })
             .collect();
         self.homes.insert(key.clone(), homes);
+        self.providers.insert(key.clone(), providers);
     }
 
     /// Where `change_set` goes: the workspace whose state manages its resource (narrowed by the
@@ -694,6 +713,19 @@ mod tests {
         // A new base commit: the stacks are found again, the states are not read again.
         let rebased = stacks.refresh("base-2").await.unwrap();
         assert_eq!(rebased, Refreshed { rescanned: true, workspaces: 4, read: 0 });
+        // A commit moves staging's provider to another region: a queue made there now has a home.
+        let far = sqs(APP, "eu-north-1", "CreateQueue", "far-q");
+        assert!(matches!(stacks.route(&far), Route::Nowhere(_)));
+        write(dir.path(), "app/staging.tfvars", "region = \"eu-north-1\"\n");
+        let moved = stacks.refresh("base-3").await.unwrap();
+        assert_eq!(moved, Refreshed { rescanned: true, workspaces: 4, read: 0 });
+        let route = stacks.route(&far);
+        assert!(
+            matches!(&route, Route::Adopt { stack, workspace, .. } if stack == "app" && workspace == "staging"),
+            "{route:?}"
+        );
+        let workspace = stacks.workspace(&Config::default(), "app", "staging").unwrap();
+        assert_eq!(workspace.repo.text(Path::new("app/staging.tfvars")), Some("region = \"eu-north-1\"\n"));
     }
 
     #[tokio::test]
