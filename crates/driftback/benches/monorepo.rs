@@ -11,10 +11,8 @@
 //! The first change set is cold: the daemon discovers the stacks and reads every state then. The
 //! daemon's peak memory is its VmHWM.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::io::BufReader;
+use std::time::Duration;
 
 use aws_sdk_s3::primitives::ByteStream;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -23,7 +21,6 @@ use serde_json::{Value, json};
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 const STACKS: usize = 20;
 const FILES_PER_STACK: usize = 100;
 const QUEUES_PER_FILE: usize = 25;
@@ -106,11 +103,6 @@ fn record(i: usize, now: DateTime<Utc>) -> Value {
     })
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
-}
-
 fn peak_rss_mb(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let kb: f64 = status
@@ -120,18 +112,6 @@ fn peak_rss_mb(pid: u32) -> f64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0.0);
     kb / 1024.0
-}
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn count_branches(remote: &Path) -> usize {
-    support::git(remote, &["for-each-ref", "--format=%(refname)", "refs/heads/driftback/"]).lines().count()
 }
 
 #[tokio::main]
@@ -167,65 +147,23 @@ async fn main() {
 
     let port = support::free_port();
     let log_path = root.path().join("serve.log");
-    let daemon = Killed(
-        Command::new(BIN)
-            .arg("serve")
-            .env("DRIFTBACK_FEED__QUEUE_URL", &queue_url)
-            .env("DRIFTBACK_FEED__ENDPOINT_URL", &endpoint)
-            .env("DRIFTBACK_FEED__REGION", "us-east-1")
-            .env("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0")
-            .env("DRIFTBACK_SERVE__REPO_URL", &remote)
-            .env("DRIFTBACK_SERVE__WORKDIR", root.path().join("work"))
-            .env("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{port}"))
-            .env("DRIFTBACK_BACKFILL__ON_START", "false")
-            .env("DRIFTBACK_PUBLISH__MODE", "push")
-            .env("DRIFTBACK_LOG", "info")
-            .env("DRIFTBACK_LOG_FORMAT", "json")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log_path).unwrap())
-            .spawn()
-            .unwrap(),
-    );
+    let daemon =
+        support::bench_daemon(&endpoint, &queue_url, &remote, &root.path().join("work"), port, &log_path).await;
     let pid = daemon.0.id();
-    let ready = Instant::now();
-    while !matches!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await, Ok(r) if r.status().is_success())
-    {
-        assert!(
-            ready.elapsed() < Duration::from_secs(60),
-            "not ready: {}",
-            std::fs::read_to_string(&log_path).unwrap()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 
     let mut latencies = Vec::with_capacity(samples);
     let mut log = BufReader::new(std::fs::File::open(&log_path).unwrap());
-    let mut line = String::new();
     for i in 0..samples {
         let sent = Utc::now();
         let detail = record(i, sent).to_string();
         let entry = json!({"Source": "aws.sqs", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
         support::eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let done_at = loop {
-            line.clear();
-            if log.read_line(&mut line).unwrap() == 0 {
-                assert!(Instant::now() < deadline, "sample {i} not reconciled within 120 s");
-                tokio::time::sleep(Duration::from_millis(2)).await;
-                continue;
-            }
-            let Ok(entry) = serde_json::from_str::<Value>(line.trim()) else { continue };
-            if entry["message"] == "change set reconciled" {
-                assert_eq!(entry["outcome"], "reconciled", "{entry}");
-                let at: DateTime<Utc> = entry["timestamp"].as_str().unwrap().parse().unwrap();
-                break at;
-            }
-        };
+        let done_at = support::next_reconciled(&mut log, Duration::from_secs(120)).await;
         latencies.push((done_at - sent).num_microseconds().unwrap() as f64 / 1000.0);
     }
     let peak = peak_rss_mb(pid);
     drop(daemon);
-    let branches = count_branches(&remote);
+    let branches = support::remote_branches(&remote).len();
     let cold = latencies[0];
     let mut warm = latencies[1..].to_vec();
     warm.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -233,8 +171,8 @@ async fn main() {
     println!("  first change set (cold: discovery, every state read): {cold:.0} ms");
     println!(
         "  after it: p50 {:.0} ms   p90 {:.0} ms   max {:.0} ms",
-        percentile(&warm, 50.0),
-        percentile(&warm, 90.0),
+        support::percentile(&warm, 50.0),
+        support::percentile(&warm, 90.0),
         warm[warm.len() - 1]
     );
     println!("  daemon peak memory (VmHWM): {peak:.0} MB");

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 mod support;
 use support::{
     Daemon, bare_remote_with, eventbridge, eventbridge_entries, free_port, git, gzip, moto_endpoint, queue_arn,
-    queue_messages, remote_branches, route_cloudtrail_to_queue, s3_client, sqs_client, trail_bucket, wait_for,
+    queue_messages, remote_branches, route_cloudtrail_to_queue, s3_client, sqs_client, trail_bucket, trail_daemon_env,
+    wait_for,
 };
 
 const APP_ACCOUNT: &str = "111111111111";
@@ -267,24 +268,9 @@ settings = {{ endpoints = {{ s3 = "{endpoint}" }} }}
 
     let listen = format!("127.0.0.1:{}", free_port());
     let workdir = root.path().join("work");
-    let envs = vec![
-        ("DRIFTBACK_CONFIG", config.display().to_string()),
-        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
-        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
-        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
-        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
-        ("DRIFTBACK_FEED__CARRIES", "both".to_string()),
-        ("DRIFTBACK_FEED__TRAIL_BUCKETS", trail.clone()),
-        ("DRIFTBACK_FEED__S3_ENDPOINT_URL", endpoint.clone()),
-        ("DRIFTBACK_FEED__S3_FORCE_PATH_STYLE", "true".to_string()),
-        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
-        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
-        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
-        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
-        ("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "1".to_string()),
-        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
-        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
-    ];
+    let mut envs = trail_daemon_env(&endpoint, &queue_url, &trail, &remote, &workdir, &listen);
+    envs.push(("DRIFTBACK_CONFIG", config.display().to_string()));
+    envs.push(("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "1".to_string()));
     let mut daemon = Daemon::start(root.path(), &envs, 1);
     wait_for("three branches and an empty queue", &mut daemon, async || {
         remote_branches(&remote).len() >= 3 && queue_messages(&sqs, &queue_url).await == 0

@@ -13,7 +13,7 @@ mod support;
 use support::{
     Daemon, bare_remote, demo_records, eventbridge, eventbridge_entries, free_port, git, gzip, moto_endpoint,
     queue_arn, queue_messages, remote_branches, route_cloudtrail_to_queue, s3_client, sqs_client, trail_bucket,
-    wait_for,
+    trail_daemon_env, wait_for,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,22 +51,7 @@ async fn serve_reads_the_organisation_trail_and_the_eventbridge_feed_recording_e
 
     let listen = format!("127.0.0.1:{}", free_port());
     let workdir = root.path().join("work");
-    let envs = vec![
-        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
-        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
-        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
-        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
-        ("DRIFTBACK_FEED__CARRIES", "both".to_string()),
-        ("DRIFTBACK_FEED__TRAIL_BUCKETS", bucket.clone()),
-        ("DRIFTBACK_FEED__S3_ENDPOINT_URL", endpoint.clone()),
-        ("DRIFTBACK_FEED__S3_FORCE_PATH_STYLE", "true".to_string()),
-        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
-        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
-        ("DRIFTBACK_SERVE__LISTEN", listen.clone()),
-        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
-        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
-        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
-    ];
+    let envs = trail_daemon_env(&endpoint, &queue_url, &bucket, &remote, &workdir, &listen);
     let mut daemon = Daemon::start(root.path(), &envs, 1);
     wait_for("three branches and an empty queue", &mut daemon, async || {
         remote_branches(&remote).len() >= 3 && queue_messages(&sqs, &queue_url).await == 0

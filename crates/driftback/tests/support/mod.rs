@@ -267,3 +267,112 @@ pub fn eventbridge_entries(records: &[Value]) -> Value {
         .collect();
     json!({ "Entries": entries })
 }
+
+/// The environment of a daemon that reads `queue_url` on moto at `endpoint` (EventBridge envelopes
+/// and the trail bucket's notifications, `[feed] carries = "both"`), fetches trail log files from
+/// `trail_bucket`, and pushes its branches to `remote` from a clone in `workdir`; `/healthz` and
+/// the rest on `listen`. Tests add what is theirs.
+pub fn trail_daemon_env(
+    endpoint: &str,
+    queue_url: &str,
+    trail_bucket: &str,
+    remote: &Path,
+    workdir: &Path,
+    listen: &str,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.to_string()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.to_string()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".to_string()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".to_string()),
+        ("DRIFTBACK_FEED__CARRIES", "both".to_string()),
+        ("DRIFTBACK_FEED__TRAIL_BUCKETS", trail_bucket.to_string()),
+        ("DRIFTBACK_FEED__S3_ENDPOINT_URL", endpoint.to_string()),
+        ("DRIFTBACK_FEED__S3_FORCE_PATH_STYLE", "true".to_string()),
+        ("DRIFTBACK_SERVE__REPO_URL", remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", listen.to_string()),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".to_string()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".to_string()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".to_string()),
+    ]
+}
+
+/// The nearest p-th percentile (by rank) of `sorted`.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// A child process killed when dropped (the benches' daemon).
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `driftback serve` for a latency bench: the EventBridge feed on `queue_url` with a zero quiet
+/// window, pushing to `remote`, JSON logs to `log`, ready on `port` when this returns.
+pub async fn bench_daemon(
+    endpoint: &str,
+    queue_url: &str,
+    remote: &Path,
+    workdir: &Path,
+    port: u16,
+    log: &Path,
+) -> Killed {
+    let daemon = Killed(
+        Command::new(env!("CARGO_BIN_EXE_driftback"))
+            .arg("serve")
+            .env("DRIFTBACK_FEED__QUEUE_URL", queue_url)
+            .env("DRIFTBACK_FEED__ENDPOINT_URL", endpoint)
+            .env("DRIFTBACK_FEED__REGION", "us-east-1")
+            .env("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0")
+            .env("DRIFTBACK_SERVE__REPO_URL", remote)
+            .env("DRIFTBACK_SERVE__WORKDIR", workdir)
+            .env("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{port}"))
+            .env("DRIFTBACK_BACKFILL__ON_START", "false")
+            .env("DRIFTBACK_PUBLISH__MODE", "push")
+            .env("DRIFTBACK_LOG", "info")
+            .env("DRIFTBACK_LOG_FORMAT", "json")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let http = reqwest::Client::new();
+    let ready = Instant::now();
+    while !matches!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await, Ok(r) if r.status().is_success())
+    {
+        assert!(ready.elapsed() < Duration::from_secs(60), "not ready: {}", std::fs::read_to_string(log).unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    daemon
+}
+
+/// The time of the daemon's next "change set reconciled" JSON log line read from `log` (which
+/// must say `reconciled`), waiting at most `within`.
+pub async fn next_reconciled(
+    log: &mut std::io::BufReader<std::fs::File>,
+    within: Duration,
+) -> chrono::DateTime<chrono::Utc> {
+    use std::io::BufRead;
+    let deadline = Instant::now() + within;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if log.read_line(&mut line).unwrap() == 0 {
+            assert!(Instant::now() < deadline, "nothing reconciled within {within:?}");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            continue;
+        }
+        let Ok(entry) = serde_json::from_str::<Value>(line.trim()) else { continue };
+        if entry["message"] == "change set reconciled" {
+            assert_eq!(entry["outcome"], "reconciled", "{entry}");
+            return entry["timestamp"].as_str().unwrap().parse().unwrap();
+        }
+    }
+}
