@@ -32,6 +32,15 @@ pub struct PullRequestChange {
     pub head_sha: String,
     pub merge_commit_sha: Option<String>,
     pub merged_at: Option<String>,
+    /// Who merged it, when it was merged.
+    #[serde(default)]
+    pub merged_by: Option<String>,
+    /// Whether it is (still) a draft.
+    #[serde(default)]
+    pub draft: bool,
+    /// Its description: a held draft's carries the resource's escalation marker and its change set.
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 impl From<&PullRequest> for PullRequestChange {
@@ -44,6 +53,9 @@ impl From<&PullRequest> for PullRequestChange {
             head_sha: pr.head.sha.clone(),
             merge_commit_sha: pr.merge_commit_sha.clone(),
             merged_at: pr.merged_at.clone(),
+            merged_by: pr.merged_by.as_ref().map(|u| u.login.clone()),
+            draft: pr.draft,
+            body: pr.body.clone(),
         }
     }
 }
