@@ -103,6 +103,9 @@ pub fn verify(secret: &Secret, body: &[u8], header: &str) -> bool {
 struct Delivery {
     action: String,
     pull_request: PullRequest,
+    /// Who did what the delivery reports (GitHub sends it with every event).
+    #[serde(default)]
+    sender: Option<User>,
 }
 
 async fn deliver<S: PullRequestEvents>(
@@ -131,7 +134,10 @@ async fn deliver<S: PullRequestEvents>(
     if !matches!(delivery.action.as_str(), "closed" | "reopened") {
         return (StatusCode::ACCEPTED, format!("ignored action {:?}\n", delivery.action));
     }
-    let change = PullRequestChange::from(&delivery.pull_request);
+    let mut change = PullRequestChange::from(&delivery.pull_request);
+    if change.state == PullRequestState::Merged && change.merged_by.is_none() {
+        change.merged_by = delivery.sender.map(|s| s.login);
+    }
     let (number, state) = (change.number, change.state);
     match hook.sink.record(change).await {
         Ok(()) => {
