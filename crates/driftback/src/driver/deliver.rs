@@ -285,10 +285,10 @@ impl Deliverer {
                     Some((number, url, _)) => format!("pull request #{number} ({url})"),
                     None => format!("the branch `{}`", delivered.branch),
                 };
-                format!("A later change to the fields this issue waits on was written into the code by {by}; closing.")
+                format!("A later change to the fields waiting here was written into the code by {by}; closing.")
             }
-            None => "The fields this issue waits on are back to what the code says (a later change set found \
-                     nothing to write); closing."
+            None => "The fields waiting here are back to what the code says (a later change set found nothing \
+                     to write); closing."
                 .to_string(),
         };
         let closed = p
