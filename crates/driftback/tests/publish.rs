@@ -550,12 +550,53 @@ async fn a_writable_held_edit_is_a_draft_pull_request_updated_per_resource_and_a
     assert!(issues[0]["body"].as_str().unwrap().starts_with("<!-- driftback:escalation aws_sqs_queue.jobs -->"));
     let queue_drafts = server.inner.lock().unwrap().pulls.iter().filter(|p| p["draft"] == true).count();
     assert_eq!(queue_drafts, 1, "only the security group's draft");
-    assert!(
-        git(&origin, &["branch", "--list", "driftback/aws_sqs_queue.jobs-*"]).is_empty() || {
-            // The demo's own queue change may be reconciled; nothing of the redacted value is pushed.
-            let branches =
-                git(&origin, &["branch", "--list", "driftback/aws_sqs_queue.jobs-*", "--format=%(refname:short)"]);
-            branches.lines().all(|b| !git(&origin, &["show", &format!("{b}:main.tf")]).contains("HIDDEN"))
-        }
-    );
+    // Nothing of the redacted value is pushed anywhere.
+    let branches = git(&origin, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
+    assert!(branches.lines().all(|b| !git(&origin, &["show", &format!("{b}:main.tf")]).contains("HIDDEN")));
+
+    // Raised to 600: writable, so a held draft for the queue beside its issue. Set back to 30: the
+    // drifted value returned, and both are closed (the draft without merging).
+    let queue = |id: &str, time: &str, timeout: &str| {
+        let mut record = demo["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
+            .unwrap()
+            .clone();
+        record["eventID"] = id.into();
+        record["eventTime"] = time.into();
+        record["requestParameters"]["attributes"]["VisibilityTimeout"] = timeout.into();
+        let file = dir.path().join(format!("{id}.json"));
+        std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
+        file
+    };
+    let (ok, text) = run(queue("3f0c1d2e-0000-4000-8000-000000000301", "2024-05-04T10:00:00Z", "600")).await.unwrap();
+    assert!(ok && text.contains("escalated: 1"), "{text}");
+    let queue_draft = server.inner.lock().unwrap().pulls.last().unwrap().clone();
+    assert_eq!(queue_draft["draft"], true, "{queue_draft}");
+    assert!(queue_draft["body"].as_str().unwrap().starts_with("<!-- driftback:escalation aws_sqs_queue.jobs -->"));
+    let (ok, text) = run(queue("3f0c1d2e-0000-4000-8000-000000000302", "2024-05-04T11:00:00Z", "30")).await.unwrap();
+    assert!(ok && text.contains("escalated: 0"), "{text}");
+    let state_of = |number: &serde_json::Value| {
+        let inner = server.inner.lock().unwrap();
+        inner.issues.iter().chain(&inner.pulls).find(|t| t["number"] == *number).unwrap()["state"].clone()
+    };
+    assert_eq!(state_of(&queue_draft["number"]), "closed", "{text}");
+    // The redacted change set could not be planned: its issue names no field, so only a person
+    // closes it (docs/publishing.md).
+    assert_eq!(marker_fields_of(&issues[0]), Vec::<String>::new(), "{}", issues[0]["body"]);
+    assert_eq!(state_of(&issues[0]["number"]), "open", "{text}");
+    let merged =
+        server.inner.lock().unwrap().pulls.iter().find(|p| p["number"] == queue_draft["number"]).unwrap()["merged"]
+            .clone();
+    assert_eq!(merged, false);
+    assert_eq!(state_of(&serde_json::json!(number)), "open", "the security group's draft still waits");
+    let comments = server.inner.lock().unwrap().comments.clone();
+    assert!(comments.iter().any(|(n, c)| queue_draft["number"] == *n && c.contains("back to what the code says")));
+}
+
+/// The fields an escalation thread's body says it waits on.
+fn marker_fields_of(thread: &serde_json::Value) -> Vec<String> {
+    driftback_publish::issues::marker_fields(thread["body"].as_str().unwrap_or_default())
 }
