@@ -209,6 +209,11 @@ pub struct PublishConfig {
     /// With `pull-request`: publish escalations and reverts as one GitHub issue per resource
     /// (closed when a later change on the resource is written into the code).
     pub escalation_issues: bool,
+    /// With escalation issues on: a decision that waits whose held edit can be written (it passes
+    /// the checks a reconciled patch passes) is published as a draft pull request holding that
+    /// edit instead of an issue, so accepting is marking it ready and merging. `false`: always an
+    /// issue (for repositories where a pushed branch starts pipelines, or drafts are unwanted).
+    pub escalation_drafts: bool,
 }
 
 /// `[notify]`: escalations and reverts posted to a chat or JSON webhook. See docs/publishing.md.
@@ -275,6 +280,7 @@ impl Default for PublishConfig {
             retry_delay_ms: 500,
             webhook_secret_env: "DRIFTBACK_WEBHOOK_SECRET".into(),
             escalation_issues: true,
+            escalation_drafts: true,
         }
     }
 }

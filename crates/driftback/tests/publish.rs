@@ -64,6 +64,7 @@ fn reconcile(events: &Path, repo: &Path, config: &Path, token: &str) -> (bool, S
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_resource() {
+    // Escalations as issues here (`escalation_drafts = false`); held drafts are the next test.
     let server = GitHubStandIn::start().await;
     let dir = tempfile::tempdir().unwrap();
     let (repo, origin) = repo_with_origin(dir.path());
@@ -71,7 +72,7 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     std::fs::write(
         &config,
         format!(
-            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nlabels = [\"drift\"]\nretry_delay_ms = 0\n",
+            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nlabels = [\"drift\"]\nretry_delay_ms = 0\nescalation_drafts = false\n",
             server.base_url
         ),
     )
@@ -369,7 +370,8 @@ async fn reconcile_queue_save(
     std::fs::write(
         &config,
         format!(
-            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nretry_delay_ms = 0\n",
+            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nretry_delay_ms = 0\n\
+             escalation_drafts = false\n",
             server.base_url
         ),
     )
@@ -440,4 +442,161 @@ async fn an_independent_held_field_is_split_from_the_written_ones_and_a_dependen
     assert!(issue.contains("| `visibility_timeout_seconds` | `30` | `10` |"), "{issue}");
     assert!(issue.contains("| `message_retention_seconds` |"), "{issue}");
     assert!(!issue.contains("split: "), "{issue}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writable_held_edit_is_a_draft_pull_request_updated_per_resource_and_a_redacted_one_an_issue() {
+    let server = GitHubStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, origin) = repo_with_origin(dir.path());
+    let config = dir.path().join("driftback.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nlabels = [\"drift\"]\nretry_delay_ms = 0\n",
+            server.base_url
+        ),
+    )
+    .unwrap();
+    let run = |events: PathBuf| {
+        let (repo, config) = (repo.clone(), config.clone());
+        tokio::task::spawn_blocking(move || reconcile(&events, &repo, &config, TOKEN))
+    };
+    let (ok, text) = run(demo_dir().join("events.json")).await.unwrap();
+    assert!(ok, "{text}");
+
+    // The world-open SSH rule waits for a person, and its edit can be written: a draft pull
+    // request holds it, on its own pushed branch; no issue.
+    assert!(server.inner.lock().unwrap().issues.is_empty(), "{:#?}", server.inner.lock().unwrap().issues);
+    let pulls = server.inner.lock().unwrap().pulls.clone();
+    let drafts: Vec<&serde_json::Value> = pulls.iter().filter(|p| p["draft"] == true).collect();
+    assert_eq!(drafts.len(), 1, "{pulls:#?}");
+    let draft = drafts[0].clone();
+    let number = draft["number"].as_u64().unwrap();
+    let head = draft["head"]["ref"].as_str().unwrap().to_string();
+    assert!(head.starts_with("driftback/aws_security_group.web-"), "same naming as reconciliations: {head}");
+    let posted = server.requests().into_iter().filter(|r| r.method == "POST" && r.path.ends_with("/pulls"));
+    assert!(posted.filter(|r| r.body["head"] == head.as_str()).all(|r| r.body["draft"] == true));
+    let body = draft["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- driftback:escalation aws_security_group.web -->"), "{body}");
+    assert!(body.contains("**Held for a person.**") && body.contains("`default:security-weakening`"), "{body}");
+    assert!(body.contains("## Timeline") && body.contains("## Who made the change"), "{body}");
+    let labels = server.inner.lock().unwrap().labels[&number].clone();
+    assert!(labels.contains(&"decision:escalate".to_string()) && labels.contains(&"drift".to_string()), "{labels:?}");
+    // Its diff is the held edit, shown in its body as well.
+    let diff = git(&origin, &["diff", &format!("main...{head}")]);
+    assert!(diff.contains("+  ingress {") && diff.contains("+    cidr_blocks = [\"0.0.0.0/0\"]"), "{diff}");
+    let accepting = &body[body.find("## What accepting would write").unwrap()..];
+    assert!(accepting.contains("+    cidr_blocks = [\"0.0.0.0/0\"]"), "{accepting}");
+    let message = git(&origin, &["log", "-1", "--format=%B", &head]);
+    assert!(message.contains("Held for a person") && message.contains("Drift-Decision: escalate"), "{message}");
+    let waiting = pending(&repo);
+    assert!(waiting.contains(&format!("[draft pull request #{number} opened: ")), "{waiting}");
+    // Reconciliations of other resources are ordinary pull requests.
+    assert!(pulls.iter().filter(|p| p["number"] != number).all(|p| p["draft"] == false));
+
+    // A later world-open rule on the same group: a new commit on the draft's branch, its body
+    // updated, a comment; no second draft, still no issue.
+    let demo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
+    let mut rdp = demo["Records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000005")
+        .unwrap()
+        .clone();
+    rdp["eventID"] = "3f0c1d2e-0000-4000-8000-000000000300".into();
+    rdp["eventTime"] = "2024-05-02T10:00:00Z".into();
+    rdp["requestParameters"]["ipPermissions"]["items"][0]["fromPort"] = 3389.into();
+    rdp["requestParameters"]["ipPermissions"]["items"][0]["toPort"] = 3389.into();
+    let rdp_file = dir.path().join("rdp.json");
+    std::fs::write(&rdp_file, serde_json::json!({"Records": [rdp]}).to_string()).unwrap();
+    let (ok, text) = run(rdp_file).await.unwrap();
+    assert!(ok, "{text}");
+    let after = server.inner.lock().unwrap().pulls.clone();
+    assert_eq!(after.len(), pulls.len(), "no new pull request: {after:#?}");
+    assert!(server.inner.lock().unwrap().issues.is_empty());
+    assert_eq!(git(&origin, &["rev-list", "--count", &format!("main..{head}")]), "2");
+    let code = git(&origin, &["show", &format!("{head}:main.tf")]);
+    assert!(code.contains("from_port   = 22") && code.contains("from_port   = 3389"), "{code}");
+    let draft = after.iter().find(|p| p["number"] == number).unwrap();
+    let body = draft["body"].as_str().unwrap();
+    // The latest change's story, and the diff of everything the draft holds.
+    assert!(body.contains("2024-05-02 10:00:00Z") && body.contains("from_port   = 3389"), "{body}");
+    assert!(body.contains("+    from_port   = 22\n"), "{body}");
+    assert!(!body.contains("terraform.tfstate"), "only Terraform files: {body}");
+    let comments = server.inner.lock().unwrap().comments.clone();
+    assert!(
+        comments
+            .iter()
+            .any(|(n, c)| *n == number && c.contains("A later change on") && c.contains("to this draft's branch")),
+        "{comments:?}"
+    );
+
+    // A held value CloudTrail redacted can never be written: an issue, not a draft.
+    std::fs::create_dir_all(repo.join(".driftback")).unwrap();
+    std::fs::write(
+        repo.join(".driftback/policy.toml"),
+        "[[rule]]\nname = \"queue-timeout-needs-a-person\"\nresource_type = \"aws_sqs_queue\"\n\
+         attribute = \"visibility_timeout_seconds\"\ndecision = \"escalate\"\n",
+    )
+    .unwrap();
+    let redacted = queue_save(dir.path(), serde_json::json!({"VisibilityTimeout": "HIDDEN_DUE_TO_SECURITY_REASONS"}));
+    let (ok, text) = run(redacted).await.unwrap();
+    assert!(ok && text.contains("escalated: 1"), "{text}");
+    let issues = server.inner.lock().unwrap().issues.clone();
+    assert_eq!(issues.len(), 1, "{text}");
+    assert!(issues[0]["body"].as_str().unwrap().starts_with("<!-- driftback:escalation aws_sqs_queue.jobs -->"));
+    let queue_drafts = server.inner.lock().unwrap().pulls.iter().filter(|p| p["draft"] == true).count();
+    assert_eq!(queue_drafts, 1, "only the security group's draft");
+    // Nothing of the redacted value is pushed anywhere.
+    let branches = git(&origin, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
+    assert!(branches.lines().all(|b| !git(&origin, &["show", &format!("{b}:main.tf")]).contains("HIDDEN")));
+
+    // Raised to 600: writable, so a held draft for the queue beside its issue. Set back to 30: the
+    // drifted value returned, and both are closed (the draft without merging).
+    let queue = |id: &str, time: &str, timeout: &str| {
+        let mut record = demo["Records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
+            .unwrap()
+            .clone();
+        record["eventID"] = id.into();
+        record["eventTime"] = time.into();
+        record["requestParameters"]["attributes"]["VisibilityTimeout"] = timeout.into();
+        let file = dir.path().join(format!("{id}.json"));
+        std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
+        file
+    };
+    let (ok, text) = run(queue("3f0c1d2e-0000-4000-8000-000000000301", "2024-05-04T10:00:00Z", "600")).await.unwrap();
+    assert!(ok && text.contains("escalated: 1"), "{text}");
+    let queue_draft = server.inner.lock().unwrap().pulls.last().unwrap().clone();
+    assert_eq!(queue_draft["draft"], true, "{queue_draft}");
+    assert!(queue_draft["body"].as_str().unwrap().starts_with("<!-- driftback:escalation aws_sqs_queue.jobs -->"));
+    let (ok, text) = run(queue("3f0c1d2e-0000-4000-8000-000000000302", "2024-05-04T11:00:00Z", "30")).await.unwrap();
+    assert!(ok && text.contains("escalated: 0"), "{text}");
+    let state_of = |number: &serde_json::Value| {
+        let inner = server.inner.lock().unwrap();
+        inner.issues.iter().chain(&inner.pulls).find(|t| t["number"] == *number).unwrap()["state"].clone()
+    };
+    assert_eq!(state_of(&queue_draft["number"]), "closed", "{text}");
+    // The redacted change set could not be planned: its issue names no field, so only a person
+    // closes it (docs/publishing.md).
+    assert_eq!(marker_fields_of(&issues[0]), Vec::<String>::new(), "{}", issues[0]["body"]);
+    assert_eq!(state_of(&issues[0]["number"]), "open", "{text}");
+    let merged =
+        server.inner.lock().unwrap().pulls.iter().find(|p| p["number"] == queue_draft["number"]).unwrap()["merged"]
+            .clone();
+    assert_eq!(merged, false);
+    assert_eq!(state_of(&serde_json::json!(number)), "open", "the security group's draft still waits");
+    let comments = server.inner.lock().unwrap().comments.clone();
+    assert!(comments.iter().any(|(n, c)| queue_draft["number"] == *n && c.contains("back to what the code says")));
+}
+
+/// The fields an escalation thread's body says it waits on.
+fn marker_fields_of(thread: &serde_json::Value) -> Vec<String> {
+    driftback_publish::issues::marker_fields(thread["body"].as_str().unwrap_or_default())
 }

@@ -221,6 +221,13 @@ async fn serve_reconciles_the_feed_survives_kill_9_and_duplicates_nothing() {
 /// The shared secret of the GitHub webhook in these tests.
 const WEBHOOK_SECRET: &str = "serve-test-webhook-secret";
 
+/// `driftback pending` on the daemon's clone (its embedded knowledge base).
+fn driftback_pending(workdir: &std::path::Path) -> String {
+    let out = Command::new(BIN).args(["pending", "--repo"]).arg(workdir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unparseable_messages_are_recorded_and_left_to_the_redrive_policy() {
     let Some(endpoint) = moto_endpoint("SQS tests") else { return };
@@ -593,7 +600,8 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
         ("DRIFTBACK_WEBHOOK_SECRET", WEBHOOK_SECRET.to_string()),
     ];
     let mut daemon = Daemon::start(root.path(), &envs, 1);
-    wait_for("three pull requests", &mut daemon, async || github.inner.lock().unwrap().pulls.len() >= 3).await;
+    // Three reconciliations and the security group's held draft.
+    wait_for("four pull requests", &mut daemon, async || github.inner.lock().unwrap().pulls.len() >= 4).await;
 
     let pulls = github.inner.lock().unwrap().pulls.clone();
     let heads = remote_branches(&remote);
@@ -601,7 +609,8 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     for pr in &pulls {
         let head = pr["head"]["ref"].as_str().unwrap();
         assert!(heads.iter().any(|h| h == head), "{head} was pushed");
-        assert!(pr["body"].as_str().unwrap().starts_with("<!-- driftback:resource "), "{pr}");
+        let marker = if pr["draft"] == true { "<!-- driftback:escalation " } else { "<!-- driftback:resource " };
+        assert!(pr["body"].as_str().unwrap().starts_with(marker), "{pr}");
         assert_eq!(pr["base"]["ref"], "main");
     }
     let web = pulls.iter().find(|p| p["head"]["ref"].as_str().unwrap().contains("aws_instance.web")).unwrap();
@@ -627,15 +636,26 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
     assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
 
-    // The world-open SSH rule waits for a person in an issue; people answer there.
-    wait_for("the escalation issue", &mut daemon, async || !github.inner.lock().unwrap().issues.is_empty()).await;
-    let issue = github.inner.lock().unwrap().issues[0].clone();
-    let issue_number = issue["number"].as_u64().unwrap();
+    // The world-open SSH rule waits for a person in a held draft pull request (its edit can be
+    // written); people answer there.
+    assert!(github.inner.lock().unwrap().issues.is_empty(), "a draft, not an issue");
+    let draft = pulls.iter().find(|p| p["draft"] == true).expect("the held draft").clone();
+    let draft_number = draft["number"].as_u64().unwrap();
+    let draft_head = draft["head"]["ref"].as_str().unwrap().to_string();
+    assert!(draft_head.contains("aws_security_group.web"), "{draft_head}");
     {
         let mut inner = github.inner.lock().unwrap();
         inner.permissions.insert("maria".into(), "write".into());
+        inner.permissions.insert("lead".into(), "admin".into());
         inner.permissions.insert("visitor".into(), "read".into());
     }
+    // A comment on a pull request, as GitHub delivers it: the thread is the pull request as an
+    // issue (with `pull_request`), its body the description at that moment.
+    let thread_of = |number: u64| -> Value {
+        let mut t = github.inner.lock().unwrap().pulls.iter().find(|p| p["number"] == number).unwrap().clone();
+        t["pull_request"] = json!({"url": t["url"].clone()});
+        t
+    };
     let say_on = |thread: &Value, user: &str, text: &str| {
         let body = json!({"action": "created", "issue": thread.clone(),
             "comment": {"id": 1, "body": text, "user": {"login": user, "type": "User"}},
@@ -649,29 +669,51 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
             .body(body)
             .send()
     };
-    let say = |user: &str, text: &str| say_on(&issue, user, text);
+    // GitHub's signed `pull_request` delivery for a merge by `user`.
+    let merged_by = async |number: u64, user: &str| {
+        github.mark_ready(number);
+        let merged = github.merge_by(number, user);
+        let body = json!({"action": "closed", "number": number, "pull_request": merged,
+                          "sender": {"login": user, "type": "User"}})
+        .to_string();
+        let signature =
+            driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
+        let answer = http
+            .post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
+            .header("X-GitHub-Event", "pull_request")
+            .header("X-Hub-Signature-256", signature)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
+    };
     let replies = |n: u64| -> Vec<String> {
         github.inner.lock().unwrap().comments.iter().filter(|(c, _)| *c == n).map(|(_, t)| t.clone()).collect()
     };
-    let change_set = issue["body"].as_str().unwrap().rsplit("Change set `").next().unwrap().split('`').next().unwrap();
+    let change_set_of = |thread: &Value| -> String {
+        thread["body"].as_str().unwrap().rsplit("Change set `").next().unwrap().split('`').next().unwrap().to_string()
+    };
+    let change_set = change_set_of(&draft);
+    let change_set = change_set.as_str();
     // A reader's accept is refused with a reply, and nothing is written.
     let pulls_before = github.inner.lock().unwrap().pulls.len();
-    assert_eq!(say("visitor", "/driftback accept").await.unwrap().status(), 200);
+    assert_eq!(say_on(&thread_of(draft_number), "visitor", "/driftback accept").await.unwrap().status(), 200);
     assert!(
-        replies(issue_number).last().unwrap().contains("only people with write access"),
+        replies(draft_number).last().unwrap().contains("only people with write access"),
         "{:?}",
-        replies(issue_number)
+        replies(draft_number)
     );
-    assert_eq!(github.inner.lock().unwrap().pulls.len(), pulls_before);
-    assert_eq!(say("maria", "/driftback explain").await.unwrap().status(), 200);
-    let explained = replies(issue_number).last().unwrap().clone();
+    assert_eq!(git(&remote, &["rev-list", "--count", &format!("main..{draft_head}")]).trim(), "1");
+    assert_eq!(say_on(&thread_of(draft_number), "maria", "/driftback explain").await.unwrap().status(), 200);
+    let explained = replies(draft_number).last().unwrap().clone();
     assert!(explained.contains("**escalate**"), "{explained}");
 
-    // A writer's accept codifies: the change set is driven again with her decision, its pull
-    // request opened through the normal delivery, the thread told where, and the issue closed.
-    // Codifying runs on its own (longer than GitHub waits for a delivery): its reply is the sign.
-    // The reply to an answer, among the comments made after `before` (a commit the answer pushes
-    // onto an open pull request is announced in the thread too, in either order).
+    // A writer's accept is obeyed on the draft: the change set is driven again with her decision
+    // and lands on the draft's branch (no new pull request), the thread says the draft is ready
+    // to be marked ready and merged. Codifying runs on its own (longer than GitHub waits for a
+    // delivery): its reply is the sign. The reply to an answer, among the comments made after
+    // `before` (a commit the answer pushes is announced in the thread too, in either order).
     let answered = async |thread: u64, before: usize, reply: &str| -> String {
         let start = Instant::now();
         loop {
@@ -682,30 +724,29 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     };
-    let before = replies(issue_number).len();
-    assert_eq!(say("maria", "Hotfix, keep it.\n/driftback accept").await.unwrap().status(), 200);
-    let accepted = answered(issue_number, before, "@maria accepted change set").await;
-    let pulls = github.inner.lock().unwrap().pulls.clone();
-    assert_eq!(pulls.len(), pulls_before + 1, "{:?}", replies(issue_number));
-    let sg_pr = pulls.last().unwrap();
-    let sg_head = sg_pr["head"]["ref"].as_str().unwrap();
-    assert!(sg_head.contains("aws_security_group.web"), "{sg_head}");
+    let before = replies(draft_number).len();
+    assert_eq!(
+        say_on(&thread_of(draft_number), "maria", "Hotfix, keep it.\n/driftback accept").await.unwrap().status(),
+        200
+    );
+    let accepted = answered(draft_number, before, "@maria accepted change set").await;
     assert!(
-        accepted.contains(&format!(
-            "pull request #{} opened: {}",
-            sg_pr["number"],
-            sg_pr["html_url"].as_str().unwrap()
-        )),
+        accepted.contains(&format!("pull request #{draft_number} updated"))
+            && accepted.contains("ready to be marked ready for review"),
         "{accepted}"
     );
-    let state =
-        github.inner.lock().unwrap().issues.iter().find(|i| i["number"] == issue_number).unwrap()["state"].clone();
-    assert_eq!(state, "closed");
-    let main_tf = git(&remote, &["show", &format!("{sg_head}:main.tf")]);
+    let pulls = github.inner.lock().unwrap().pulls.clone();
+    assert_eq!(pulls.len(), pulls_before, "{:?}", replies(draft_number));
+    assert_eq!(git(&remote, &["rev-list", "--count", &format!("main..{draft_head}")]).trim(), "2");
+    let main_tf = git(&remote, &["show", &format!("{draft_head}:main.tf")]);
     assert!(main_tf.contains("\"0.0.0.0/0\""), "{main_tf}");
-    let log = git(&remote, &["log", "-1", "--format=%B", sg_head]);
-    assert!(log.contains("Drift-Decision: reconcile"), "{log}");
-    assert!(sg_pr["body"].as_str().unwrap().contains("maria in #"), "{}", sg_pr["body"]);
+    let log = git(&remote, &["log", "-1", "--format=%B", &draft_head]);
+    assert!(log.contains("Drift-Decision: reconcile") && log.contains("maria in #"), "{log}");
+    // It is the resource's pull request now: no longer waiting, found as the resource's.
+    let sg_pr = pulls.iter().find(|p| p["number"] == draft_number).unwrap();
+    let body = sg_pr["body"].as_str().unwrap();
+    assert!(body.contains("<!-- driftback:resource aws_security_group.web -->"), "{body}");
+    assert!(!body.contains("<!-- driftback:escalation "), "{body}");
     // Who decided is in the audit log: her answer, and the reconciliation under the rule `person`.
     let decisions = store.decisions(change_set).await.unwrap();
     let by_person = decisions.iter().find(|d| d.decision.kind == "person-accept").expect("the answer is recorded");
@@ -714,6 +755,61 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     assert_eq!(redriven.decision.rule.as_deref(), Some("person"));
     assert!(!decisions.iter().any(|d| d.decision.evidence["by"] == "visitor"), "a reader is never obeyed");
     assert_eq!(store.change_set(change_set).await.unwrap().unwrap().status, "reconciled");
+    assert_eq!(store.open_pull_request("aws_security_group.web").await.unwrap().map(|p| p.number), Some(draft_number));
+    merged_by(draft_number, "maria").await;
+    assert!(store.open_pull_request("aws_security_group.web").await.unwrap().is_none(), "merged");
+
+    // Later world-open rules on the group: each a held draft of its own.
+    let sg_record =
+        demo_records().into_iter().find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000005").unwrap();
+    let open_draft_after = |known: usize| {
+        let pulls = github.inner.lock().unwrap().pulls.clone();
+        (pulls.len() > known).then(|| pulls.last().cloned()).flatten().filter(|p| p["draft"] == true)
+    };
+    let send_rule = async |id: &str, time: &str, port: u64| {
+        let mut record = sg_record.clone();
+        record["eventID"] = id.into();
+        record["eventTime"] = time.into();
+        record["requestParameters"]["ipPermissions"]["items"][0]["fromPort"] = port.into();
+        record["requestParameters"]["ipPermissions"]["items"][0]["toPort"] = port.into();
+        let envelope = json!({"version": "0", "id": "e", "detail-type": "AWS API Call via CloudTrail",
+                              "source": "aws.ec2", "account": "123456789012", "region": "us-east-1",
+                              "resources": [], "detail": record});
+        sqs.send_message().queue_url(&queue_url).message_body(envelope.to_string()).send().await.unwrap();
+    };
+
+    // Merged as it was (marked ready and merged by the lead, no command): the audit log records
+    // the lead's accept, and the ledger learns that the code owns the field by their decision.
+    let known = github.inner.lock().unwrap().pulls.len();
+    send_rule("3f0c1d2e-0000-4000-8000-000000000400", "2024-05-02T09:00:00Z", 3389).await;
+    wait_for("a second held draft", &mut daemon, async || open_draft_after(known).is_some()).await;
+    let second = open_draft_after(known).unwrap();
+    let second_number = second["number"].as_u64().unwrap();
+    let second_change_set = change_set_of(&second);
+    merged_by(second_number, "lead").await;
+    let decisions = store.decisions(&second_change_set).await.unwrap();
+    let accept = decisions.iter().find(|d| d.decision.kind == "person-accept").expect("the merge is an accept");
+    assert_eq!(
+        (accept.decision.evidence["by"].as_str(), accept.decision.evidence["via"].as_str()),
+        (Some("lead"), Some("github-merge"))
+    );
+    let owner = store.field_owner("aws_security_group.web", "ingress").await.unwrap().unwrap();
+    assert_eq!((owner.owner.as_str(), owner.rule.as_deref()), ("terraform", Some("person:lead")));
+    assert!(!driftback_pending(&workdir).contains(&second_change_set), "no longer waits");
+
+    // `/driftback revert` on a held draft closes it (not merged) with the reply.
+    let known = github.inner.lock().unwrap().pulls.len();
+    send_rule("3f0c1d2e-0000-4000-8000-000000000401", "2024-05-02T11:00:00Z", 5432).await;
+    wait_for("a third held draft", &mut daemon, async || open_draft_after(known).is_some()).await;
+    let third = open_draft_after(known).unwrap().clone();
+    let third_number = third["number"].as_u64().unwrap();
+    assert_eq!(say_on(&thread_of(third_number), "maria", "/driftback revert").await.unwrap().status(), 200);
+    assert!(replies(third_number).last().unwrap().contains("Recorded: @maria decided that the code's value stands"));
+    let third_now = github.inner.lock().unwrap().pulls.iter().find(|p| p["number"] == third_number).unwrap().clone();
+    assert_eq!((third_now["state"].as_str(), third_now["merged"].as_bool()), (Some("closed"), Some(false)));
+    assert!(github.requests().iter().any(|r| r.method == "PATCH"
+        && r.path == format!("/repos/acme/infra/pulls/{third_number}")
+        && r.body["state"] == "closed"));
 
     // On driftback's own pull request for the queue: `/driftback own` writes the policy rule and
     // the `ignore_changes` onto it.

@@ -35,8 +35,17 @@ pub struct PullRequest {
     pub merged: Option<bool>,
     pub merged_at: Option<String>,
     pub merge_commit_sha: Option<String>,
+    /// Who merged it (`null` until merged).
+    #[serde(default)]
+    pub merged_by: Option<Login>,
     pub head: GitRef,
     pub base: GitRef,
+}
+
+/// A GitHub user, as far as driftback reads one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Login {
+    pub login: String,
 }
 
 /// A branch and its commit.
@@ -105,6 +114,8 @@ pub trait PullRequestApi {
         title: &str,
         body: &str,
     ) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
+    /// Close without merging (`PATCH .../pulls/{number}` with `state: closed`).
+    fn close(&self, number: u64) -> impl Future<Output = Result<PullRequest, GitHubError>> + Send;
     fn comment(&self, number: u64, body: &str) -> impl Future<Output = Result<(), GitHubError>> + Send;
     fn add_labels(&self, number: u64, labels: &[String]) -> impl Future<Output = Result<(), GitHubError>> + Send;
 }
@@ -326,6 +337,12 @@ impl PullRequestApi for GitHub {
         let url = self.url(&format!("pulls/{number}"), &[])?;
         let payload = json!({ "title": title, "body": body });
         self.call(&format!("the update of pull request #{number}"), Method::PATCH, url, Some(&payload)).await
+    }
+
+    async fn close(&self, number: u64) -> Result<PullRequest, GitHubError> {
+        let url = self.url(&format!("pulls/{number}"), &[])?;
+        let payload = json!({ "state": "closed" });
+        self.call(&format!("closing pull request #{number}"), Method::PATCH, url, Some(&payload)).await
     }
 
     async fn comment(&self, number: u64, body: &str) -> Result<(), GitHubError> {

@@ -1,7 +1,9 @@
 //! Decisions that wait for a person, where the team works: one GitHub issue per resource for its
 //! escalations and reverts ([`publish_escalation`]: opened once, updated as later change sets on
 //! the resource arrive, labelled with the decision and the rule), closed when the drift is resolved
-//! ([`resolve_escalation`]); and the people allowed to answer in it ([`may_decide`]).
+//! ([`resolve_escalation`]); and the people allowed to answer in it ([`may_decide`]). Where the
+//! edit accepting would write can be committed, the resource's thread is a draft pull request
+//! holding it instead ([`publish_held_draft`]), found, updated and closed the same way.
 //!
 //! Issues are found again by the resource's marker in their body among the open issues labelled
 //! [`ESCALATION_LABEL`], so a lost store never duplicates them.
@@ -12,7 +14,9 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::github::{GitHub, GitHubError, MAX_BODY_CHARS, MAX_PAGES, PER_PAGE, PullRequestApi};
+use crate::github::{
+    GitHub, GitHubError, MAX_BODY_CHARS, MAX_PAGES, NewPullRequest, PER_PAGE, PullRequest, PullRequestApi,
+};
 use crate::markdown::{code, comment_safe, text};
 use crate::story::Story;
 
@@ -84,8 +88,9 @@ impl Permission {
 /// What the issue service can do, as driftback uses it (comments and labels come from
 /// [`PullRequestApi`]: GitHub serves both through the issues endpoints). [`GitHub`] implements it.
 pub trait IssueApi: PullRequestApi {
-    /// Open issues carrying `label`, every page (pull requests left out).
-    fn list_open_issues(&self, label: &str) -> impl Future<Output = Result<Vec<Issue>, GitHubError>> + Send;
+    /// Open issues and pull requests carrying `label`, every page (a pull request has
+    /// [`Issue::pull_request`] set, as the issues endpoint lists it).
+    fn list_open_threads(&self, label: &str) -> impl Future<Output = Result<Vec<Issue>, GitHubError>> + Send;
     fn create_issue(&self, new: &NewIssue) -> impl Future<Output = Result<Issue, GitHubError>> + Send;
     /// Replace the title and body.
     fn update_issue(
@@ -103,7 +108,7 @@ pub trait IssueApi: PullRequestApi {
 }
 
 impl IssueApi for GitHub {
-    async fn list_open_issues(&self, label: &str) -> Result<Vec<Issue>, GitHubError> {
+    async fn list_open_threads(&self, label: &str) -> Result<Vec<Issue>, GitHubError> {
         let mut all = Vec::new();
         for page in 1..=MAX_PAGES {
             let query = [
@@ -115,7 +120,7 @@ impl IssueApi for GitHub {
             let url = self.url("issues", &query)?;
             let batch: Vec<Issue> = self.call("the list of open issues", Method::GET, url, None).await?;
             let last = batch.len() < PER_PAGE;
-            all.extend(batch.into_iter().filter(|i| i.pull_request.is_none()));
+            all.extend(batch);
             if last {
                 break;
             }
@@ -257,38 +262,155 @@ pub async fn publish_escalation<A: IssueApi>(
     Ok((api.create_issue(&new).await?, IssueAction::Opened))
 }
 
-/// Close the open escalation issue of `address`, if there is one, with a comment saying why
-/// (`why` is markdown the caller wrote, not event text). Returns its number.
-pub async fn resolve_escalation<A: IssueApi>(api: &A, address: &str, why: &str) -> Result<Option<u64>, GitHubError> {
-    let Some(open) = find_open(api, address).await? else { return Ok(None) };
-    api.comment(open.number, why).await?;
-    api.close_issue(open.number).await?;
-    Ok(Some(open.number))
+/// A thread driftback closed because what it waited on was decided or resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    pub number: u64,
+    /// A held draft pull request (else an escalation issue).
+    pub draft: bool,
 }
 
-/// Close the open escalation issue of `address` only when `covered` (the fields a later change
-/// set wrote, or found already as the code says) covers every field it waits on ([`covers`]).
-/// Returns its number when it was closed.
+impl Closed {
+    /// `escalation issue #4 closed`, `held draft pull request #5 closed`.
+    pub fn describe(&self) -> String {
+        match self.draft {
+            true => format!("held draft pull request #{} closed", self.number),
+            false => format!("escalation issue #{} closed", self.number),
+        }
+    }
+}
+
+/// Close what waits for a person on `address`: its open escalation issue and its held draft pull
+/// request (closed without merging), each with a comment saying why (`why` is markdown the caller
+/// wrote, not event text).
+pub async fn resolve_escalation<A: IssueApi>(api: &A, address: &str, why: &str) -> Result<Vec<Closed>, GitHubError> {
+    let mut closed = Vec::new();
+    for open in find_waiting(api, address).await? {
+        closed.push(close_thread(api, &open, why).await?);
+    }
+    Ok(closed)
+}
+
+/// Close the open escalation issue of `address` only (a person's accept writes the held draft's
+/// edit, which stays open to be merged). Returns its number.
+pub async fn resolve_issue<A: IssueApi>(api: &A, address: &str, why: &str) -> Result<Option<u64>, GitHubError> {
+    let Some(open) = find_open(api, address).await? else { return Ok(None) };
+    Ok(Some(close_thread(api, &open, why).await?.number))
+}
+
+/// Close what waits on `address` (its issue, its held draft) only when `covered` (the fields a
+/// later change set wrote, or found already as the code says) covers every field it waits on
+/// ([`covers`]).
 pub async fn resolve_if_covered<A: IssueApi>(
     api: &A,
     address: &str,
     covered: &[String],
     why: &str,
-) -> Result<Option<u64>, GitHubError> {
-    let Some(open) = find_open(api, address).await? else { return Ok(None) };
-    if !covers(covered, &marker_fields(open.body.as_deref().unwrap_or_default())) {
-        return Ok(None);
+) -> Result<Vec<Closed>, GitHubError> {
+    let mut closed = Vec::new();
+    for open in find_waiting(api, address).await? {
+        if covers(covered, &marker_fields(open.body.as_deref().unwrap_or_default())) {
+            closed.push(close_thread(api, &open, why).await?);
+        }
     }
+    Ok(closed)
+}
+
+async fn close_thread<A: IssueApi>(api: &A, open: &Issue, why: &str) -> Result<Closed, GitHubError> {
     api.comment(open.number, why).await?;
-    api.close_issue(open.number).await?;
-    Ok(Some(open.number))
+    let draft = open.pull_request.is_some();
+    if draft {
+        api.close(open.number).await?;
+    } else {
+        api.close_issue(open.number).await?;
+    }
+    Ok(Closed { number: open.number, draft })
+}
+
+/// The open threads (issue, held draft pull request) carrying the escalation marker of `address`.
+async fn find_waiting<A: IssueApi>(api: &A, address: &str) -> Result<Vec<Issue>, GitHubError> {
+    let marker = escalation_marker(address);
+    let open = api.list_open_threads(ESCALATION_LABEL).await?;
+    Ok(open.into_iter().filter(|i| i.body.as_deref().is_some_and(|b| b.lines().any(|l| l.trim() == marker))).collect())
 }
 
 /// The open escalation issue of `address`.
 pub async fn find_open<A: IssueApi>(api: &A, address: &str) -> Result<Option<Issue>, GitHubError> {
-    let marker = escalation_marker(address);
-    let open = api.list_open_issues(ESCALATION_LABEL).await?;
-    Ok(open.into_iter().find(|i| i.body.as_deref().is_some_and(|b| b.lines().any(|l| l.trim() == marker))))
+    Ok(find_waiting(api, address).await?.into_iter().find(|i| i.pull_request.is_none()))
+}
+
+/// The open held draft pull request of `address` (as the issues endpoint lists it: its number,
+/// body and labels; [`PullRequestApi::get`] gives its branch).
+pub async fn find_open_draft<A: IssueApi>(api: &A, address: &str) -> Result<Option<Issue>, GitHubError> {
+    Ok(find_waiting(api, address).await?.into_iter().find(|i| i.pull_request.is_some()))
+}
+
+/// Open the held draft pull request for `story`'s resource from the pushed branch `head`, or, when
+/// `existing` is the resource's open held draft (whose branch `commit` was pushed onto), update it
+/// as [`publish_escalation`] updates an issue: title and body follow the latest change set (the
+/// fields waited on are the union), a comment names the commit added, the decision and rule labels
+/// are replaced. The body is the escalation issue's, saying the edit is held in this draft.
+pub async fn publish_held_draft<A: IssueApi>(
+    api: &A,
+    existing: Option<&Issue>,
+    story: &Story,
+    head: &str,
+    commit: Option<&str>,
+    extra_labels: &[String],
+) -> Result<(PullRequest, IssueAction), GitHubError> {
+    let marker = escalation_marker(&story.address);
+    let labels = escalation_labels(story, extra_labels);
+    if let Some(open) = existing {
+        let mut fields = marker_fields(open.body.as_deref().unwrap_or_default());
+        for field in &story.fields {
+            if !fields.contains(field) {
+                fields.push(field.clone());
+            }
+        }
+        let body = format!("{marker}\n{}\n{}", fields_marker(&fields), bounded(&story.held_draft_body()));
+        let updated = api.update(open.number, &story.escalation_title(), &body).await?;
+        api.comment(open.number, &story.held_draft_comment(commit)).await?;
+        for stale in open.labels.iter().filter(|l| is_decision_label(&l.name) && !labels.contains(&l.name)) {
+            api.remove_label(open.number, &stale.name).await?;
+        }
+        api.add_labels(open.number, &labels).await?;
+        return Ok((updated, IssueAction::Updated));
+    }
+    // A draft for this very branch may exist when an earlier run stopped before it was found again.
+    let pr = match api.find_open_by_head(head).await? {
+        Some(pr) => pr,
+        None => {
+            let body = format!("{marker}\n{}\n{}", fields_marker(&story.fields), bounded(&story.held_draft_body()));
+            let new = NewPullRequest {
+                title: story.escalation_title(),
+                head: head.to_string(),
+                base: story.base_branch.clone(),
+                body,
+                draft: true,
+            };
+            api.create(&new).await?
+        }
+    };
+    api.add_labels(pr.number, &labels).await?;
+    Ok((pr, IssueAction::Opened))
+}
+
+/// The body of a held draft `/driftback accept` turned into the resource's pull request: the
+/// escalation and fields markers taken out, so it is no longer found as waiting for a person (a
+/// merge is then an ordinary one) and later changes to the resource can go onto its branch.
+pub fn accepted_body(body: &str) -> String {
+    body.lines()
+        .filter(|l| {
+            let l = l.trim();
+            !(l.starts_with("<!-- driftback:escalation ") || l.starts_with("<!-- driftback:fields "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether a pull request's body is a held draft's (it carries an escalation marker).
+pub fn is_held_draft(body: &str) -> bool {
+    body.lines().any(|l| l.trim().starts_with("<!-- driftback:escalation "))
 }
 
 /// Whether `user` may answer for the repository (write access or more), asked of GitHub.

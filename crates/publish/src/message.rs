@@ -66,6 +66,18 @@ pub fn commit_message(story: &Story) -> String {
     for note in &story.notes {
         message.push_str(&format!("- {}\n", single(note)));
     }
+    if matches!(story.decision.kind.as_str(), "escalate" | "revert") {
+        // Only a held draft commits a decision that waits: say so where git shows it.
+        message.push_str(
+            "\nHeld for a person: this commit is on a draft pull request and reaches the code only when someone \
+             with write access merges it (or answers /driftback accept).\n",
+        );
+        let address = single(&story.address).replace('`', "");
+        message.push_str(&format!(
+            "To keep the code's value instead, close the draft; `terraform plan -target={address}` shows the apply \
+             that restores it.\n"
+        ));
+    }
     message.push('\n');
     message.push_str(&format!("{CHANGE_SET_TRAILER}: {}\n", single(&story.change_set_id)));
     for entry in &story.timeline {

@@ -354,7 +354,25 @@ impl Story {
     /// the rule that fired, the edit accepting would make, how to restore the code's value, and
     /// the commands people can answer with.
     pub fn escalation_body(&self) -> String {
+        self.waiting_body(false)
+    }
+
+    /// The held draft pull request's body (after its markers): the escalation issue's story, with
+    /// the edit held in the draft's commits and how to accept it (mark ready, merge) or not.
+    pub fn held_draft_body(&self) -> String {
+        self.waiting_body(true)
+    }
+
+    fn waiting_body(&self, draft: bool) -> String {
         let mut out = String::new();
+        if draft {
+            out.push_str(
+                "**Held for a person.** This draft pull request holds the edit accepting would write; nothing \
+                 reaches the code until someone with write access decides. To accept: mark it ready for review \
+                 and merge it (or answer `/driftback accept`). To keep the code's value: close it (or answer \
+                 `/driftback revert`).\n\n",
+            );
+        }
         let resource = match &self.resource_id {
             Some(id) => format!("{} ({})", code(&self.address), code(id)),
             None => code(&self.address),
@@ -376,7 +394,10 @@ impl Story {
         if !self.notes.is_empty() {
             out.push('\n');
         }
-        out.push_str("## What accepting would write\n\n");
+        out.push_str(match draft {
+            true => "## What accepting would write (this draft's diff)\n\n",
+            false => "## What accepting would write\n\n",
+        });
         if self.diff.trim().is_empty() {
             out.push_str(
                 "No edit was computed for this change (the decision stopped it first, or no edit expresses it).\n\n",
@@ -400,6 +421,9 @@ impl Story {
         } else {
             out.push_str("## To keep the code's value\n\n");
         }
+        if draft {
+            out.push_str("Close this draft without merging. ");
+        }
         out.push_str(&format!(
             "Run `terraform plan -target={addr}` on {base}: it shows the apply that restores what the code says",
             addr = one_line(&self.address).replace(['`', '\n'], ""),
@@ -412,6 +436,17 @@ impl Story {
         out.push_str(&crate::issues::command_help());
         out.push_str(&format!("\n\nChange set {}.\n", code(&self.change_set_id)));
         out
+    }
+
+    /// The comment added to an open held draft when a later change set on the resource arrives:
+    /// the escalation comment, and the commit added to its branch (`None`: the branch already
+    /// held this edit).
+    pub fn held_draft_comment(&self, commit: Option<&str>) -> String {
+        let added = match commit {
+            Some(commit) => format!("driftback added {} to this draft's branch.", code(&short(commit))),
+            None => "The draft's branch already holds this edit; no commit was added.".to_string(),
+        };
+        format!("{}\n{added}\n", self.escalation_comment())
     }
 
     /// The comment added to an open escalation issue when a later change set on the resource arrives.

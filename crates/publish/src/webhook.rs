@@ -32,6 +32,15 @@ pub struct PullRequestChange {
     pub head_sha: String,
     pub merge_commit_sha: Option<String>,
     pub merged_at: Option<String>,
+    /// Who merged it, when it was merged.
+    #[serde(default)]
+    pub merged_by: Option<String>,
+    /// Whether it is (still) a draft.
+    #[serde(default)]
+    pub draft: bool,
+    /// Its description: a held draft's carries the resource's escalation marker and its change set.
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 impl From<&PullRequest> for PullRequestChange {
@@ -44,6 +53,9 @@ impl From<&PullRequest> for PullRequestChange {
             head_sha: pr.head.sha.clone(),
             merge_commit_sha: pr.merge_commit_sha.clone(),
             merged_at: pr.merged_at.clone(),
+            merged_by: pr.merged_by.as_ref().map(|u| u.login.clone()),
+            draft: pr.draft,
+            body: pr.body.clone(),
         }
     }
 }
@@ -91,6 +103,9 @@ pub fn verify(secret: &Secret, body: &[u8], header: &str) -> bool {
 struct Delivery {
     action: String,
     pull_request: PullRequest,
+    /// Who did what the delivery reports (GitHub sends it with every event).
+    #[serde(default)]
+    sender: Option<User>,
 }
 
 async fn deliver<S: PullRequestEvents>(
@@ -119,7 +134,10 @@ async fn deliver<S: PullRequestEvents>(
     if !matches!(delivery.action.as_str(), "closed" | "reopened") {
         return (StatusCode::ACCEPTED, format!("ignored action {:?}\n", delivery.action));
     }
-    let change = PullRequestChange::from(&delivery.pull_request);
+    let mut change = PullRequestChange::from(&delivery.pull_request);
+    if change.state == PullRequestState::Merged && change.merged_by.is_none() {
+        change.merged_by = delivery.sender.map(|s| s.login);
+    }
     let (number, state) = (change.number, change.state);
     match hook.sink.record(change).await {
         Ok(()) => {

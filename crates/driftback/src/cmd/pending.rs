@@ -42,7 +42,9 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
         let published: Vec<&str> = cs
             .notes
             .iter()
-            .filter(|n| n.starts_with("issue #") || n.starts_with("pull request #"))
+            .filter(|n| {
+                n.starts_with("issue #") || n.starts_with("draft pull request #") || n.starts_with("pull request #")
+            })
             .map(String::as_str)
             .collect();
         if args.json {

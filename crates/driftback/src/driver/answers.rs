@@ -13,7 +13,7 @@ use driftback_publish::github::PullRequestAction;
 use driftback_publish::issues;
 use driftback_publish::markdown::{code, text};
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
-use driftback_publish::{GitHub, PullRequestApi, RetryPolicy, Secret};
+use driftback_publish::{GitHub, PullRequestApi, PullRequestState, RetryPolicy, Secret};
 use driftback_store::{DecisionRecord, Store};
 
 use super::deliver::Delivered;
@@ -50,11 +50,13 @@ pub struct StoreSink {
 impl PullRequestEvents for StoreSink {
     async fn record(&self, change: PullRequestChange) -> Result<(), String> {
         // A pull request driftback did not open (or not recorded) is not its business.
-        self.store
-            .set_pull_request_state(change.number, store_state(change.state))
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        self.store.set_pull_request_state(change.number, store_state(change.state)).await.map_err(|e| e.to_string())?;
+        // A held draft merged as it was: the person who merged it accepted its edit.
+        let held = change.body.as_deref().filter(|b| issues::is_held_draft(b));
+        if let (PullRequestState::Merged, Some(body)) = (change.state, held) {
+            accepted_by_merge(&self.store, &change, body).await.map_err(|e| format!("{e:#}"))?;
+        }
+        Ok(())
     }
 
     async fn command(&self, request: CommentCommand) -> Result<(), String> {
@@ -169,7 +171,7 @@ async fn answer(
             );
             // The escalation issue names the resource as the change set's label does.
             let label = row.and_then(|r| r.address).map(|a| scoped(scope.as_ref(), &a));
-            close_or_reply(api, request, label.as_deref(), &reply).await
+            close_or_reply(api, request, label.as_deref(), &reply, Closes::Everything).await
         }
         Command::Accept | Command::Own { .. } => {
             let Some(answerer) = answerer else {
@@ -231,28 +233,81 @@ async fn answer(
                 e.insert("written_by".into(), serde_json::json!(link));
             }
             store.record_decision(&record).await?;
-            let reply = format!(
+            let mut reply = format!(
                 "@{} {what} (audit log). Written into the code through the normal delivery: {link}.",
                 text(user)
             );
-            close_or_reply(api, request, Some(&answered.label), &reply).await
+            if delivered.held_draft {
+                // GitHub's REST API cannot take a pull request out of draft (only GraphQL's
+                // `markPullRequestReadyForReview` can, docs/publishing.md): the person clicks.
+                reply.push_str(
+                    " It is the held draft: it is ready to be marked ready for review (\"Ready for review\" at \
+                     the bottom of its conversation) and merged; the merge is what puts it into the code.",
+                );
+            }
+            let closes = if matches!(answer, Answer::Accept) { Closes::Issue } else { Closes::Everything };
+            close_or_reply(api, request, Some(&answered.label), &reply, closes).await
         }
     }
 }
 
-/// Post `reply` where the command was written and close the resource's escalation issue with it:
-/// one comment when the command came from that issue. `None`: nothing is left to post.
+/// A held draft pull request merged as it was: `person-accept` in the audit log for the change set
+/// it names last, with who merged it, and the ownership ledger learns that the code (Terraform)
+/// owns the fields decided on, by that person's decision, as after `/driftback revert`'s opposite:
+/// the code now says the cloud's value, and an apply keeps it.
+async fn accepted_by_merge(store: &Store, change: &PullRequestChange, body: &str) -> anyhow::Result<()> {
+    let Some(change_set) = latest_change_set(body) else {
+        tracing::warn!(number = change.number, "a merged held draft names no change set; nothing recorded");
+        return Ok(());
+    };
+    let by = change.merged_by.clone().unwrap_or_else(|| "unknown".into());
+    let record = DecisionRecord {
+        change_set_id: change_set.clone(),
+        kind: "person-accept".into(),
+        rule: Some(PERSON_RULE.into()),
+        evidence: serde_json::json!({
+            "by": by, "via": "github-merge", "thread": change.number, "pull_request": true,
+            "merge_commit": change.merge_commit_sha, "written_by": change.html_url,
+        }),
+        rationale: Some(format!("{by} merged held draft pull request #{}", change.number)),
+    };
+    store.record_decision(&record).await?;
+    let scope = store.change_set(&change_set).await?.as_ref().and_then(Scope::of_record);
+    for (address, path) in decided_fields(store, &change_set).await? {
+        let key = scoped(scope.as_ref(), &address);
+        store.set_field_owner(&key, &path, "terraform", Some(&format!("{PERSON_RULE}:{by}"))).await?;
+    }
+    tracing::info!(number = change.number, change_set, by, "a merged held draft recorded as a person's accept");
+    Ok(())
+}
+
+/// What a person's answer closes besides replying.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Closes {
+    /// The resource's escalation issue and its held draft (`revert`, `own`: the held edit is not
+    /// what was decided).
+    Everything,
+    /// The escalation issue only (`accept`: the held draft carries what was accepted).
+    Issue,
+}
+
+/// Post `reply` where the command was written and close what waits on the resource with it: one
+/// comment when the command came from a thread it closes. `None`: nothing is left to post.
 async fn close_or_reply(
     api: &GitHub,
     request: &CommentCommand,
     address: Option<&str>,
     reply: &str,
+    closes: Closes,
 ) -> anyhow::Result<Option<String>> {
-    let closed = match address {
-        Some(address) => issues::resolve_escalation(api, address, reply).await?,
-        None => None,
+    let closed: Vec<u64> = match (address, closes) {
+        (Some(address), Closes::Everything) => {
+            issues::resolve_escalation(api, address, reply).await?.iter().map(|c| c.number).collect()
+        }
+        (Some(address), Closes::Issue) => issues::resolve_issue(api, address, reply).await?.into_iter().collect(),
+        (None, _) => vec![],
     };
-    Ok(if closed == Some(request.number) { None } else { Some(reply.to_string()) })
+    Ok(if closed.contains(&request.number) { None } else { Some(reply.to_string()) })
 }
 
 /// The fields the policy decided on for `change_set` (its latest decision in the audit log), as

@@ -21,6 +21,7 @@ use super::outcome::Outcome;
 use super::patch;
 use super::publisher::{self, Publisher};
 use super::story::story;
+use super::workspace::Workspace;
 
 /// The repository change sets are committed to, and where the commits go.
 pub struct Deliverer {
@@ -47,6 +48,9 @@ pub struct Delivered {
     pub diff: Option<String>,
     pub pushed: bool,
     pub pull_request: Option<(u64, String, PullRequestAction)>,
+    /// A person's accept written onto the resource's held draft pull request (which they mark
+    /// ready for review and merge).
+    pub held_draft: bool,
 }
 
 impl Delivered {
@@ -109,22 +113,40 @@ impl Deliverer {
         self
     }
 
-    /// A decision that waits for a person (escalate, revert): published as the resource's issue
-    /// (with pull requests on) and announced (with `[notify]`). Returns the note for the change
-    /// set's record.
+    /// A decision that waits for a person (escalate, revert): published (with pull requests on)
+    /// as the resource's held draft pull request when its held edit can be written
+    /// (`outcome.held_files`, `held` the plan it came from), else as the resource's issue, and
+    /// announced (with `[notify]`). Returns the note for the change set's record.
     pub async fn escalate(
         &self,
         change_set: &ChangeSet,
         outcome: &Outcome,
+        held: &Plan,
+        workspace: &Workspace,
         label: &str,
     ) -> anyhow::Result<Option<String>> {
-        let held = outcome.held_diff.clone().unwrap_or_default();
-        let story = story(change_set, outcome, label, held, &self.base_branch);
-        let published = match &self.publisher {
-            Some(p) => {
-                p.publish_escalation(&story).await.with_context(|| format!("publishing the escalation of {label}"))?
+        let held_diff = outcome.held_diff.clone().unwrap_or_default();
+        let mut story = story(change_set, outcome, label, held_diff, &self.base_branch);
+        let mut published = None;
+        if let Some(p) = self.publisher.as_ref().filter(|p| p.drafts_held_edits() && !outcome.held_files.is_empty()) {
+            match self
+                .held_draft(p, change_set, outcome, held, workspace, label, &story)
+                .await
+                .with_context(|| format!("publishing the held draft pull request of {label}"))?
+            {
+                Ok(draft) => published = Some(draft),
+                // Fail closed: the edit is shown in an issue, with why it is not committed.
+                Err(reason) => story.notes.push(reason),
             }
-            None => None,
+        }
+        let published = match (&self.publisher, published) {
+            (_, Some((number, url, action))) => Some((format!("draft pull request #{number}"), url, action)),
+            (Some(p), None) => p
+                .publish_escalation(&story)
+                .await
+                .with_context(|| format!("publishing the escalation of {label}"))?
+                .map(|(number, url, action)| (format!("issue #{number}"), url, action)),
+            (None, None) => None,
         };
         if let Some(notifier) = &self.notifier {
             notifier.notify(Notice {
@@ -137,13 +159,113 @@ impl Deliverer {
                 link: published.as_ref().map(|(_, url, _)| url.clone()),
             });
         }
-        Ok(published.map(|(number, url, action)| {
+        Ok(published.map(|(thread, url, action)| {
             let verb = match action {
                 IssueAction::Opened => "opened",
                 IssueAction::Updated => "updated",
             };
-            format!("issue #{number} {verb}: {url}")
+            format!("{thread} {verb}: {url}")
         }))
+    }
+
+    /// Commit the held edit on the resource's held draft branch (a new one from the base, or on
+    /// top of the open draft's, where the held plan is applied again and gated again), push it,
+    /// and open or update the draft. `Ok(Err(reason))`: the edit cannot be written on the draft's
+    /// branch, nothing was committed, and the escalation goes to an issue saying why.
+    #[allow(clippy::too_many_arguments)]
+    async fn held_draft(
+        &self,
+        p: &Publisher,
+        change_set: &ChangeSet,
+        outcome: &Outcome,
+        held: &Plan,
+        workspace: &Workspace,
+        label: &str,
+        story: &driftback_publish::story::Story,
+    ) -> anyhow::Result<Result<(u64, String, IssueAction), String>> {
+        let git = &self.git;
+        let existing = p.open_held_draft(label).await?;
+        // A split change set's written part has the change set's branch already.
+        let local_branch = match outcome.decision.as_ref().is_some_and(|d| d.split.is_some()) {
+            true => format!("{}-held", self.branch_for(change_set, outcome, label)),
+            false => self.branch_for(change_set, outcome, label),
+        };
+        let mut story = story.clone();
+        let (parent, files, branch) = match &existing {
+            None => (self.base, outcome.held_files.clone(), local_branch.clone()),
+            Some(draft) => {
+                let head = &draft.pull_request.head.branch;
+                let Some((tip, tree)) = p.branch_files(git, head)? else {
+                    anyhow::bail!(
+                        "the branch {head} of held draft pull request #{} is not on the remote; restore it, or close \
+                         the draft so that the next change opens a new one",
+                        draft.pull_request.number
+                    );
+                };
+                let on_branch = workspace.repo.with_files_like(tree);
+                let files = match patch::writable(&on_branch, held, workspace.schema) {
+                    Ok(files) => files,
+                    Err(reason) => {
+                        return Ok(Err(format!(
+                            "the held edit is not added to draft pull request #{}: on its branch {reason}",
+                            draft.pull_request.number
+                        )));
+                    }
+                };
+                // What the draft holds now, against the base: its earlier held edits and this one.
+                let after = patch::with_files(&on_branch, &files);
+                let mut changed: Vec<(&std::path::Path, Option<&str>, &str)> = Vec::new();
+                let terraform = |p: &std::path::Path| {
+                    let name = p.to_string_lossy();
+                    [".tf", ".tfvars", ".tf.json", ".tfvars.json"].iter().any(|e| name.ends_with(e))
+                };
+                for (path, now) in after.files().filter(|(p, _)| terraform(p)) {
+                    let was = workspace.repo.text(path);
+                    if was != Some(now) {
+                        changed.push((path.as_path(), was, now));
+                    }
+                }
+                if let Ok(diff) = driftback_publish::unified_diff(&changed) {
+                    story.diff = diff;
+                }
+                if !files.is_empty() {
+                    let mut there = outcome.clone();
+                    there.field_changes = planned_changes(held, &workspace.state, &on_branch);
+                    let shown = super::story::story(change_set, &there, label, String::new(), &self.base_branch);
+                    story.changes = shown.changes;
+                }
+                (tip, files, head.clone())
+            }
+        };
+        let commit = if files.is_empty() {
+            None
+        } else {
+            let message = driftback_publish::message::commit_message(&story);
+            match git.find_committed(&local_branch, &change_set.id)? {
+                Some(commit) => Some(commit),
+                None => {
+                    let changes: Vec<(PathBuf, Option<String>)> =
+                        files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                    Some(git.commit_on_branch(parent, &local_branch, &changes, &message, &self.author)?.1)
+                }
+            }
+        };
+        Ok(Ok(p.publish_held_draft(git, commit, &branch, &story, existing.as_ref()).await?))
+    }
+
+    /// The branch a change set's commit goes on: `driftback/<address>-<change set>`, or with its
+    /// stack and workspace in a repository of stacks.
+    fn branch_for(&self, change_set: &ChangeSet, outcome: &Outcome, label: &str) -> String {
+        match &outcome.scope {
+            Some(scope) => stack_branch_name(
+                &self.branch_prefix,
+                &scope.stack,
+                &scope.workspace,
+                outcome.address_of(label),
+                &change_set.id,
+            ),
+            None => branch_name(&self.branch_prefix, label, &change_set.id),
+        }
     }
 
     /// After a later change set on `label` was written into the code (`delivered`), or found the
@@ -163,17 +285,17 @@ impl Deliverer {
                     Some((number, url, _)) => format!("pull request #{number} ({url})"),
                     None => format!("the branch `{}`", delivered.branch),
                 };
-                format!("A later change to the fields this issue waits on was written into the code by {by}; closing.")
+                format!("A later change to the fields waiting here was written into the code by {by}; closing.")
             }
-            None => "The fields this issue waits on are back to what the code says (a later change set found \
-                     nothing to write); closing."
+            None => "The fields waiting here are back to what the code says (a later change set found nothing \
+                     to write); closing."
                 .to_string(),
         };
         let closed = p
             .resolve_escalation_if_covered(label, covered, &why)
             .await
             .with_context(|| format!("closing the escalation of {label}"))?;
-        Ok(closed.map(|number| format!("escalation issue #{number} closed")))
+        Ok((!closed.is_empty()).then(|| closed.iter().map(|c| c.describe()).collect::<Vec<_>>().join(", ")))
     }
 
     /// Send what the notifier holds before the process ends.
@@ -201,21 +323,24 @@ impl Deliverer {
     ) -> anyhow::Result<Delivered> {
         let git = &self.git;
         let mut story = story(change_set, outcome, label, String::new(), &self.base_branch);
+        // A person's accept goes onto the resource's held draft, which holds the edit they accept:
+        // it becomes the resource's pull request (its escalation markers taken out), for them to
+        // mark ready and merge.
+        let held_draft = match &self.publisher {
+            Some(p) if outcome.accepts_held() => p.open_held_draft(label).await?,
+            _ => None,
+        };
         // One open pull request per resource: a later change goes on top of its branch.
-        let existing = match &self.publisher {
-            Some(p) => p.open_pull_request(store, label).await?,
-            None => None,
+        let existing = match (&self.publisher, &held_draft) {
+            (_, Some(draft)) => {
+                let mut pr = draft.pull_request.clone();
+                pr.body = pr.body.as_deref().map(driftback_publish::issues::accepted_body);
+                Some(pr)
+            }
+            (Some(p), None) => p.open_pull_request(store, label).await?,
+            (None, None) => None,
         };
-        let local_branch = match &outcome.scope {
-            Some(scope) => stack_branch_name(
-                &self.branch_prefix,
-                &scope.stack,
-                &scope.workspace,
-                outcome.address_of(label),
-                &change_set.id,
-            ),
-            None => branch_name(&self.branch_prefix, label, &change_set.id),
-        };
+        let local_branch = self.branch_for(change_set, outcome, label);
         let mut parent = self.base;
         let mut files = outcome.files.clone();
         let mut branch = local_branch.clone();
@@ -228,6 +353,10 @@ impl Deliverer {
                         let mut there = outcome.clone();
                         there.field_changes = planned_changes(plan, state, &on_branch);
                         story = super::story::story(change_set, &there, label, String::new(), &self.base_branch);
+                    }
+                    // On a held draft that already holds the edit, the commit records the person's
+                    // decision on its branch (no file changes).
+                    if !patched.files.is_empty() || held_draft.is_some() {
                         parent = tip;
                         files = patched.files;
                         branch = pr.head.branch.clone();
@@ -257,9 +386,18 @@ impl Deliverer {
         };
         let diff = git.diff_of(commit).ok();
         let Some(p) = &self.publisher else {
-            return Ok(Delivered { branch: local_branch, commit, message, diff, pushed: false, pull_request: None });
+            return Ok(Delivered {
+                branch: local_branch,
+                commit,
+                message,
+                diff,
+                pushed: false,
+                pull_request: None,
+                held_draft: false,
+            });
         };
         story.diff = diff.clone().unwrap_or_default();
+        let on_held_draft = held_draft.as_ref().is_some_and(|d| d.pull_request.head.branch == branch);
         let published = p
             .publish(git, commit, &branch, &story, existing.as_ref())
             .await
@@ -274,6 +412,7 @@ impl Deliverer {
             diff,
             pushed: true,
             pull_request: published.pull_request,
+            held_draft: on_held_draft,
         })
     }
 }

@@ -223,11 +223,12 @@ impl Driver {
             let covered = story::fields_of(&outcome, &label);
             let note = match (&outcome.status, &delivered) {
                 (Status::Escalated(_) | Status::Revert(_), _) => {
-                    deliverer.escalate(change_set, &outcome, &label).await?
+                    deliverer.escalate(change_set, &outcome, &decided.held, workspace, &label).await?
                 }
-                // Split: the written part went to the pull request; the rest waits in the issue.
+                // Split: the written part went to the pull request; the rest waits in the issue
+                // (or the held draft).
                 (Status::Reconciled, Some(_)) if outcome.held.is_some() => match outcome.held_view() {
-                    Some(waiting) => deliverer.escalate(change_set, &waiting, &label).await?,
+                    Some(waiting) => deliverer.escalate(change_set, &waiting, &decided.held, workspace, &label).await?,
                     None => None,
                 },
                 // A person's answer is closed by the thread that carried it, with its own reply.
@@ -307,6 +308,7 @@ fn settle(
             let mut waits = Outcome::default();
             hold(&mut waits, held, workspace);
             outcome.held_diff = waits.held_diff;
+            outcome.held_files = waits.held_files;
             outcome.notes.push(split.describe());
             outcome.notes.extend(waits.notes);
             for f in decision.fields.iter().filter(|f| f.rule == driftback_policy::defaults::SECRET_VALUE) {
@@ -347,7 +349,10 @@ fn settle(
                 outcome.status = part.status;
                 outcome.field_changes = part.field_changes;
             }
-            _ => outcome.held_diff = None,
+            _ => {
+                outcome.held_diff = None;
+                outcome.held_files.clear();
+            }
         }
     }
     patched
@@ -369,9 +374,8 @@ fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace) -> Option
             }
             // Fail closed: what the patch adds must exist on its resource type in the provider, and
             // must not take over what separate resources manage.
-            let changed: Vec<std::path::PathBuf> = patched.files.iter().map(|(file, _)| file.clone()).collect();
             let after = patch::with_files(&workspace.repo, &patched.files);
-            let problems = driftback_terraform::gate::check(workspace.schema, &workspace.repo, &after, &changed);
+            let problems = patch::gate(&workspace.repo, &patched.files, workspace.schema);
             if !problems.is_empty() {
                 outcome.status = Status::Escalated(format!(
                     "the patch is not written: it fails the checks made before a commit (AWS provider {} schema, Terraform's rules): {}",
@@ -421,6 +425,18 @@ fn hold(outcome: &mut Outcome, held: &Plan, workspace: &Workspace) -> bool {
             match driftback_publish::unified_diff(&files) {
                 Ok(diff) => outcome.held_diff = Some(diff),
                 Err(e) => tracing::warn!(error = %e, "the held edit's diff could not be made"),
+            }
+            // Committed into a held draft only when it passes the gate a reconciled patch passes.
+            let problems = patch::gate(&workspace.repo, &patched.files, workspace.schema);
+            if problems.is_empty() && outcome.held_diff.is_some() {
+                outcome.held_files = patched.files;
+            } else if !problems.is_empty() {
+                outcome.notes.push(format!(
+                    "accepting cannot be written as it stands: it fails the checks made before a commit (AWS \
+                     provider {} schema, Terraform's rules): {}",
+                    workspace.schema.provider_version(),
+                    problems.join("; ")
+                ));
             }
         }
         Err(reason) => outcome.notes.push(format!("accepting cannot be written as it stands: {reason}")),

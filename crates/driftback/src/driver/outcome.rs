@@ -49,6 +49,11 @@ pub struct Outcome {
     /// and never committed (the person sees it in the escalation issue).
     #[serde(skip)]
     pub held_diff: Option<String>,
+    /// The held edit's files when they may be committed as a reconciled patch may (applied, no
+    /// redacted value, through the gate): with pull requests on, published as the resource's held
+    /// draft pull request instead of an issue. Empty when the edit cannot be written.
+    #[serde(skip)]
+    pub held_files: Vec<(PathBuf, String)>,
     /// Files written besides the plan's edits (the policy file a person's `/driftback own`
     /// changes): committed with them, on the resource's pull request branch too.
     #[serde(skip)]
@@ -176,6 +181,7 @@ impl Outcome {
         view.files.clear();
         view.extra_files.clear();
         view.held = None;
+        // What the view says is the held part's; its files stay the held edit's.
         if let Some(decision) = &mut view.decision {
             let waiting: Vec<(String, String)> =
                 decision.split.iter().flat_map(|s| &s.held).map(|f| (f.address.clone(), f.path.clone())).collect();
@@ -184,6 +190,13 @@ impl Outcome {
                 .retain(|f| waiting.iter().any(|(a, p)| *a == f.address && Some(p.as_str()) == f.path.as_deref()));
         }
         Some(view)
+    }
+
+    /// Whether this outcome is a person's `/driftback accept` (their decision, `reconcile`): what
+    /// it writes goes onto the resource's held draft when there is one.
+    pub fn accepts_held(&self) -> bool {
+        self.answered_by.is_some()
+            && self.decision.as_ref().is_some_and(|d| d.kind == driftback_policy::DecisionKind::Reconcile)
     }
 
     /// The LLM tokens this change set cost.

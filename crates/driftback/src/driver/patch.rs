@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use driftback_recipes::Plan;
+use driftback_terraform::schema::Schema;
 use driftback_terraform::{Address, AttrValue, Op, Repo, State, StateInstance};
 
 use super::outcome::{Outcome, Status};
@@ -64,6 +65,35 @@ pub fn apply(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
             .map_err(|e| format!("{} would not parse after the edit: {e}", file.display()))?;
     }
     Ok(Patched { files, notes, edits })
+}
+
+/// The problems of the files a patch writes on `repo`, judged before anything is committed
+/// against the AWS provider's schema and Terraform's rules (`terraform::gate`); none when they
+/// may be written.
+pub fn gate(repo: &Repo, files: &[(PathBuf, String)], schema: &Schema) -> Vec<String> {
+    let changed: Vec<PathBuf> = files.iter().map(|(file, _)| file.clone()).collect();
+    let after = with_files(repo, files);
+    driftback_terraform::gate::check(schema, repo, &after, &changed)
+}
+
+/// The files `plan` writes on `repo` when they may be committed as a reconciled patch may: applied,
+/// no value CloudTrail redacted, passing [`gate`]. `Err` says why not (fail closed: an edit whose
+/// effect cannot be evaluated is never written, not even into a draft). `Ok` and empty: the code
+/// already says it.
+pub fn writable(repo: &Repo, plan: &Plan, schema: &Schema) -> Result<Vec<(PathBuf, String)>, String> {
+    let patched = apply(repo, plan)?;
+    if patched.files.iter().any(|(_, text)| text.contains(super::outcome::REDACTED)) {
+        return Err("it would write a value CloudTrail redacted".into());
+    }
+    let problems = gate(repo, &patched.files, schema);
+    if !problems.is_empty() {
+        return Err(format!(
+            "it fails the checks made before a commit (AWS provider {} schema, Terraform's rules): {}",
+            schema.provider_version(),
+            problems.join("; ")
+        ));
+    }
+    Ok(patched.files)
 }
 
 /// `repo` with `files` written into it.

@@ -26,6 +26,15 @@ pub struct Publisher {
     options: PullRequestOptions,
     /// Escalations and reverts become issues (with pull requests on).
     escalation_issues: bool,
+    /// ... or held draft pull requests, where their edit can be written.
+    escalation_drafts: bool,
+}
+
+/// The resource's open held draft pull request: as the issues endpoint lists it (its body and
+/// labels) and as the pulls endpoint gives it (its branch).
+pub struct HeldDraft {
+    pub thread: issues::Issue,
+    pub pull_request: PullRequest,
 }
 
 /// What publishing one change set did, for the summary and the store.
@@ -86,7 +95,14 @@ impl Publisher {
             None
         };
         let options = PullRequestOptions { labels: config.labels.clone(), draft: config.draft };
-        Ok(Some(Publisher { remote, base_branch, github, options, escalation_issues: config.escalation_issues }))
+        Ok(Some(Publisher {
+            remote,
+            base_branch,
+            github,
+            options,
+            escalation_issues: config.escalation_issues,
+            escalation_drafts: config.escalation_issues && config.escalation_drafts,
+        }))
     }
 
     /// The open pull request already carrying `address`, if pull requests are on. The one the store
@@ -163,15 +179,60 @@ impl Publisher {
         Ok(Some((issue.number, issue.html_url, action)))
     }
 
-    /// Close the resource's escalation issue, if one is open and `covered` covers the fields it
-    /// waits on, saying why.
+    /// Whether a decision that waits, with a held edit that can be written, goes to a held draft
+    /// pull request (pull requests, escalation issues and drafts on).
+    pub fn drafts_held_edits(&self) -> bool {
+        self.github.is_some() && self.escalation_drafts
+    }
+
+    /// The resource's open held draft pull request, if drafts are on and there is one.
+    pub async fn open_held_draft(&self, address: &str) -> anyhow::Result<Option<HeldDraft>> {
+        let Some(api) = self.github.as_ref().filter(|_| self.escalation_issues) else { return Ok(None) };
+        let Some(thread) = issues::find_open_draft(api, address).await? else { return Ok(None) };
+        let pull_request = api.get(thread.number).await?;
+        Ok(Some(HeldDraft { thread, pull_request }))
+    }
+
+    /// Push `commit` (the held edit, or `None` when `existing`'s branch already holds it) to
+    /// `branch` and open the held draft pull request, or update `existing`: its number, URL and
+    /// what was done.
+    pub async fn publish_held_draft(
+        &self,
+        git: &GitRepo,
+        commit: Option<Oid>,
+        branch: &str,
+        story: &Story,
+        existing: Option<&HeldDraft>,
+    ) -> anyhow::Result<(u64, String, IssueAction)> {
+        let api = self.github.as_ref().context("held drafts need pull requests on (publish.mode)")?;
+        let pushed = match commit {
+            Some(commit) => {
+                let pushed = self.remote.push_change(git, commit, branch, &self.base_branch, &mut still_parses)?;
+                Some(pushed.commit.to_string())
+            }
+            None => None,
+        };
+        let (pr, action) = issues::publish_held_draft(
+            api,
+            existing.map(|d| &d.thread),
+            story,
+            branch,
+            pushed.as_deref(),
+            &self.options.labels,
+        )
+        .await?;
+        Ok((pr.number, pr.html_url, action))
+    }
+
+    /// Close what waits on the resource (its escalation issue, its held draft), when `covered`
+    /// covers the fields it waits on, saying why.
     pub async fn resolve_escalation_if_covered(
         &self,
         address: &str,
         covered: &[String],
         why: &str,
-    ) -> anyhow::Result<Option<u64>> {
-        let Some(api) = self.github.as_ref().filter(|_| self.escalation_issues) else { return Ok(None) };
+    ) -> anyhow::Result<Vec<issues::Closed>> {
+        let Some(api) = self.github.as_ref().filter(|_| self.escalation_issues) else { return Ok(vec![]) };
         Ok(issues::resolve_if_covered(api, address, covered, why).await?)
     }
 }

@@ -9,8 +9,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use driftback_publish::commands::{Command, CommentCommand};
 use driftback_publish::issues::{
-    IssueAction, escalation_marker, marker_fields, may_decide, publish_escalation, resolve_escalation,
-    resolve_if_covered,
+    Closed, IssueAction, accepted_body, escalation_marker, find_open_draft, is_held_draft, marker_fields, may_decide,
+    publish_escalation, publish_held_draft, resolve_escalation, resolve_if_covered,
 };
 use driftback_publish::notify::{Notice, Notifier, NotifyFormat};
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
@@ -83,7 +83,7 @@ async fn an_escalation_opens_one_issue_per_resource_updates_it_and_closes_it_whe
 
     // A later change that writes only part of what the issue waits on does not close it.
     let partial = vec!["instance_type".to_string()];
-    assert_eq!(resolve_if_covered(&api, &first.address, &partial, "covered?").await.unwrap(), None);
+    assert_eq!(resolve_if_covered(&api, &first.address, &partial, "covered?").await.unwrap(), []);
     let state =
         server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == issue.number).unwrap()["state"].clone();
     assert_eq!(state, "open");
@@ -96,11 +96,11 @@ async fn an_escalation_opens_one_issue_per_resource_updates_it_and_closes_it_whe
 
     // Resolved: closed with the reason; resolving again finds nothing open.
     let closed = resolve_escalation(&api, &first.address, "The change was written into the code by #9.").await.unwrap();
-    assert_eq!(closed, Some(issue.number));
+    assert_eq!(closed, [Closed { number: issue.number, draft: false }]);
     let state =
         server.inner.lock().unwrap().issues.iter().find(|i| i["number"] == issue.number).unwrap()["state"].clone();
     assert_eq!(state, "closed");
-    assert_eq!(resolve_escalation(&api, &first.address, "again").await.unwrap(), None);
+    assert_eq!(resolve_escalation(&api, &first.address, "again").await.unwrap(), []);
     // The other resource's issue is still open.
     let open = driftback_publish::issues::find_open(&api, "aws_instance.db").await.unwrap();
     assert_eq!(open.map(|i| i.number), Some(second.number));
@@ -248,4 +248,81 @@ async fn a_burst_of_escalations_is_one_message_and_a_failed_post_is_retried() {
     notifier.close().await;
     let posts = posts.lock().unwrap().clone();
     assert_eq!(posts[0]["notices"][0]["change_set_id"], "cs-7");
+}
+
+#[tokio::test]
+async fn a_held_edit_is_a_draft_pull_request_updated_per_resource_and_closed_when_resolved() {
+    let server = GitHubStandIn::start().await;
+    let api = GitHub::new(&server.base_url, "acme/infra", Secret::new(TOKEN), no_wait()).unwrap();
+    let mut first = escalated("console-instance-type");
+    first.fields = vec!["instance_type".into()];
+    first.diff =
+        "diff --git a/main.tf b/main.tf\n-  instance_type = \"t3.medium\"\n+  instance_type = \"t3.large\"\n".into();
+    let head = "driftback/aws_instance.web-cs-1";
+
+    let (pr, action) = publish_held_draft(&api, None, &first, head, Some("abc1234567"), &["ops".into()]).await.unwrap();
+    assert_eq!(action, IssueAction::Opened);
+    assert!(pr.draft, "the answer says draft: {pr:?}");
+    // GitHub's wire format: `draft: true` in the POST, and the pull request object says it.
+    let posted = server.requests().into_iter().find(|r| r.method == "POST" && r.path.ends_with("/pulls")).unwrap();
+    assert_eq!(posted.body["draft"], true, "{:?}", posted.body);
+    assert_eq!((posted.body["head"].as_str(), posted.body["base"].as_str()), (Some(head), Some("main")));
+    let body = pr.body.clone().unwrap();
+    assert!(body.starts_with(&escalation_marker(&first.address)), "{body}");
+    assert!(!body.contains("<!-- driftback:resource "), "reconciliations must not land on a held draft: {body}");
+    assert!(body.contains("**Held for a person.**") && body.contains("mark it ready for review"), "{body}");
+    assert!(body.contains("**escalate** by the rule `security-weakening`"), "{body}");
+    assert!(body.contains("+  instance_type = \"t3.large\""), "{body}");
+    assert!(body.contains("## Timeline") && body.contains("/driftback accept"), "{body}");
+    assert_eq!(
+        server.inner.lock().unwrap().labels[&pr.number],
+        ["driftback", "decision:escalate", "rule:security-weakening", "ops"]
+    );
+    // It is the resource's held draft, not its issue.
+    let found = find_open_draft(&api, &first.address).await.unwrap().expect("found by its marker");
+    assert_eq!(found.number, pr.number);
+    assert!(driftback_publish::issues::find_open(&api, &first.address).await.unwrap().is_none());
+
+    // A later change set on the resource updates the draft: title, body (fields united), comment
+    // naming the commit, the decision's labels replaced; no second pull request.
+    let mut later = first.clone();
+    later.change_set_id = "cs-later".into();
+    later.decision.kind = "revert".into();
+    later.decision.rule = "api-instance-types".into();
+    later.fields = vec!["tags.Team".into()];
+    let (again, action) = publish_held_draft(&api, Some(&found), &later, head, Some("def9876543"), &[]).await.unwrap();
+    assert_eq!((again.number, action), (pr.number, IssueAction::Updated));
+    assert_eq!(server.inner.lock().unwrap().pulls.len(), 1);
+    let body = again.body.unwrap();
+    assert_eq!(marker_fields(&body), ["instance_type", "tags.Team"]);
+    assert!(body.contains("`cs-later`") && body.contains("## What the next apply restores"), "{body}");
+    let comments = server.inner.lock().unwrap().comments.clone();
+    assert!(
+        comments.iter().any(|(n, c)| *n == pr.number && c.contains("A later change on") && c.contains("`def9876543`")),
+        "{comments:?}"
+    );
+    assert_eq!(
+        server.inner.lock().unwrap().labels[&pr.number],
+        ["driftback", "ops", "decision:revert", "rule:api-instance-types"]
+    );
+
+    // A change covering only part of what it waits on leaves it open; one covering all closes it
+    // without merging (PATCH .../pulls/N, state closed), with the reason.
+    let partial = vec!["instance_type".to_string()];
+    assert_eq!(resolve_if_covered(&api, &first.address, &partial, "partly").await.unwrap(), []);
+    let all = vec!["instance_type".to_string(), "tags".to_string()];
+    let closed = resolve_if_covered(&api, &first.address, &all, "Written by #9; closing.").await.unwrap();
+    assert_eq!(closed, [Closed { number: pr.number, draft: true }]);
+    assert_eq!(closed[0].describe(), format!("held draft pull request #{} closed", pr.number));
+    assert!(server.requests().iter().any(|r| r.method == "PATCH"
+        && r.path == format!("/repos/acme/infra/pulls/{}", pr.number)
+        && r.body == json!({"state": "closed"})));
+    let state = server.inner.lock().unwrap().pulls[0]["state"].clone();
+    assert_eq!(state, "closed");
+    assert!(find_open_draft(&api, &first.address).await.unwrap().is_none());
+
+    // Accepted, a draft's body loses the markers that keep it waiting.
+    let accepted = accepted_body(&body);
+    assert!(!is_held_draft(&accepted) && is_held_draft(&body));
+    assert!(!accepted.contains("driftback:fields") && accepted.contains("`cs-later`"), "{accepted}");
 }

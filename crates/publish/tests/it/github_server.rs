@@ -76,10 +76,28 @@ impl GitHubStandIn {
         self.inner.lock().unwrap().requests.clone()
     }
 
-    /// What GitHub does when someone presses "Merge".
-    pub fn merge(&self, number: u64) -> Value {
+    /// What GitHub does when `user` presses "Ready for review" on a draft (GraphQL's
+    /// `markPullRequestReadyForReview`; the REST API cannot): the pull request as a webhook's
+    /// `ready_for_review` delivery carries it.
+    pub fn mark_ready(&self, number: u64) -> Value {
         let mut inner = self.inner.lock().unwrap();
         let pr = inner.pulls.iter_mut().find(|p| p["number"] == number).unwrap();
+        pr["draft"] = json!(false);
+        pr.clone()
+    }
+
+    /// What GitHub does when someone presses "Merge" (`maria`; see [`GitHubStandIn::merge_by`]).
+    pub fn merge(&self, number: u64) -> Value {
+        self.merge_by(number, "maria")
+    }
+
+    /// What GitHub does when `user` presses "Merge": a draft cannot be merged (GitHub answers 405
+    /// "Pull request is in draft state"), so this panics on one.
+    pub fn merge_by(&self, number: u64, user: &str) -> Value {
+        let mut inner = self.inner.lock().unwrap();
+        let pr = inner.pulls.iter_mut().find(|p| p["number"] == number).unwrap();
+        assert_eq!(pr["draft"], json!(false), "GitHub refuses to merge a draft pull request: {pr}");
+        pr["merged_by"] = json!({"login": user, "id": 7, "type": "User"});
         pr["state"] = json!("closed");
         pr["merged"] = json!(true);
         pr["merged_at"] = json!("2024-05-02T09:30:00Z");
@@ -185,6 +203,7 @@ async fn create_pull(State(s): Shared, Path((owner, repo)): Path<(String, String
         "merged_at": null,
         "merge_commit_sha": null,
         "merged": false,
+        "merged_by": null,
         "head": {"label": format!("{owner}:{head}"), "ref": head, "sha": "0000000000000000000000000000000000000001"},
         "base": {"label": format!("{owner}:{}", body["base"].as_str().unwrap()), "ref": body["base"], "sha": "0000000000000000000000000000000000000002"}
     });
@@ -213,6 +232,9 @@ async fn update_pull(
         if let Some(v) = body.get(key) {
             pr[key] = v.clone();
         }
+    }
+    if body.get("state").is_some_and(|s| s == "closed") {
+        pr["closed_at"] = json!("2024-05-03T08:00:00Z");
     }
     (StatusCode::OK, Json(pr.clone()))
 }

@@ -74,9 +74,12 @@ async fn a_new_pull_request_is_created_with_its_labels_then_updated_and_commente
 
     // The merge is read back.
     assert_eq!(api.get(1).await.unwrap().lifecycle(), PullRequestState::Open);
+    // A draft is marked ready (in GitHub's interface) before it can be merged.
+    server.mark_ready(1);
     server.merge(1);
     let merged = api.get(1).await.unwrap();
     assert_eq!(merged.lifecycle(), PullRequestState::Merged);
+    assert_eq!(merged.merged_by.map(|u| u.login).as_deref(), Some("maria"));
     assert!(find_open_for_resource(&api, Some(1), "aws_instance.web", "main").await.unwrap().is_none());
 }
 
