@@ -118,6 +118,17 @@ data "aws_iam_policy_document" "daemon" {
       resources = [for bucket in var.state_bucket_names : "arn:${data.aws_partition.current.partition}:s3:::${bucket}"]
     }
   }
+
+  # The roles S3 backends name in `assume_role` (states kept in other accounts): assumed before
+  # the state is read.
+  dynamic "statement" {
+    for_each = length(var.state_role_arns) == 0 ? [] : [1]
+    content {
+      sid       = "AssumeStateRoles"
+      actions   = ["sts:AssumeRole"]
+      resources = var.state_role_arns
+    }
+  }
 }
 
 resource "aws_iam_role_policy" "daemon" {

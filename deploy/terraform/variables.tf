@@ -70,6 +70,12 @@ variable "state_bucket_names" {
   default     = []
 }
 
+variable "state_role_arns" {
+  description = "Roles the stacks' S3 backends name in assume_role (states kept in other accounts): the daemon may assume them to read those states. Each role's trust policy must allow the daemon's role too."
+  type        = list(string)
+  default     = []
+}
+
 variable "ecs_task_role" {
   description = "Let ECS tasks assume the daemon's role (for the optional Fargate service or your own)."
   type        = bool

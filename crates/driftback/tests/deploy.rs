@@ -196,6 +196,21 @@ fn the_daemon_role_grants_exactly_the_calls_the_code_makes() {
         trail.len() == 1 && trail[0].0 == ["s3:GetObject"] && trail[0].1[0].contains(":s3:::${statement.value}/"),
         "{trail:?}"
     );
+    // A backend's `assume_role` is assumed through aws-config's AssumeRoleProvider (STS on the
+    // daemon's behalf, no STS client of ours): `sts:AssumeRole`, on the roles the operator lists.
+    let assumes =
+        std::fs::read_to_string(root().join("crates/stacks/src/read/s3.rs")).unwrap().contains("AssumeRoleProvider");
+    let sts: Vec<_> = statements.iter().filter(|(a, _)| a.iter().any(|a| a.starts_with("sts:"))).collect();
+    assert_eq!(
+        sts.iter().map(|(a, r)| (a.clone(), r.clone())).collect::<Vec<_>>(),
+        if assumes {
+            vec![(vec!["sts:AssumeRole".to_string()], vec!["var.state_role_arns".to_string()])]
+        } else {
+            vec![]
+        },
+        "sts:AssumeRole is granted exactly when the state reader assumes roles, and only on var.state_role_arns"
+    );
+    granted.remove("sts:AssumeRole");
     assert_eq!(granted, called, "deploy/terraform/iam.tf grants differ from what the code calls");
 }
 
