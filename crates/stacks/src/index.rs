@@ -187,6 +187,18 @@ impl Index {
         out
     }
 
+    /// Every (stack, workspace) with resources in `account` whose ARN names no region (IAM,
+    /// CloudFront, Route 53: global services), and their resource types.
+    pub fn regionless_at(&self, account: &str) -> BTreeMap<(String, String), BTreeSet<String>> {
+        let mut out: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for m in &self.managed {
+            if m.placement.account.as_deref() == Some(account) && m.placement.region.is_none() {
+                out.entry((m.stack.clone(), m.workspace.clone())).or_default().insert(m.address.rtype.clone());
+            }
+        }
+        out
+    }
+
     /// Who manages an identity. An ARN no state records also matches resources whose name-like
     /// attribute is the ARN's last segment.
     pub fn lookup(&self, query: &Query<'_>) -> Lookup<'_> {

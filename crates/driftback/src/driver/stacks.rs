@@ -335,10 +335,27 @@ impl Stacks {
         let name = |(s, w): &(String, String)| format!("{s}/{w}");
         let (chosen, why) = match (fits.as_slice(), of_kind.as_slice()) {
             ([], _) => {
-                return Route::Nowhere(format!(
-                    "no state manages {id}, and no stack's provider is configured for account {account}, region \
-                     {region}: a person decides where it belongs"
-                ));
+                // A global service (IAM, CloudFront, Route 53) logs its calls in one region, not where
+                // the stack's provider points: the one stack managing that kind in the account.
+                let global: Vec<((String, String), Vec<&str>)> = self
+                    .index
+                    .regionless_at(account)
+                    .into_iter()
+                    .map(|(k, held)| (k, types.iter().copied().filter(|t| held.contains(*t)).collect::<Vec<_>>()))
+                    .filter(|(_, kinds)| !kinds.is_empty())
+                    .collect();
+                match global.as_slice() {
+                    [(one, kinds)] => (
+                        one.clone(),
+                        format!("the only stack in account {account} that manages {} (no region)", kinds.join(", ")),
+                    ),
+                    _ => {
+                        return Route::Nowhere(format!(
+                            "no state manages {id}, and no stack's provider is configured for account {account}, \
+                             region {region}: a person decides where it belongs"
+                        ));
+                    }
+                }
             }
             ([only], _) => {
                 ((*only).clone(), format!("the only stack whose provider is in account {account}, region {region}"))
@@ -515,7 +532,16 @@ mod tests {
             "storage/terraform.tfstate",
             &state(
                 5,
-                &[("aws_s3_bucket", "logs", bucket("acme-logs")), ("aws_s3_bucket", "shared", bucket("acme-shared"))],
+                &[
+                    ("aws_s3_bucket", "logs", bucket("acme-logs")),
+                    ("aws_s3_bucket", "shared", bucket("acme-shared")),
+                    (
+                        "aws_iam_role",
+                        "replication",
+                        json!({"id": "s3-replication", "name": "s3-replication",
+                               "arn": format!("arn:aws:iam::{APP}:role/s3-replication")}),
+                    ),
+                ],
             ),
         );
         write(
@@ -614,7 +640,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         repository(dir.path());
         let stacks = stacks(dir.path()).await;
-        assert_eq!(stacks.indexed(), 8);
+        assert_eq!(stacks.indexed(), 9);
         assert_eq!(stacks.route(&sqs(APP, "eu-west-1", "SetQueueAttributes", "jobs-prod")), managed("app", "prod"));
         assert_eq!(
             stacks.route(&sqs(APP, "eu-central-1", "SetQueueAttributes", "jobs-staging")),
@@ -669,6 +695,19 @@ mod tests {
             why.contains("more than one stack could take it") && why.contains("app/prod, storage/default"),
             "{why}"
         );
+        // IAM logs its calls in us-east-1, where no provider points: the one stack managing roles in
+        // the account takes a new role.
+        let create_role = change_set(
+            APP,
+            "us-east-1",
+            "iam.amazonaws.com",
+            "CreateRole",
+            json!({"roleName": "ci-deployer", "assumeRolePolicyDocument": "{}"}),
+        );
+        let route = stacks.route(&create_role);
+        let Route::Adopt { stack, why, .. } = route else { panic!("{route:?}") };
+        assert_eq!(stack, "storage");
+        assert!(why.contains("manages aws_iam_role (no region)"), "{why}");
         let Route::Nowhere(why) = stacks.route(&sqs(APP, "ap-south-1", "CreateQueue", "far")) else { panic!() };
         assert!(why.contains("no stack's provider is configured for account 111111111111, region ap-south-1"), "{why}");
         let Route::Nowhere(why) = stacks.route(&sqs("333333333333", "eu-west-1", "CreateQueue", "x")) else { panic!() };
@@ -697,7 +736,7 @@ mod tests {
         );
         let moved = stacks.refresh("base-1").await.unwrap();
         assert_eq!(moved, Refreshed { rescanned: false, workspaces: 4, read: 1 });
-        assert_eq!(stacks.indexed(), 9);
+        assert_eq!(stacks.indexed(), 10);
         assert_eq!(
             stacks.route(&sqs(APP, "eu-central-1", "SetQueueAttributes", "dlq-staging")),
             managed("app", "staging")
