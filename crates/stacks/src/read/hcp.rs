@@ -130,6 +130,24 @@ impl HcpReader {
     }
 }
 
+impl HcpReader {
+    /// The workspace's current state version: the API's answer for it (`data`), found with two
+    /// small requests and without downloading the state.
+    async fn current_version(&self, loc: &HcpLocation, shown: &str) -> Result<(String, Value), ReadError> {
+        let token = self.token(&loc.hostname)?;
+        let url = api(loc, &["organizations", &loc.organization, "workspaces", &loc.workspace], shown)?;
+        let workspace =
+            self.get(url, &token, shown, "no such workspace in the organization, or the token cannot see it").await?;
+        let id = workspace["data"]["id"].as_str().ok_or_else(|| ReadError::Malformed {
+            location: shown.to_string(),
+            message: "the workspace has no data.id".into(),
+        })?;
+        let url = api(loc, &["workspaces", id, "current-state-version"], shown)?;
+        let version = self.get(url, &token, shown, "the workspace has no state yet").await?;
+        Ok((token, version["data"].clone()))
+    }
+}
+
 impl StateReader for HcpReader {
     fn read<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<StateRead, ReadError>> {
         Box::pin(async move {
@@ -140,18 +158,7 @@ impl StateReader for HcpReader {
                 });
             };
             let shown = location.to_string();
-            let token = self.token(&loc.hostname)?;
-            let url = api(loc, &["organizations", &loc.organization, "workspaces", &loc.workspace], &shown)?;
-            let workspace = self
-                .get(url, &token, &shown, "no such workspace in the organization, or the token cannot see it")
-                .await?;
-            let id = workspace["data"]["id"].as_str().ok_or_else(|| ReadError::Malformed {
-                location: shown.clone(),
-                message: "the workspace has no data.id".into(),
-            })?;
-            let url = api(loc, &["workspaces", id, "current-state-version"], &shown)?;
-            let version = self.get(url, &token, &shown, "the workspace has no state yet").await?;
-            let data = &version["data"];
+            let (token, data) = self.current_version(loc, &shown).await?;
             let version_id = data["id"].as_str().unwrap_or_default().to_string();
             let download =
                 data["attributes"]["hosted-state-download-url"].as_str().ok_or_else(|| ReadError::Malformed {
@@ -177,6 +184,15 @@ impl StateReader for HcpReader {
             let read = parse_state(&bytes, &shown)?;
             let serial = read.serial.or_else(|| data["attributes"]["serial"].as_u64());
             Ok(StateRead { version: StateVersion::Hcp { id: version_id, serial }, serial, ..read })
+        })
+    }
+
+    /// The current state version's id (`sv-...`), without downloading the state.
+    fn probe<'a>(&'a self, location: &'a Location) -> BoxFuture<'a, Result<Option<String>, ReadError>> {
+        Box::pin(async move {
+            let Location::Hcp(loc) = location else { return Ok(None) };
+            let (_, data) = self.current_version(loc, &location.to_string()).await?;
+            Ok(data["id"].as_str().map(|id| format!("state version {id}")))
         })
     }
 }

@@ -89,6 +89,13 @@ async fn hcp_states_by_name_tags_and_prefix() {
     );
     assert!(requests[..2].iter().all(|r| r.authorization.as_deref() == Some(&format!("Bearer {TOKEN}"))));
     assert_eq!(requests[2].authorization, None, "the pre-signed download on another host gets no token");
+    // The probe asks for the current state version and downloads nothing.
+    assert_eq!(reader.probe(&location).await.unwrap().as_deref(), Some("state version sv-dns9"));
+    let after: Vec<String> = server.requests()[3..].iter().map(|r| format!("{} {}", r.host, r.path)).collect();
+    assert_eq!(
+        after,
+        ["api /api/v2/organizations/acme/workspaces/dns", "api /api/v2/workspaces/ws-dns1/current-state-version"]
+    );
 
     // Tags: every workspace carrying them, across pages (the stand-in serves one a page).
     let readers = driftback_stacks::Readers { hcp: reader.clone(), ..driftback_stacks::Readers::new(dir.path()) };
