@@ -363,6 +363,17 @@ async fn reconcile_queue_save(
     policy: &str,
     attributes: serde_json::Value,
 ) -> (PathBuf, PathBuf, String) {
+    reconcile_queue_save_with(server, dir, policy, attributes, false).await
+}
+
+/// As [`reconcile_queue_save`], with held edits published as drafts when `drafts`.
+async fn reconcile_queue_save_with(
+    server: &GitHubStandIn,
+    dir: &Path,
+    policy: &str,
+    attributes: serde_json::Value,
+    drafts: bool,
+) -> (PathBuf, PathBuf, String) {
     let (repo, origin) = repo_with_origin(dir);
     std::fs::create_dir_all(repo.join(".driftback")).unwrap();
     std::fs::write(repo.join(".driftback/policy.toml"), policy).unwrap();
@@ -371,7 +382,7 @@ async fn reconcile_queue_save(
         &config,
         format!(
             "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nretry_delay_ms = 0\n\
-             escalation_drafts = false\n",
+             escalation_drafts = {drafts}\n",
             server.base_url
         ),
     )
@@ -442,6 +453,35 @@ async fn an_independent_held_field_is_split_from_the_written_ones_and_a_dependen
     assert!(issue.contains("| `visibility_timeout_seconds` | `30` | `10` |"), "{issue}");
     assert!(issue.contains("| `message_retention_seconds` |"), "{issue}");
     assert!(!issue.contains("split: "), "{issue}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_change_sets_held_part_is_a_draft_beside_the_written_pull_request() {
+    // As above, with held edits as drafts: the retention period is written in an ordinary pull
+    // request; the timeout, which can be written too, waits in a draft on its own `-held` branch.
+    let server = GitHubStandIn::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let policy = "[[rule]]\nname = \"queue-timeout-needs-a-person\"\nresource_type = \"aws_sqs_queue\"\n\
+                  attribute = \"visibility_timeout_seconds\"\ndecision = \"escalate\"\n";
+    let save = serde_json::json!({"VisibilityTimeout": "600", "MessageRetentionPeriod": "86400"});
+    let (repo, origin, text) = reconcile_queue_save_with(&server, dir.path(), policy, save, true).await;
+    assert!(text.contains("reconciled: 1"), "{text}");
+    assert!(server.inner.lock().unwrap().issues.is_empty(), "no issue: the held part can be written");
+    let pulls = server.inner.lock().unwrap().pulls.clone();
+    assert_eq!(pulls.len(), 2, "{pulls:#?}");
+    let (drafts, written): (Vec<_>, Vec<_>) = pulls.iter().partition(|p| p["draft"] == true);
+    assert_eq!((drafts.len(), written.len()), (1, 1), "{pulls:#?}");
+    let (held, written) = (drafts[0]["head"]["ref"].as_str().unwrap(), written[0]["head"]["ref"].as_str().unwrap());
+    assert_eq!(held, format!("{written}-held"));
+    let code = |branch: &str| git(&origin, &["show", &format!("{branch}:main.tf")]);
+    assert!(code(written).contains("message_retention_seconds  = 86400"), "{}", code(written));
+    assert!(code(written).contains("visibility_timeout_seconds = 30"), "{}", code(written));
+    let held_diff = git(&origin, &["diff", &format!("main...{held}")]);
+    assert!(held_diff.contains("+  visibility_timeout_seconds = 600"), "{held_diff}");
+    assert!(!held_diff.contains("message_retention_seconds"), "the draft holds only what waits: {held_diff}");
+    let body = drafts[0]["body"].as_str().unwrap().replace('\\', "");
+    assert!(body.contains("split: ") && body.contains("queue-timeout-needs-a-person"), "{body}");
+    assert!(pending(&repo).contains("aws_sqs_queue.jobs"), "{}", pending(&repo));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
