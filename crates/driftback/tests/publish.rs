@@ -17,6 +17,35 @@ fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("demo")
 }
 
+/// The demo's CloudTrail record `id` (`3f0c1d2e-...-000000000007`), for a test to vary.
+fn demo_record(id: &str) -> serde_json::Value {
+    let demo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
+    demo["Records"].as_array().unwrap().iter().find(|r| r["eventID"] == id).unwrap().clone()
+}
+
+/// `record` as a CloudTrail log file in `dir`, named by its event id.
+fn events_file(dir: &Path, record: serde_json::Value) -> PathBuf {
+    let file = dir.join(format!("{}.json", record["eventID"].as_str().unwrap()));
+    std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
+    file
+}
+
+/// One SetQueueAttributes by alice on the demo queue, setting `attributes`.
+fn queue_save(dir: &Path, attributes: serde_json::Value) -> PathBuf {
+    queue_event(dir, "3f0c1d2e-0000-4000-8000-000000000201", "2024-05-02T10:45:00Z", attributes)
+}
+
+/// alice's SetQueueAttributes on the demo queue (the demo's record 7) as event `id` at `time`,
+/// setting `attributes`.
+fn queue_event(dir: &Path, id: &str, time: &str, attributes: serde_json::Value) -> PathBuf {
+    let mut record = demo_record("3f0c1d2e-0000-4000-8000-000000000007");
+    record["eventID"] = id.into();
+    record["eventTime"] = time.into();
+    record["requestParameters"]["attributes"] = attributes;
+    events_file(dir, record)
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -162,20 +191,11 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     assert!(waiting.contains("1 change set(s) wait for a person"), "{waiting}");
 
     // An hour later alice changes the web server again: the same pull request carries both changes.
-    let demo: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
-    let mut later = demo["Records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000002")
-        .unwrap()
-        .clone();
+    let mut later = demo_record("3f0c1d2e-0000-4000-8000-000000000002");
     later["eventID"] = "3f0c1d2e-0000-4000-8000-000000000100".into();
     later["eventTime"] = "2024-05-02T12:40:00Z".into();
     later["requestParameters"]["instanceType"]["value"] = "t3.xlarge".into();
-    let later_file = dir.path().join("later.json");
-    std::fs::write(&later_file, serde_json::json!({ "Records": [later.clone()] }).to_string()).unwrap();
+    let later_file = events_file(dir.path(), later.clone());
     let (ok, text) = tokio::task::spawn_blocking({
         let (repo, config, later_file) = (repo.clone(), config.clone(), later_file.clone());
         move || reconcile(&later_file, &repo, &config, TOKEN)
@@ -279,19 +299,7 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     )
     .unwrap();
     let queue = |id: &str, time: &str, timeout: &str| {
-        let mut record = demo["Records"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
-            .unwrap()
-            .clone();
-        record["eventID"] = id.into();
-        record["eventTime"] = time.into();
-        record["requestParameters"]["attributes"]["VisibilityTimeout"] = timeout.into();
-        let file = dir.path().join(format!("{id}.json"));
-        std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
-        file
+        queue_event(dir.path(), id, time, serde_json::json!({ "VisibilityTimeout": timeout }))
     };
     let raised = queue("3f0c1d2e-0000-4000-8000-000000000104", "2024-05-04T10:00:00Z", "600");
     let (ok, text) = tokio::task::spawn_blocking({
@@ -335,24 +343,6 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     assert_eq!(git(&repo, &["status", "--porcelain", "--untracked-files=no"]), "");
     // Requests carried the token as a bearer header and nothing else was needed.
     assert!(server.requests().iter().all(|r| r.path.starts_with("/repos/acme/infra/")));
-}
-
-/// One SetQueueAttributes by alice on the demo queue, setting `attributes`.
-fn queue_save(dir: &Path, attributes: serde_json::Value) -> PathBuf {
-    let demo: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
-    let mut record = demo["Records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
-        .unwrap()
-        .clone();
-    record["eventID"] = "3f0c1d2e-0000-4000-8000-000000000201".into();
-    record["requestParameters"]["attributes"] = attributes;
-    let file = dir.join("save.json");
-    std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
-    file
 }
 
 /// A repository with `policy` as its policy file, a config publishing to `server`, and the events
@@ -537,21 +527,12 @@ async fn a_writable_held_edit_is_a_draft_pull_request_updated_per_resource_and_a
 
     // A later world-open rule on the same group: a new commit on the draft's branch, its body
     // updated, a comment; no second draft, still no issue.
-    let demo: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(demo_dir().join("events.json")).unwrap()).unwrap();
-    let mut rdp = demo["Records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000005")
-        .unwrap()
-        .clone();
+    let mut rdp = demo_record("3f0c1d2e-0000-4000-8000-000000000005");
     rdp["eventID"] = "3f0c1d2e-0000-4000-8000-000000000300".into();
     rdp["eventTime"] = "2024-05-02T10:00:00Z".into();
     rdp["requestParameters"]["ipPermissions"]["items"][0]["fromPort"] = 3389.into();
     rdp["requestParameters"]["ipPermissions"]["items"][0]["toPort"] = 3389.into();
-    let rdp_file = dir.path().join("rdp.json");
-    std::fs::write(&rdp_file, serde_json::json!({"Records": [rdp]}).to_string()).unwrap();
+    let rdp_file = events_file(dir.path(), rdp);
     let (ok, text) = run(rdp_file).await.unwrap();
     assert!(ok, "{text}");
     let after = server.inner.lock().unwrap().pulls.clone();
@@ -597,19 +578,7 @@ async fn a_writable_held_edit_is_a_draft_pull_request_updated_per_resource_and_a
     // Raised to 600: writable, so a held draft for the queue beside its issue. Set back to 30: the
     // drifted value returned, and both are closed (the draft without merging).
     let queue = |id: &str, time: &str, timeout: &str| {
-        let mut record = demo["Records"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["eventID"] == "3f0c1d2e-0000-4000-8000-000000000007")
-            .unwrap()
-            .clone();
-        record["eventID"] = id.into();
-        record["eventTime"] = time.into();
-        record["requestParameters"]["attributes"]["VisibilityTimeout"] = timeout.into();
-        let file = dir.path().join(format!("{id}.json"));
-        std::fs::write(&file, serde_json::json!({"Records": [record]}).to_string()).unwrap();
-        file
+        queue_event(dir.path(), id, time, serde_json::json!({ "VisibilityTimeout": timeout }))
     };
     let (ok, text) = run(queue("3f0c1d2e-0000-4000-8000-000000000301", "2024-05-04T10:00:00Z", "600")).await.unwrap();
     assert!(ok && text.contains("escalated: 1"), "{text}");
