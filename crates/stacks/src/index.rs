@@ -92,14 +92,8 @@ impl Index {
     /// attribute, say more precisely where it is. Replaces what this workspace added before.
     pub fn add(&mut self, stack: &str, workspace: &str, read: &StateRead, providers: &BTreeMap<String, Placement>) {
         self.remove(stack, workspace);
-        // The account most ARNs of the state carry: for resources whose provider says nothing.
-        let mut accounts: BTreeMap<String, usize> = BTreeMap::new();
-        for i in read.state.instances.iter().filter(|i| !i.address.data) {
-            if let Some(account) = i.attr_str("arn").and_then(arn_placement).and_then(|p| p.account) {
-                *accounts.entry(account).or_default() += 1;
-            }
-        }
-        let usual_account = accounts.into_iter().max_by_key(|(_, n)| *n).map(|(a, _)| a);
+        // For resources whose provider says nothing.
+        let usual_account = usual_account(read);
         for instance in read.state.instances.iter().filter(|i| !i.address.data) {
             let address = &instance.address;
             let alias = read.provider_aliases.get(&address.without_key().to_string()).map(String::as_str).unwrap_or("");
@@ -239,6 +233,18 @@ impl Index {
             .filter(|m| !differs(&m.placement.account, query.account) && !differs(&m.placement.region, query.region))
             .collect()
     }
+}
+
+/// The account most of a state's ARNs name: where its resources live when their provider
+/// configuration does not say.
+pub fn usual_account(read: &StateRead) -> Option<String> {
+    let mut accounts: BTreeMap<String, usize> = BTreeMap::new();
+    for i in read.state.instances.iter().filter(|i| !i.address.data) {
+        if let Some(account) = i.attr_str("arn").and_then(arn_placement).and_then(|p| p.account) {
+            *accounts.entry(account).or_default() += 1;
+        }
+    }
+    accounts.into_iter().max_by_key(|(_, n)| *n).map(|(a, _)| a)
 }
 
 #[cfg(test)]

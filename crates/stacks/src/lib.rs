@@ -17,7 +17,7 @@ pub mod settings;
 
 pub use config::{StackConfig, WorkspaceConfig};
 pub use discover::{Discovery, Stack, Tree, Workspace, discover, scan, scan_again};
-pub use index::{Index, Lookup, Managed, Query};
+pub use index::{Index, Lookup, Managed, Query, usual_account};
 pub use location::{HcpLocation, Location, S3Location, locate};
 pub use placement::{Placement, provider_placements};
 pub use read::{ReadError, Readers, StateRead, StateReader, StateVersion};

@@ -17,10 +17,9 @@ use anyhow::{Context, bail};
 use driftback_events::ChangeSet;
 use driftback_recipes::Catalog;
 use driftback_stacks::discover::inferred_workspace;
-use driftback_stacks::placement::arn_placement;
 use driftback_stacks::{
     Discovery, Index, Location, Lookup, Placement, Query, Readers, Stack, StackConfig, StateRead, StateReader, Tree,
-    discover, locate, provider_placements, scan_again,
+    discover, locate, provider_placements, scan_again, usual_account,
 };
 
 use super::outcome::Scope;
@@ -61,11 +60,24 @@ pub struct Stacks {
     /// Workspaces whose state could not be read at the last refresh, with why.
     unreadable: BTreeMap<(String, String), String>,
     index: Index,
-    /// Where each workspace's provider configurations point (the account, when the provider does
-    /// not say, is the one most of its state's ARNs name): where it can make a new resource.
-    homes: BTreeMap<(String, String), Vec<Placement>>,
-    /// The provider placements each workspace was indexed with.
-    providers: BTreeMap<(String, String), BTreeMap<String, Placement>>,
+    /// Where each workspace's provider configurations point, as it was indexed with them.
+    placed: BTreeMap<(String, String), Placed>,
+}
+
+/// Where one workspace's provider configurations point, and the account most of its state's ARNs
+/// name (for a provider that names none): where it can make a new resource.
+struct Placed {
+    providers: BTreeMap<String, Placement>,
+    usual_account: Option<String>,
+}
+
+impl Placed {
+    fn points_at(&self, account: &str, region: &str) -> bool {
+        self.providers.values().any(|p| {
+            p.account.as_ref().or(self.usual_account.as_ref()).is_some_and(|a| a == account)
+                && p.region.as_deref() == Some(region)
+        })
+    }
 }
 
 /// What a refresh did, for the log and benchmarks.
@@ -91,8 +103,7 @@ impl Stacks {
             held: BTreeMap::new(),
             unreadable: BTreeMap::new(),
             index: Index::new(),
-            homes: BTreeMap::new(),
-            providers: BTreeMap::new(),
+            placed: BTreeMap::new(),
         }
     }
 
@@ -145,7 +156,9 @@ impl Stacks {
                     done.read += 1;
                     self.unreadable.remove(&key);
                     let read = Arc::new(read);
-                    self.index_workspace(&key, &read);
+                    if let Some(providers) = self.providers_of(&key) {
+                        self.index_workspace(&key, &read, providers);
+                    }
                     self.held.insert(key, Held { location, probe, read, built: None });
                 }
                 Err(e) if e.is_transient() => {
@@ -155,19 +168,13 @@ impl Stacks {
                 Err(e) => {
                     tracing::warn!(stack = key.0, workspace = key.1, error = %e, "a state cannot be read; its resources are not routed");
                     self.unreadable.insert(key.clone(), e.to_string());
-                    self.held.remove(&key);
-                    self.index.remove(&key.0, &key.1);
-                    self.homes.remove(&key);
-                    self.providers.remove(&key);
+                    self.forget(&key);
                 }
             }
         }
         let gone: Vec<(String, String)> = self.held.keys().filter(|k| !keep.contains(*k)).cloned().collect();
         for key in gone {
-            self.held.remove(&key);
-            self.index.remove(&key.0, &key.1);
-            self.homes.remove(&key);
-            self.providers.remove(&key);
+            self.forget(&key);
         }
         Ok(done)
     }
@@ -213,15 +220,10 @@ impl Stacks {
         let held: Vec<((String, String), Arc<StateRead>)> =
             self.held.iter().map(|(k, h)| (k.clone(), h.read.clone())).collect();
         for (key, read) in held {
-            let Some(stack) = self.found.stacks.iter().find(|s| s.name == key.0) else {
-                self.held.remove(&key);
-                self.index.remove(&key.0, &key.1);
-                self.homes.remove(&key);
-                self.providers.remove(&key);
-                continue;
-            };
-            if self.providers.get(&key) != Some(&provider_placements(&self.tree.repo, stack, &key.1)) {
-                self.index_workspace(&key, &read);
+            match self.providers_of(&key) {
+                None => self.forget(&key),
+                Some(providers) if self.placed.get(&key).is_some_and(|p| p.providers == providers) => {}
+                Some(providers) => self.index_workspace(&key, &read, providers),
             }
         }
         for h in self.held.values_mut() {
@@ -230,18 +232,23 @@ impl Stacks {
         Ok(())
     }
 
-    fn index_workspace(&mut self, key: &(String, String), read: &StateRead) {
-        let (stack, ws) = key;
-        let Some(found) = self.found.stacks.iter().find(|s| &s.name == stack) else { return };
-        let providers = provider_placements(&self.tree.repo, found, ws);
-        self.index.add(stack, ws, read, &providers);
-        let usual = usual_account(read);
-        let homes = providers
-            .values()
-            .map(|p| Placement { account: p.account.clone().or_else(|| usual.clone()), region: p.region.clone() })
-            .collect();
-        self.homes.insert(key.clone(), homes);
-        self.providers.insert(key.clone(), providers);
+    /// Where the providers of `stack`/`workspace` point at the current commit (`None`: the
+    /// stack is gone).
+    fn providers_of(&self, (stack, ws): &(String, String)) -> Option<BTreeMap<String, Placement>> {
+        let found = self.found.stacks.iter().find(|s| &s.name == stack)?;
+        Some(provider_placements(&self.tree.repo, found, ws))
+    }
+
+    fn index_workspace(&mut self, key: &(String, String), read: &StateRead, providers: BTreeMap<String, Placement>) {
+        self.index.add(&key.0, &key.1, read, &providers);
+        self.placed.insert(key.clone(), Placed { providers, usual_account: usual_account(read) });
+    }
+
+    /// Forget a workspace (its state is gone or unreadable, or its stack is).
+    fn forget(&mut self, key: &(String, String)) {
+        self.held.remove(key);
+        self.index.remove(&key.0, &key.1);
+        self.placed.remove(key);
     }
 
     /// Where `change_set` goes: the workspace whose state manages its resource (narrowed by the
@@ -318,14 +325,8 @@ impl Stacks {
         let (Some(account), Some(region)) = (account, region) else {
             return Route::Nowhere(format!("no state manages {id}, and the calls do not say which account and region"));
         };
-        let fits: Vec<&(String, String)> = self
-            .homes
-            .iter()
-            .filter(|(_, homes)| {
-                homes.iter().any(|h| h.account.as_deref() == Some(account) && h.region.as_deref() == Some(region))
-            })
-            .map(|(k, _)| k)
-            .collect();
+        let fits: Vec<&(String, String)> =
+            self.placed.iter().filter(|(_, placed)| placed.points_at(account, region)).map(|(k, _)| k).collect();
         let managing = self.index.workspaces_at(account, region);
         let of_kind: Vec<&(String, String)> = fits
             .iter()
@@ -426,17 +427,6 @@ impl Stacks {
     pub fn indexed(&self) -> usize {
         self.index.len()
     }
-}
-
-/// The account most of a state's ARNs name.
-fn usual_account(read: &StateRead) -> Option<String> {
-    let mut accounts: BTreeMap<String, usize> = BTreeMap::new();
-    for instance in read.state.instances.iter().filter(|i| !i.address.data) {
-        if let Some(account) = instance.attr_str("arn").and_then(arn_placement).and_then(|p| p.account) {
-            *accounts.entry(account).or_default() += 1;
-        }
-    }
-    accounts.into_iter().max_by_key(|(_, n)| *n).map(|(a, _)| a)
 }
 
 /// The root module of `stack` as workspace `workspace` evaluates it: its own directory and the
