@@ -46,19 +46,8 @@ impl Workspace {
     pub fn load(config: &Config, dir: &Path, state: Option<&Path>) -> anyhow::Result<Workspace> {
         let state_path = state.map(Path::to_path_buf).unwrap_or_else(|| dir.join("terraform.tfstate"));
         let repo = Repo::load(dir)?;
-        let schema = provider_schema(&repo, dir)?;
-        let on_disk = policy_path(config, dir);
-        let policy_file = on_disk.strip_prefix(dir).ok().map(|rel| (on_disk.clone(), rel.to_path_buf()));
-        Ok(Workspace {
-            repo,
-            state: Arc::new(read_state(&state_path)?),
-            policy: load_policy(config, dir)?,
-            unlocated: None,
-            schema,
-            policy_file,
-            scope: None,
-            adopted_because: None,
-        })
+        let state = Arc::new(read_state(&state_path)?);
+        Workspace::with_repo(config, dir, repo, state, None)
     }
 
     /// One workspace of one stack of the repository in `dir`: `repo` is its root module (with the
@@ -70,6 +59,18 @@ impl Workspace {
         state: Arc<State>,
         scope: Scope,
     ) -> anyhow::Result<Workspace> {
+        Workspace::with_repo(config, dir, repo, state, Some(scope))
+    }
+
+    /// `repo` (a root module of the repository in `dir`) with `state`, the repository's policy and
+    /// the provider schema that fits the root module.
+    fn with_repo(
+        config: &Config,
+        dir: &Path,
+        repo: Repo,
+        state: Arc<State>,
+        scope: Option<Scope>,
+    ) -> anyhow::Result<Workspace> {
         let schema = provider_schema(&repo, &dir.join(repo.root_dir()))?;
         let on_disk = policy_path(config, dir);
         let policy_file = on_disk.strip_prefix(dir).ok().map(|rel| (on_disk.clone(), rel.to_path_buf()));
@@ -80,7 +81,7 @@ impl Workspace {
             unlocated: None,
             schema,
             policy_file,
-            scope: Some(scope),
+            scope,
             adopted_because: None,
         })
     }
