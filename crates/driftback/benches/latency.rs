@@ -10,7 +10,6 @@
 //! Samples are sequential (one change set in flight), so this is latency, not throughput. Real
 //! CloudTrail adds its own delivery delay (about 5 minutes on average) before the record is sent.
 
-use std::io::BufReader;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -47,28 +46,19 @@ async fn main() {
     };
     let root = tempfile::tempdir().unwrap();
     let remote = support::bare_remote(root.path());
-    let sqs = support::sqs_client(&endpoint).await;
     let name = format!("latency-{}", std::process::id());
-    let queue_url = sqs.create_queue().queue_name(&name).send().await.unwrap().queue_url.unwrap();
-    let http = reqwest::Client::new();
-    support::route_cloudtrail_to_queue(&http, &endpoint, &name, &support::queue_arn(&sqs, &queue_url).await).await;
-
-    let port = support::free_port();
-    let log_path = root.path().join("serve.log");
-    let daemon =
-        support::bench_daemon(&endpoint, &queue_url, &remote, &root.path().join("work"), port, &log_path).await;
+    let mut feed = support::BenchFeed::start(&endpoint, &name, &remote, root.path()).await;
 
     let mut latencies = Vec::with_capacity(samples);
-    let mut log = BufReader::new(std::fs::File::open(&log_path).unwrap());
     for i in 0..samples {
         let sent = Utc::now();
         let detail = record(i, sent).to_string();
         let entry = json!({"Source": "aws.ec2", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
-        support::eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
-        let done_at = support::next_reconciled(&mut log, Duration::from_secs(60)).await;
+        support::eventbridge(&feed.http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
+        let done_at = support::next_reconciled(&mut feed.log, Duration::from_secs(60)).await;
         latencies.push((done_at - sent).num_microseconds().unwrap() as f64 / 1000.0);
     }
-    drop(daemon);
+    drop(feed);
     let branches = support::remote_branches(&remote).len();
     let mut sorted = latencies.clone();
     sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());

@@ -11,7 +11,6 @@
 //! The first change set is cold: the daemon discovers the stacks and reads every state then. The
 //! daemon's peak memory is its VmHWM.
 
-use std::io::BufReader;
 use std::time::Duration;
 
 use aws_sdk_s3::primitives::ByteStream;
@@ -139,30 +138,21 @@ async fn main() {
         state_bytes as f64 / 1e6
     );
 
-    let sqs = support::sqs_client(&endpoint).await;
     let name = format!("monorepo-{}", std::process::id());
-    let queue_url = sqs.create_queue().queue_name(&name).send().await.unwrap().queue_url.unwrap();
-    let http = reqwest::Client::new();
-    support::route_cloudtrail_to_queue(&http, &endpoint, &name, &support::queue_arn(&sqs, &queue_url).await).await;
-
-    let port = support::free_port();
-    let log_path = root.path().join("serve.log");
-    let daemon =
-        support::bench_daemon(&endpoint, &queue_url, &remote, &root.path().join("work"), port, &log_path).await;
-    let pid = daemon.0.id();
+    let mut feed = support::BenchFeed::start(&endpoint, &name, &remote, root.path()).await;
+    let pid = feed.daemon.0.id();
 
     let mut latencies = Vec::with_capacity(samples);
-    let mut log = BufReader::new(std::fs::File::open(&log_path).unwrap());
     for i in 0..samples {
         let sent = Utc::now();
         let detail = record(i, sent).to_string();
         let entry = json!({"Source": "aws.sqs", "DetailType": "AWS API Call via CloudTrail", "Detail": detail});
-        support::eventbridge(&http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
-        let done_at = support::next_reconciled(&mut log, Duration::from_secs(120)).await;
+        support::eventbridge(&feed.http, &endpoint, "PutEvents", json!({"Entries": [entry]})).await;
+        let done_at = support::next_reconciled(&mut feed.log, Duration::from_secs(120)).await;
         latencies.push((done_at - sent).num_microseconds().unwrap() as f64 / 1000.0);
     }
     let peak = peak_rss_mb(pid);
-    drop(daemon);
+    drop(feed);
     let branches = support::remote_branches(&remote).len();
     let cold = latencies[0];
     let mut warm = latencies[1..].to_vec();

@@ -314,43 +314,51 @@ impl Drop for Killed {
     }
 }
 
-/// `driftback serve` for a latency bench: the EventBridge feed on `queue_url` with a zero quiet
-/// window, pushing to `remote`, JSON logs to `log`, ready on `port` when this returns.
-pub async fn bench_daemon(
-    endpoint: &str,
-    queue_url: &str,
-    remote: &Path,
-    workdir: &Path,
-    port: u16,
-    log: &Path,
-) -> Killed {
-    let daemon = Killed(
-        Command::new(env!("CARGO_BIN_EXE_driftback"))
-            .arg("serve")
-            .env("DRIFTBACK_FEED__QUEUE_URL", queue_url)
-            .env("DRIFTBACK_FEED__ENDPOINT_URL", endpoint)
-            .env("DRIFTBACK_FEED__REGION", "us-east-1")
-            .env("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0")
-            .env("DRIFTBACK_SERVE__REPO_URL", remote)
-            .env("DRIFTBACK_SERVE__WORKDIR", workdir)
-            .env("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{port}"))
-            .env("DRIFTBACK_BACKFILL__ON_START", "false")
-            .env("DRIFTBACK_PUBLISH__MODE", "push")
-            .env("DRIFTBACK_LOG", "info")
-            .env("DRIFTBACK_LOG_FORMAT", "json")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    let http = reqwest::Client::new();
-    let ready = Instant::now();
-    while !matches!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await, Ok(r) if r.status().is_success())
-    {
-        assert!(ready.elapsed() < Duration::from_secs(60), "not ready: {}", std::fs::read_to_string(log).unwrap());
-        tokio::time::sleep(Duration::from_millis(100)).await;
+/// A latency bench's daemon: `driftback serve` on a new queue `name` fed by an EventBridge rule
+/// (moto at `endpoint`), with a zero quiet window, pushing to `remote`, its JSON log read from
+/// `log`; ready when this returns.
+pub struct BenchFeed {
+    pub daemon: Killed,
+    pub http: reqwest::Client,
+    pub log: std::io::BufReader<std::fs::File>,
+}
+
+impl BenchFeed {
+    pub async fn start(endpoint: &str, name: &str, remote: &Path, root: &Path) -> BenchFeed {
+        let sqs = sqs_client(endpoint).await;
+        let queue_url = sqs.create_queue().queue_name(name).send().await.unwrap().queue_url.unwrap();
+        let http = reqwest::Client::new();
+        route_cloudtrail_to_queue(&http, endpoint, name, &queue_arn(&sqs, &queue_url).await).await;
+        let port = free_port();
+        let log = root.join("serve.log");
+        let daemon = Killed(
+            Command::new(env!("CARGO_BIN_EXE_driftback"))
+                .arg("serve")
+                .env("DRIFTBACK_FEED__QUEUE_URL", &queue_url)
+                .env("DRIFTBACK_FEED__ENDPOINT_URL", endpoint)
+                .env("DRIFTBACK_FEED__REGION", "us-east-1")
+                .env("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", "0")
+                .env("DRIFTBACK_SERVE__REPO_URL", remote)
+                .env("DRIFTBACK_SERVE__WORKDIR", root.join("work"))
+                .env("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{port}"))
+                .env("DRIFTBACK_BACKFILL__ON_START", "false")
+                .env("DRIFTBACK_PUBLISH__MODE", "push")
+                .env("DRIFTBACK_LOG", "info")
+                .env("DRIFTBACK_LOG_FORMAT", "json")
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .unwrap(),
+        );
+        let ready = Instant::now();
+        while !matches!(http.get(format!("http://127.0.0.1:{port}/readyz")).send().await, Ok(r) if r.status().is_success())
+        {
+            assert!(ready.elapsed() < Duration::from_secs(60), "not ready: {}", std::fs::read_to_string(&log).unwrap());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let log = std::io::BufReader::new(std::fs::File::open(&log).unwrap());
+        BenchFeed { daemon, http, log }
     }
-    daemon
 }
 
 /// The time of the daemon's next "change set reconciled" JSON log line read from `log` (which
