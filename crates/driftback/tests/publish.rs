@@ -31,6 +31,18 @@ fn events_file(dir: &Path, record: serde_json::Value) -> PathBuf {
     file
 }
 
+/// `driftback.toml` in `dir`: pull requests to the stand-in `server` for `acme/infra`, with the
+/// `[publish]` keys in `more` (lines) after the common ones.
+fn publish_config(dir: &Path, server: &GitHubStandIn, more: &str) -> PathBuf {
+    let config = dir.join("driftback.toml");
+    let common = format!(
+        "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nretry_delay_ms = 0\n",
+        server.base_url
+    );
+    std::fs::write(&config, common + more).unwrap();
+    config
+}
+
 /// One SetQueueAttributes by alice on the demo queue, setting `attributes`.
 fn queue_save(dir: &Path, attributes: serde_json::Value) -> PathBuf {
     queue_event(dir, "3f0c1d2e-0000-4000-8000-000000000201", "2024-05-02T10:45:00Z", attributes)
@@ -97,15 +109,7 @@ async fn reconciled_change_sets_become_pushed_branches_and_one_pull_request_per_
     let server = GitHubStandIn::start().await;
     let dir = tempfile::tempdir().unwrap();
     let (repo, origin) = repo_with_origin(dir.path());
-    let config = dir.path().join("driftback.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nlabels = [\"drift\"]\nretry_delay_ms = 0\nescalation_drafts = false\n",
-            server.base_url
-        ),
-    )
-    .unwrap();
+    let config = publish_config(dir.path(), &server, "labels = [\"drift\"]\nescalation_drafts = false\n");
 
     // A wrong token stops the run with what to fix, and the events stay unseen for the next run.
     let (ok, text) = tokio::task::spawn_blocking({
@@ -367,16 +371,7 @@ async fn reconcile_queue_save_with(
     let (repo, origin) = repo_with_origin(dir);
     std::fs::create_dir_all(repo.join(".driftback")).unwrap();
     std::fs::write(repo.join(".driftback/policy.toml"), policy).unwrap();
-    let config = dir.join("driftback.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nretry_delay_ms = 0\n\
-             escalation_drafts = {drafts}\n",
-            server.base_url
-        ),
-    )
-    .unwrap();
+    let config = publish_config(dir, server, &format!("escalation_drafts = {drafts}\n"));
     let events = queue_save(dir, attributes);
     let (ok, text) = tokio::task::spawn_blocking({
         let (repo, config) = (repo.clone(), config.clone());
@@ -479,15 +474,7 @@ async fn a_writable_held_edit_is_a_draft_pull_request_updated_per_resource_and_a
     let server = GitHubStandIn::start().await;
     let dir = tempfile::tempdir().unwrap();
     let (repo, origin) = repo_with_origin(dir.path());
-    let config = dir.path().join("driftback.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[publish]\nmode = \"pull-request\"\napi_url = \"{}\"\nrepository = \"acme/infra\"\nlabels = [\"drift\"]\nretry_delay_ms = 0\n",
-            server.base_url
-        ),
-    )
-    .unwrap();
+    let config = publish_config(dir.path(), &server, "labels = [\"drift\"]\n");
     let run = |events: PathBuf| {
         let (repo, config) = (repo.clone(), config.clone());
         tokio::task::spawn_blocking(move || reconcile(&events, &repo, &config, TOKEN))

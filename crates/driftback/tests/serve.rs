@@ -45,6 +45,24 @@ async fn put_records(http: &reqwest::Client, endpoint: &str, records: &[Value]) 
     }
 }
 
+/// GitHub's delivery of `event` with `body`, signed with the test's webhook secret, to the daemon's
+/// webhook on `listen`.
+async fn deliver_signed(
+    http: &reqwest::Client,
+    listen: &str,
+    event: &str,
+    body: String,
+) -> reqwest::Result<reqwest::Response> {
+    let signature =
+        driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
+    http.post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
+        .header("X-GitHub-Event", event)
+        .header("X-Hub-Signature-256", signature)
+        .body(body)
+        .send()
+        .await
+}
+
 async fn queue_is_empty(sqs: &aws_sdk_sqs::Client, url: &str) -> bool {
     queue_messages(sqs, url).await == 0
 }
@@ -622,17 +640,8 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
     assert_eq!(known.number, number);
     let merged = github.merge(number);
     let body = json!({"action": "closed", "number": number, "pull_request": merged}).to_string();
-    let signature =
-        driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
     let http = reqwest::Client::new();
-    let answer = http
-        .post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
-        .header("X-GitHub-Event", "pull_request")
-        .header("X-Hub-Signature-256", signature)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
+    let answer = deliver_signed(&http, &listen, "pull_request", body).await.unwrap();
     assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
     assert!(store.open_pull_request("aws_instance.web").await.unwrap().is_none(), "no longer open");
 
@@ -661,13 +670,7 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
             "comment": {"id": 1, "body": text, "user": {"login": user, "type": "User"}},
             "sender": {"login": user, "type": "User"}})
         .to_string();
-        let signature =
-            driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
-        http.post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
-            .header("X-GitHub-Event", "issue_comment")
-            .header("X-Hub-Signature-256", signature)
-            .body(body)
-            .send()
+        deliver_signed(&http, &listen, "issue_comment", body)
     };
     // GitHub's signed `pull_request` delivery for a merge by `user`.
     let merged_by = async |number: u64, user: &str| {
@@ -676,16 +679,7 @@ async fn serve_opens_one_pull_request_per_resource_and_learns_merges_from_the_si
         let body = json!({"action": "closed", "number": number, "pull_request": merged,
                           "sender": {"login": user, "type": "User"}})
         .to_string();
-        let signature =
-            driftback_publish::webhook::signature(&driftback_publish::Secret::new(WEBHOOK_SECRET), body.as_bytes());
-        let answer = http
-            .post(format!("http://{listen}{}", driftback_publish::webhook::WEBHOOK_PATH))
-            .header("X-GitHub-Event", "pull_request")
-            .header("X-Hub-Signature-256", signature)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
+        let answer = deliver_signed(&http, &listen, "pull_request", body).await.unwrap();
         assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
     };
     let replies = |n: u64| -> Vec<String> {
