@@ -250,9 +250,7 @@ impl Driver {
             }
             record.notes.extend(note);
         }
-        if outcome.status == Status::Reconciled && !outcome.created.is_empty() {
-            patch::remember_created(std::sync::Arc::make_mut(&mut workspace.state), &outcome);
-        }
+        patch::remember_created(&mut workspace.state, &outcome);
         if let Some(store) = &self.store {
             if self.records_rows {
                 store.record_change_set(&record).await?;

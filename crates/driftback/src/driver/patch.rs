@@ -2,6 +2,7 @@
 //! re-parse), the resources it adopts, and what the state learns from them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -130,8 +131,9 @@ pub fn created_resources(plan: &Plan) -> Vec<(Address, Map<String, Value>)> {
 }
 
 /// After a reconciled change set, the resources it adopted become known to the state, so later
-/// change sets on them (tags added a few minutes after the creation) find them.
-pub fn remember_created(state: &mut State, outcome: &Outcome) {
+/// change sets on them (tags added a few minutes after the creation) find them. The state is
+/// shared (a workspace's clones hold it): a new one replaces it, the old one is not copied first.
+pub fn remember_created(state: &mut Arc<State>, outcome: &Outcome) {
     if outcome.status != Status::Reconciled || outcome.created.is_empty() {
         return;
     }
@@ -141,5 +143,5 @@ pub fn remember_created(state: &mut State, outcome: &Outcome) {
             instances.push(StateInstance { address: address.clone(), attributes: attributes.clone() });
         }
     }
-    *state = State::from_instances(instances);
+    *state = Arc::new(State::from_instances(instances));
 }
