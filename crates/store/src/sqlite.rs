@@ -38,12 +38,29 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new().max_connections(4).connect_with(options).await.map_err(open_err)?;
+        // Turning a new file to WAL takes its lock without waiting for the busy timeout: a process
+        // opening the file while another creates it is told "database is locked" at once. Such an
+        // open is tried again within the same timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let pool = loop {
+            match SqlitePoolOptions::new().max_connections(4).connect_with(options.clone()).await {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                done => break done.map_err(open_err)?,
+            }
+        };
         let mut conn = pool.acquire().await.map_err(open_err)?;
         let migrated = migrate::apply(&mut conn).await;
         drop(conn);
         Ok(SqliteStore { pool: sql::migrated(pool, migrated).await? })
     }
+}
+
+/// Whether SQLite said the database is busy (`SQLITE_BUSY` and its extended codes).
+fn is_busy(error: &sqlx::Error) -> bool {
+    let code = error.as_database_error().and_then(|e| e.code()).and_then(|c| c.parse::<i32>().ok());
+    code.is_some_and(|c| c & 0xff == 5)
 }
 
 /// A write transaction, and what `now()` is in it: the time it began (as on Postgres), so every
