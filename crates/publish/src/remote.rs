@@ -5,11 +5,18 @@
 //! branch's tip; when the branch is new and the base branch moved, the change is replayed onto the
 //! new base. A replayed change is validated again (the caller's callback: the patched files must
 //! still parse) before it is pushed. A push rejected as non-fast-forward, because the remote moved
-//! between our look and our push, starts over from the look. Network failures are retried with
-//! exponential backoff; refused credentials and conflicts are not.
+//! between our look and our push, starts over from the look. Network failures, and a branch the
+//! remote holds locked for another push, are retried with exponential backoff; refused credentials
+//! and conflicts are not.
+//!
+//! Pushing to a local path writes the remote's refs from this process, so a driftback killed in the
+//! middle leaves the remote branch's `.lock` file behind. The lock about to be taken is written down
+//! in the clone's git directory first, and the next push from that clone removes it when it is
+//! still there (its writer is gone: one driftback holds the clone at a time).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use git2::{Cred, CredentialType, Direction, ErrorClass, ErrorCode, FetchOptions, Oid, PushOptions, RemoteCallbacks};
@@ -21,6 +28,8 @@ use crate::{PublishError, Secret};
 const MAX_REJECTIONS: u32 = 5;
 /// The private namespace for refs driftback needs locally while pushing.
 const LOCAL_NAMESPACE: &str = "refs/driftback";
+/// The file in the clone's git directory naming the local remote's lock a push in flight takes.
+const PUSH_IN_FLIGHT: &str = "driftback-push-in-flight";
 
 /// Credentials for a remote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,6 +248,10 @@ impl Remote {
         }
         match self.push_commit(repo, *candidate, branch) {
             Ok(None) => Ok(Attempt::Done { created: branch_tip.is_none(), already_there: false }),
+            Ok(Some(status)) if is_lock_held(&status) => Err(Failure::Transient(git2::Error::from_str(&format!(
+                "the remote holds {branch_ref} locked for another update ({status}){}",
+                self.lock_hint(branch)
+            )))),
             Ok(Some(rejection)) => Ok(Attempt::Rejected(rejection)),
             Err(e) if is_rejection(&e) => Ok(Attempt::Rejected(e.message().to_string())),
             Err(e) => Err(self.classify(e)),
@@ -291,10 +304,25 @@ impl Remote {
         remote.fetch(&refspecs, Some(&mut options), None)
     }
 
-    /// Push `commit` to `branch`. `Ok(Some(reason))`: the remote rejected the update.
+    /// Push `commit` to `branch`. `Ok(Some(status))`: the remote refused the update and said why.
     fn push_commit(&self, repo: &GitRepo, commit: Oid, branch: &str) -> Result<Option<String>, git2::Error> {
         let local = format!("{LOCAL_NAMESPACE}/push/{branch}");
         repo.raw().reference(&local, commit, true, "driftback: commit to push")?;
+        let in_flight = repo.raw().path().join(PUSH_IN_FLIGHT);
+        remove_lock_left_in_flight(&in_flight);
+        let remote_lock = self.local_branch_lock(branch);
+        if let Some(lock) = &remote_lock {
+            write_in_flight(&in_flight, lock)
+                .map_err(|e| git2::Error::from_str(&format!("writing {}: {e}", in_flight.display())))?;
+        }
+        let pushed = self.push_refspec(repo, &local, branch);
+        if remote_lock.is_some() {
+            let _ = std::fs::remove_file(&in_flight);
+        }
+        pushed
+    }
+
+    fn push_refspec(&self, repo: &GitRepo, local: &str, branch: &str) -> Result<Option<String>, git2::Error> {
         let rejection = RefCell::new(None);
         {
             let mut callbacks = self.callbacks();
@@ -310,6 +338,25 @@ impl Remote {
             remote.push(&[format!("{local}:refs/heads/{branch}")], Some(&mut options))?;
         }
         Ok(rejection.into_inner())
+    }
+
+    /// The lock file pushing `branch` takes in the remote's git directory, when the remote is a
+    /// local path (written by this process, so left behind if it is killed mid-push).
+    fn local_branch_lock(&self, branch: &str) -> Option<PathBuf> {
+        if self.url.to_ascii_lowercase().starts_with("https://") {
+            return None;
+        }
+        let path = self.url.strip_prefix("file://").unwrap_or(&self.url);
+        let remote = git2::Repository::open(path).ok()?;
+        Some(remote.path().join("refs/heads").join(format!("{branch}.lock")))
+    }
+
+    /// What to do about a lock on a local remote that does not go away.
+    fn lock_hint(&self, branch: &str) -> String {
+        match self.local_branch_lock(branch) {
+            Some(lock) => format!("; if no git process is writing to {}, remove {}", self.url, lock.display()),
+            None => String::new(),
+        }
     }
 
     fn classify(&self, e: git2::Error) -> Failure {
@@ -334,6 +381,37 @@ impl From<PublishError> for Failure {
     fn from(e: PublishError) -> Self {
         Failure::Permanent(e)
     }
+}
+
+/// A push status saying the remote could not lock the branch: another update holds it (or a killed
+/// writer left its lock), not a branch that moved.
+fn is_lock_held(status: &str) -> bool {
+    let status = status.to_ascii_lowercase();
+    status.contains("failed to lock") || status.contains("unable to lock") || status.contains("unable to create")
+}
+
+/// Write down the remote lock a push is about to take (a whole file or none: written aside, renamed).
+fn write_in_flight(in_flight: &Path, lock: &Path) -> std::io::Result<()> {
+    let aside = in_flight.with_extension("new");
+    std::fs::write(&aside, lock.as_os_str().as_encoded_bytes())?;
+    std::fs::rename(&aside, in_flight)
+}
+
+/// Remove the remote lock a push from this clone took and never released: the process that wrote
+/// `in_flight` stopped mid-push (it removes the note when its push returns).
+fn remove_lock_left_in_flight(in_flight: &Path) {
+    let Ok(text) = std::fs::read_to_string(in_flight) else { return };
+    let lock = PathBuf::from(text.trim_end());
+    let is_branch_lock =
+        lock.extension().is_some_and(|e| e == "lock") && lock.components().any(|c| c.as_os_str() == "refs");
+    if is_branch_lock && lock.is_file() {
+        tracing::warn!(lock = %lock.display(), "removing the remote branch lock a driftback stopped mid-push left behind");
+        if let Err(e) = std::fs::remove_file(&lock) {
+            tracing::warn!(lock = %lock.display(), error = %e, "could not remove the stale remote lock");
+            return;
+        }
+    }
+    let _ = std::fs::remove_file(in_flight);
 }
 
 fn is_rejection(e: &git2::Error) -> bool {

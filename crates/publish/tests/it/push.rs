@@ -187,3 +187,44 @@ fn a_missing_base_branch_is_named() {
     assert!(matches!(err, PublishError::NoBaseBranch { .. }), "{err}");
     assert!(err.to_string().contains("publish.base_branch"), "{err}");
 }
+
+/// Where pushing `branch` locks the bare remote's ref, as git itself names the lock.
+fn branch_lock(setup: &Setup, branch: &str) -> PathBuf {
+    let lock = setup.remote.join("refs/heads").join(format!("{branch}.lock"));
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    lock
+}
+
+#[test]
+fn a_branch_lock_a_push_killed_midway_left_on_a_local_remote_is_removed_by_the_next_push() {
+    let setup = Setup::create();
+    let repo = GitRepo::open_clean(&setup.work).unwrap();
+    let commit = change(&repo, &MAIN_TF.replace("t3.medium", "t3.large"), "driftback/web");
+    // What a driftback killed while pushing leaves: its note of the lock, and the lock.
+    let lock = branch_lock(&setup, "driftback/web");
+    std::fs::write(&lock, "").unwrap();
+    let in_flight = setup.work.join(".git/driftback-push-in-flight");
+    std::fs::write(&in_flight, lock.to_str().unwrap()).unwrap();
+
+    let pushed = remote(&setup).push_change(&repo, commit, "driftback/web", "main", &mut parses).unwrap();
+    assert!(pushed.created);
+    assert_eq!(git(&setup.remote, &["rev-parse", "driftback/web"]), commit.to_string());
+    assert!(!lock.exists() && !in_flight.exists(), "the stale lock and the note are gone");
+}
+
+#[test]
+fn a_branch_lock_another_writer_holds_is_retried_then_named_with_what_to_do() {
+    let setup = Setup::create();
+    let repo = GitRepo::open_clean(&setup.work).unwrap();
+    let commit = change(&repo, &MAIN_TF.replace("t3.medium", "t3.large"), "driftback/web");
+    let lock = branch_lock(&setup, "driftback/web");
+    std::fs::write(&lock, "").unwrap();
+
+    let err = remote(&setup).push_change(&repo, commit, "driftback/web", "main", &mut parses).unwrap_err();
+    let PublishError::PushFailed { attempts, message, .. } = &err else { panic!("{err}") };
+    assert_eq!(*attempts, 2, "tried as often as the retry policy says: {err}");
+    assert!(message.contains("locked for another update"), "not taken for a moved remote: {err}");
+    assert!(message.contains(&lock.display().to_string()) && message.contains("remove"), "{err}");
+    assert!(lock.exists(), "a lock this clone did not note is never removed");
+    assert!(git(&setup.remote, &["branch", "--list", "driftback/web"]).is_empty());
+}
