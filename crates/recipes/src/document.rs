@@ -4,25 +4,50 @@
 //! written. Member names become attribute names by the provider's convention (`viewerProtocolPolicy`
 //! is `viewer_protocol_policy`, `aCMCertificateArn` is `acm_certificate_arn`), a `{quantity, items}`
 //! wrapper is its list, a nested object is a block; where the convention does not hold, the
-//! recipe's `renames` say the attribute. A member that names no attribute of the state and is not
-//! empty, or a list of blocks that gains or loses an item, refuses the whole call: nothing of a
-//! document is written unless all of it is understood.
+//! recipe's `renames` say the attribute. A top-level list of blocks that gains items (a web ACL's
+//! new `rule`), each told apart from the state's by its key, yields the new items whole, shaped as
+//! the configuration writes them, for the planner to check against the provider's schema. A member
+//! that names no attribute of the state and is not empty, a list of blocks that loses an item, or
+//! one that gains an item below the top level, refuses the whole call: nothing of a document is
+//! written unless all of it is understood.
 
 use serde_json::{Map, Value};
 
+use driftback_terraform::render::{AttrValue, BlockSpec};
+use driftback_terraform::schema::{BlockSchema, ValueType};
 use driftback_terraform::{AttrPath, Seg};
 
 use crate::catalog::WholeRule;
 
-/// What a whole-document call changes: attribute paths (as the code's blocks are ordered) and new
-/// values; or the members it could not place.
+/// What a whole-document call changes.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Changes {
+    /// Attribute paths (as the code's blocks are ordered) and their new values.
+    pub set: Vec<(AttrPath, Value)>,
+    /// Top-level blocks the document adds.
+    pub added: Vec<AddedBlock>,
+}
+
+/// A block a document adds beside the state's blocks of its type.
+#[derive(Debug, PartialEq)]
+pub(crate) struct AddedBlock {
+    pub block_type: String,
+    /// The item with attribute names (nested objects are nested blocks or object values; the
+    /// planner tells which from the schema).
+    pub value: Value,
+    /// Whether the document lists it after every block the state has (the only place appending
+    /// keeps an ordered list's meaning).
+    pub at_tail: bool,
+}
+
+/// What a whole-document call changes; or the members it could not place.
 pub(crate) fn changes(
     rule: &WholeRule,
     document: &Value,
     state: &Map<String, Value>,
     code: Option<&Value>,
-) -> Result<Vec<(AttrPath, Value)>, Vec<String>> {
-    let mut walk = Walk { rule, out: Vec::new(), unplaced: Vec::new() };
+) -> Result<Changes, Vec<String>> {
+    let mut walk = Walk { rule, out: Changes::default(), unplaced: Vec::new() };
     match document {
         Value::Object(members) => walk.object(members, state, code, &[], ""),
         _ => walk.unplaced.push(rule.from.clone()),
@@ -32,7 +57,7 @@ pub(crate) fn changes(
 
 struct Walk<'r> {
     rule: &'r WholeRule,
-    out: Vec<(AttrPath, Value)>,
+    out: Changes,
     unplaced: Vec<String>,
 }
 
@@ -97,12 +122,12 @@ impl Walk<'_> {
             Value::Array(_) => {
                 let items = list_items(value);
                 if !have.as_array().is_some_and(|have| same_members(&items, have)) {
-                    self.out.push((AttrPath(path.to_vec()), Value::Array(items)));
+                    self.out.set.push((AttrPath(path.to_vec()), Value::Array(items)));
                 }
             }
             Value::Object(_) => {
                 if !driftback_terraform::patch::values_equal(value, have) {
-                    self.out.push((AttrPath(path.to_vec()), value.clone()));
+                    self.out.set.push((AttrPath(path.to_vec()), value.clone()));
                 }
             }
             _ => {
@@ -111,7 +136,7 @@ impl Walk<'_> {
                         self.unplaced.push(describe(path));
                     }
                 } else if !scalars_equal(value, have) {
-                    self.out.push((AttrPath(path.to_vec()), value.clone()));
+                    self.out.set.push((AttrPath(path.to_vec()), value.clone()));
                 }
             }
         }
@@ -137,25 +162,48 @@ impl Walk<'_> {
             }
             return;
         }
-        if items.len() != blocks.len() {
-            self.unplaced.push(format!("{} ({} blocks, the state has {})", describe(path), items.len(), blocks.len()));
-            return;
-        }
         let code_blocks: Vec<Value> = match code {
             Some(Value::Array(c)) => c.clone(),
             Some(c @ Value::Object(_)) => vec![c.clone()],
             _ => Vec::new(),
         };
         let key = BLOCK_KEYS.iter().find(|k| blocks[0].get(**k).is_some()).copied();
+        // Items are told apart by their key: an item whose key no state block has is new, which
+        // only a top-level list that keeps every block the state has may be.
+        let keys: Vec<Option<Value>> = items
+            .iter()
+            .map(|item| {
+                let (k, Value::Object(members)) = (key?, item) else { return None };
+                members.iter().find(|(name, _)| self.attribute(camel, name) == k).map(|(_, v)| v.clone())
+            })
+            .collect();
+        let new: Vec<bool> = keys
+            .iter()
+            .map(|v| {
+                v.as_ref().is_some_and(|v| {
+                    !blocks.iter().any(|b| key.and_then(|k| b.get(k)).is_some_and(|b| scalars_equal(v, b)))
+                })
+            })
+            .collect();
+        let added = new.iter().filter(|n| **n).count();
+        if items.len() != blocks.len() + added || (added > 0 && path.len() != 1) {
+            self.unplaced.push(format!("{} ({} blocks, the state has {})", describe(path), items.len(), blocks.len()));
+            return;
+        }
+        let kept = items.len() - added;
         for (i, item) in items.iter().enumerate() {
             let Value::Object(members) = item else {
                 self.unplaced.push(describe(path));
                 continue;
             };
+            if new[i] {
+                let Seg::Name(block_type) = &path[0] else { continue };
+                let shaped = self.shaped(item, camel);
+                self.out.added.push(AddedBlock { block_type: block_type.clone(), value: shaped, at_tail: i >= kept });
+                continue;
+            }
             // The block of the state and of the code this item is: by its key where blocks have one.
-            let key_value = key.and_then(|k| {
-                members.iter().find(|(name, _)| self.attribute(camel, name) == k).map(|(_, v)| v.clone())
-            });
+            let key_value = keys[i].clone();
             let find = |list: &[Value]| match (key, &key_value) {
                 (Some(k), Some(v)) => list.iter().position(|b| b.get(k).is_some_and(|b| scalars_equal(v, b))),
                 _ => Some(i).filter(|i| *i < list.len()),
@@ -175,6 +223,26 @@ impl Walk<'_> {
         }
     }
 
+    /// A new item as the configuration writes it: members by attribute name (members skipped as
+    /// `parent.member` left out: a bare skipped name means the document's own member, and an item
+    /// needs its `name`), `{quantity, items}` wrappers as their lists.
+    fn shaped(&self, value: &Value, parent: &str) -> Value {
+        match value {
+            Value::Object(o) if o.contains_key("quantity") && o.keys().all(|k| k == "quantity" || k == "items") => {
+                Value::Array(list_items(value).iter().map(|v| self.shaped(v, parent)).collect())
+            }
+            Value::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .filter(|(name, _)| !self.rule.skip.iter().any(|s| *s == format!("{parent}.{name}")))
+                    .map(|(name, v)| (self.attribute(parent, name), self.shaped(v, name)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.shaped(v, parent)).collect()),
+            other => other.clone(),
+        }
+    }
+
     /// The attribute a member names: the recipe's rename (`parent.member` or `member`), else the
     /// member in snake case.
     fn attribute(&self, parent: &str, name: &str) -> String {
@@ -185,6 +253,133 @@ impl Walk<'_> {
             .or_else(|| self.rule.renames.get(name))
             .cloned()
             .unwrap_or_else(|| snake_case(name))
+    }
+}
+
+/// A new block's body from its shaped item, member by member against the provider's schema of the
+/// block (`body`): an argument takes the value as written (its type must admit it), a nested block
+/// takes an object (one block) or a list of objects; `at` names the block in messages. An `any`
+/// argument holding objects (the schema data's stand-in for a nested schema too deep to generate)
+/// is written as `examples`, the blocks of this type the configuration already has, write it:
+/// blocks where they use blocks, `name = value` where they do, and nothing they do not show. A
+/// member the schema does not have, a value of the wrong kind, or a required argument or block the
+/// item lacks refuses the block: it would not validate.
+pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: &[Value]) -> Result<BlockSpec, String> {
+    let Value::Object(members) = value else { return Err(format!("{at} is not an object")) };
+    let mut spec = BlockSpec::default();
+    for (name, v) in members {
+        let here = format!("{at}.{name}");
+        if v.is_null() || matches!(v, Value::Array(items) if items.is_empty()) {
+            continue;
+        }
+        if let Some(argument) = body.argument(name) {
+            if !argument.value_type().admits(v) {
+                return Err(format!("{here} (not a {:?})", argument.value_type()));
+            }
+            if *argument.value_type() == ValueType::Any && holds_objects(v) {
+                spec_by_example(&mut spec, name, v, &members_of(examples, name), &here)?;
+                continue;
+            }
+            spec.attrs.push((name.clone(), AttrValue::Literal(v.clone())));
+        } else if let Some(block) = body.block(name) {
+            let items = match v {
+                Value::Array(items) => items.clone(),
+                one => vec![one.clone()],
+            };
+            if block.max_items().is_some_and(|max| items.len() > max as usize) {
+                return Err(format!(
+                    "{here} ({} blocks, at most {} allowed)",
+                    items.len(),
+                    block.max_items().unwrap_or(0)
+                ));
+            }
+            let examples = members_of(examples, name);
+            for item in &items {
+                spec.blocks.push((name.clone(), block_spec(block.body(), item, &here, &examples)?));
+            }
+        } else {
+            return Err(format!("{here} (not in the provider's schema)"));
+        }
+    }
+    let has = |name: &str| spec.attrs.iter().any(|(a, _)| a == name) || spec.blocks.iter().any(|(b, _)| b == name);
+    if let Some((missing, _)) = body.arguments().find(|(n, a)| a.is_required() && !has(n)) {
+        return Err(format!("{at}.{missing} (required, and the call does not send it)"));
+    }
+    if let Some((missing, _)) = body.blocks().find(|(n, b)| b.min_items() > 0 && !has(n)) {
+        return Err(format!("{at}.{missing} (a required block the call does not send)"));
+    }
+    Ok(spec)
+}
+
+/// `name`'s values in the example blocks: each block of a block list, or an attribute's value.
+fn members_of(examples: &[Value], name: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for example in examples {
+        match example.get(name) {
+            Some(Value::Array(items)) if items.iter().all(Value::is_object) && !items.is_empty() => {
+                out.extend(items.iter().cloned().map(json_block))
+            }
+            Some(other) => out.push(other.clone()),
+            None => {}
+        }
+    }
+    out
+}
+
+/// A block as [`members_of`] hands it on: marked, so an object attribute is not taken for one.
+fn json_block(item: Value) -> Value {
+    serde_json::json!({ BLOCK_MARK: item })
+}
+
+/// The key [`json_block`] wraps a block in (not a valid attribute name, so never a real member).
+const BLOCK_MARK: &str = "<block>";
+
+fn holds_objects(v: &Value) -> bool {
+    match v {
+        Value::Object(_) => true,
+        Value::Array(items) => !items.is_empty() && items.iter().all(Value::is_object),
+        _ => false,
+    }
+}
+
+/// Write `name = v` into `spec` the way the example values show it.
+fn spec_by_example(spec: &mut BlockSpec, name: &str, v: &Value, examples: &[Value], at: &str) -> Result<(), String> {
+    let blocks: Vec<Value> = examples.iter().filter_map(|e| e.get(BLOCK_MARK).cloned()).collect();
+    let as_block = !blocks.is_empty();
+    let as_attribute = examples.iter().any(|e| e.get(BLOCK_MARK).is_none());
+    match (v, as_block, as_attribute) {
+        (_, false, false) => Err(format!("{at} (the configuration writes no such value to copy the syntax of)")),
+        (_, true, true) => Err(format!("{at} (the configuration writes it both as blocks and as a value)")),
+        (Value::Object(_) | Value::Array(_), true, false) => {
+            let items = match v {
+                Value::Array(items) => items.clone(),
+                one => vec![one.clone()],
+            };
+            for item in &items {
+                let Value::Object(members) = item else { return Err(format!("{at} (not an object)")) };
+                let mut nested = BlockSpec::default();
+                for (member, value) in members {
+                    if value.is_null() {
+                        continue;
+                    }
+                    let here = format!("{at}.{member}");
+                    let seen = members_of(&blocks, member);
+                    if holds_objects(value) {
+                        spec_by_example(&mut nested, member, value, &seen, &here)?;
+                    } else if seen.iter().any(|e| e.get(BLOCK_MARK).is_none() && !holds_objects(e)) {
+                        nested.attrs.push((member.clone(), AttrValue::Literal(value.clone())));
+                    } else {
+                        return Err(format!("{here} (the configuration writes no such value to copy the syntax of)"));
+                    }
+                }
+                spec.blocks.push((name.to_string(), nested));
+            }
+            Ok(())
+        }
+        _ => {
+            spec.attrs.push((name.to_string(), AttrValue::Literal(v.clone())));
+            Ok(())
+        }
     }
 }
 
@@ -313,7 +508,8 @@ mod tests {
         // The code writes the behaviours in the state's order; the document sends them the other way round.
         let code = json!({"ordered_cache_behavior": [{"path_pattern": "/assets/*"}, {"path_pattern": "/downloads/*"}]});
         let got = changes(&rule(), &document(true), &state(), Some(&code)).unwrap();
-        let mut got: Vec<(String, Value)> = got.into_iter().map(|(p, v)| (p.to_string(), v)).collect();
+        assert!(got.added.is_empty());
+        let mut got: Vec<(String, Value)> = got.set.into_iter().map(|(p, v)| (p.to_string(), v)).collect();
         got.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
             got,
@@ -335,10 +531,102 @@ mod tests {
         logs.insert("logging_config".into(), json!([{"bucket": "logs.s3.amazonaws.com", "prefix": "cdn/"}]));
         let err = changes(&rule(), &document(false), &logs, None).unwrap_err();
         assert_eq!(err, vec!["logging_config (turned off)".to_string()]);
-        let mut added = document(false);
-        added["cacheBehaviors"]["items"].as_array_mut().unwrap().push(json!({"pathPattern": "/api/*"}));
-        let err = changes(&rule(), &added, &state(), None).unwrap_err();
-        assert!(err[0].contains("ordered_cache_behavior (3 blocks, the state has 2)"), "{err:?}");
+        // A behaviour gone: a removal is never inferred.
+        let mut removed = document(false);
+        removed["cacheBehaviors"]["items"].as_array_mut().unwrap().pop();
+        let err = changes(&rule(), &removed, &state(), None).unwrap_err();
+        assert!(err[0].contains("ordered_cache_behavior (1 blocks, the state has 2)"), "{err:?}");
+        // A keyed item added below the top level is refused: only a resource's own blocks gain one.
+        let mut nested = state();
+        nested["ordered_cache_behavior"][0]["route_rules"] = json!([{"name": "a"}]);
+        let mut deep = document(false);
+        deep["cacheBehaviors"]["items"][1]["routeRules"] = json!([{"name": "a"}, {"name": "b"}]);
+        let err = changes(&rule(), &deep, &nested, None).unwrap_err();
+        assert!(err[0].contains("].route_rules (2 blocks, the state has 1)"), "{err:?}");
+    }
+
+    #[test]
+    fn a_top_level_block_added_beside_the_states_comes_whole_and_says_where_it_was_listed() {
+        let mut added = document(true);
+        let behaviours = added["cacheBehaviors"]["items"].as_array_mut().unwrap();
+        behaviours.push(json!({"pathPattern": "/api/*", "compress": false, "callerReference": "kept: only the document's own is skipped",
+                               "allowedMethods": {"quantity": 2, "items": ["GET", "HEAD"]}}));
+        let got = changes(&rule(), &added, &state(), None).unwrap();
+        assert_eq!(got.set.len(), 2, "the kept blocks are still read member by member: {got:?}");
+        assert_eq!(got.added.len(), 1);
+        let new = &got.added[0];
+        assert_eq!(new.block_type, "ordered_cache_behavior");
+        assert!(new.at_tail);
+        assert_eq!(
+            new.value,
+            json!({"path_pattern": "/api/*", "compress": false, "caller_reference": "kept: only the document's own is skipped",
+                   "allowed_methods": ["GET", "HEAD"]})
+        );
+        // Listed first, before the state's blocks: not at the tail.
+        let mut first = document(true);
+        first["cacheBehaviors"]["items"].as_array_mut().unwrap().insert(0, json!({"pathPattern": "/api/*"}));
+        let got = changes(&rule(), &first, &state(), None).unwrap();
+        assert!(!got.added[0].at_tail);
+    }
+
+    /// A web ACL's rule, as the configuration's own rule blocks read (blocks are lists of objects).
+    fn rule_written_as_blocks() -> Value {
+        json!({"name": "common", "priority": 1,
+               "override_action": [{"none": [{}]}],
+               "statement": [{"managed_rule_group_statement": [{"name": "AWSManagedRulesCommonRuleSet", "vendor_name": "AWS"}]}],
+               "visibility_config": [{"cloudwatch_metrics_enabled": true, "metric_name": "common", "sampled_requests_enabled": true}]})
+    }
+
+    fn new_rule() -> Value {
+        json!({"name": "bad-inputs", "priority": 2,
+               "override_action": {"none": {}},
+               "statement": {"managed_rule_group_statement": {"name": "AWSManagedRulesKnownBadInputsRuleSet", "vendor_name": "AWS"}},
+               "visibility_config": {"cloudwatch_metrics_enabled": true, "metric_name": "bad-inputs", "sampled_requests_enabled": true}})
+    }
+
+    fn rendered(value: &Value, examples: &[Value]) -> Result<String, String> {
+        let schema = driftback_terraform::Schema::newest().unwrap();
+        let rule = schema.resource("aws_wafv2_web_acl").unwrap().block("rule").unwrap();
+        let spec = super::block_spec(rule.body(), value, "rule", examples)?;
+        Ok(driftback_terraform::render::render_block_body(&spec, "").unwrap())
+    }
+
+    #[test]
+    fn a_new_block_is_written_by_the_schema_and_an_untyped_member_as_the_code_writes_it() {
+        let text = rendered(&new_rule(), &[rule_written_as_blocks()]).unwrap();
+        assert_eq!(
+            text,
+            "name     = \"bad-inputs\"\npriority = 2\n\noverride_action {\n  none {}\n}\n\nstatement {\n  \
+             managed_rule_group_statement {\n    name        = \"AWSManagedRulesKnownBadInputsRuleSet\"\n    \
+             vendor_name = \"AWS\"\n  }\n}\n\nvisibility_config {\n  cloudwatch_metrics_enabled = true\n  \
+             metric_name                = \"bad-inputs\"\n  sampled_requests_enabled   = true\n}\n"
+        );
+        // The schema data types `statement` as `any`: with no rule in the code to show its syntax,
+        // nothing is guessed.
+        let err = rendered(&new_rule(), &[]).unwrap_err();
+        assert!(err.contains("rule.statement (the configuration writes no such value"), "{err}");
+        // Nor is a kind of statement the code never writes.
+        let mut rate = new_rule();
+        rate["statement"] = json!({"rate_based_statement": {"limit": 100, "aggregate_key_type": "IP"}});
+        let err = rendered(&rate, &[rule_written_as_blocks()]).unwrap_err();
+        assert!(err.contains("rule.statement.rate_based_statement"), "{err}");
+    }
+
+    #[test]
+    fn a_new_block_the_schema_does_not_admit_is_refused_with_the_member_named() {
+        let examples = [rule_written_as_blocks()];
+        let mut unknown = new_rule();
+        unknown["shiny"] = json!(true);
+        assert_eq!(rendered(&unknown, &examples).unwrap_err(), "rule.shiny (not in the provider's schema)");
+        let mut no_priority = new_rule();
+        no_priority.as_object_mut().unwrap().remove("priority");
+        assert!(rendered(&no_priority, &examples).unwrap_err().contains("rule.priority (required"));
+        let mut wrong = new_rule();
+        wrong["priority"] = json!("second");
+        assert!(rendered(&wrong, &examples).unwrap_err().starts_with("rule.priority (not a"));
+        let mut twice = new_rule();
+        twice["visibility_config"] = json!([new_rule()["visibility_config"], new_rule()["visibility_config"]]);
+        assert!(rendered(&twice, &examples).unwrap_err().contains("at most 1 allowed"));
     }
 
     #[test]

@@ -448,11 +448,26 @@ impl Planner<'_> {
             };
             match crate::document::changes(rule, &document, &instance.attributes, config.as_ref()) {
                 Ok(changes) => {
-                    for (path, value) in changes {
+                    for (path, value) in changes.set {
                         if self.held_secret(address, &path, &value) {
                             continue;
                         }
                         ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+                    }
+                    for added in changes.added {
+                        let examples = config
+                            .as_ref()
+                            .and_then(|c| c.get(&added.block_type))
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default();
+                        let spec =
+                            added_block(&address.rtype, &added, &examples).map_err(|reason| PlanError::Unmapped {
+                                recipe: recipe.id.clone(),
+                                name: event.raw_name.clone(),
+                                params: reason,
+                            })?;
+                        ops.push(Op::AddBlock { block_type: added.block_type, spec });
                     }
                 }
                 Err(unplaced) => {
@@ -1471,6 +1486,23 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
         }
     }
     out
+}
+
+/// A block a whole-document call adds, as the provider's schema says to write it; `Err` names what
+/// does not fit. Appending keeps an ordered list's meaning only at its end, so an item inserted
+/// before the state's blocks is refused unless the blocks are a set.
+fn added_block(rtype: &str, added: &crate::document::AddedBlock, examples: &[Value]) -> Result<BlockSpec, String> {
+    use driftback_terraform::schema::{Nesting, Schema};
+    let at = &added.block_type;
+    let schema = Schema::newest().map_err(|e| format!("{at} (no provider schema: {e})"))?;
+    let block = schema
+        .resource(rtype)
+        .and_then(|r| r.block(at))
+        .ok_or_else(|| format!("{at} (not a block of {rtype} in the provider's schema)"))?;
+    if !added.at_tail && block.nesting() != Nesting::Set {
+        return Err(format!("{at} (a block inserted before others in an ordered list)"));
+    }
+    crate::document::block_spec(block.body(), &added.value, at, examples)
 }
 
 /// Whether the attribute at `path` (nested blocks by name) is a set in the AWS provider's schema.

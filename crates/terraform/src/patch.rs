@@ -98,6 +98,14 @@ pub fn apply_alongside(
             if has_dynamic(repo, &location, block_type) {
                 add_through_dynamic(repo, address, &location, block_type, spec, &mut applied)?;
             } else {
+                if let Some(other) = sharing_block(repo, address, &location) {
+                    return Err(PatchError::Refused {
+                        address: address.to_string(),
+                        reason: format!(
+                            "a `{block_type}` block written here would be {other}'s too: they share this resource block"
+                        ),
+                    });
+                }
                 let new = edit::add_nested_block(&text, &location.sel, block_type, spec).map_err(|e| err(&file, e))?;
                 write(repo, &file, new, &mut applied);
             }
@@ -154,7 +162,7 @@ pub fn apply_alongside(
             let new = edit::add_ignore_changes(&text, &location.sel, attr).map_err(|e| err(&file, e))?;
             write(repo, &file, new, &mut applied);
         }
-        Op::RemoveResource => remove_resource(repo, address, &location, &mut applied)?,
+        Op::RemoveResource => remove_resource(repo, address, &location, &mut applied, alongside)?,
         Op::CreateResource { .. } => unreachable!("handled above"),
     }
     Ok(applied)
@@ -638,6 +646,18 @@ fn choose(
         }
     }
     Err(format!("every edit considered would change something else: {}", leaks.join("; ")))
+}
+
+/// Another instance the configuration makes from the same resource block as `address` (another
+/// `count`/`for_each` instance, or the same resource of another call of its module).
+fn sharing_block(repo: &Repo, address: &Address, location: &BlockLocation) -> Option<Address> {
+    crate::eval::instances(repo).into_iter().find(|a| {
+        a != address
+            && a.rtype == address.rtype
+            && a.name == address.name
+            && a.data == address.data
+            && repo.find_resource(a).is_some_and(|l| l.file == location.file && l.sel == location.sel)
+    })
 }
 
 fn remove_at(value: &mut Value, segs: &[Seg]) {
@@ -1147,6 +1167,7 @@ fn remove_resource(
     address: &Address,
     location: &BlockLocation,
     applied: &mut Applied,
+    alongside: &[(Address, Op)],
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
     if let Some(done) = remove_module_instance(repo, address, applied) {
@@ -1154,7 +1175,7 @@ fn remove_resource(
     }
     let text = repo.text(&location.file).unwrap_or_default().to_string();
     if address.key.is_some() && has_count_or_for_each(&text, &location.sel) {
-        return remove_instance(repo, address, location, applied);
+        return remove_instance(repo, address, location, applied, alongside);
     }
     let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
     // The resource and what cannot outlive it, transitively.
@@ -1394,6 +1415,7 @@ fn remove_instance(
     address: &Address,
     location: &BlockLocation,
     applied: &mut Applied,
+    alongside: &[(Address, Op)],
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
     let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
@@ -1458,12 +1480,14 @@ fn remove_instance(
     }
     let candidates = tracer.out;
     let check = |config: Option<Value>| config.is_none();
-    // Dependents of this instance (same key) may go with it.
+    // Dependents of this instance (same key) may go with it, and so may instances the same calls
+    // delete (a queue and its dead-letter queue, made from one map entry).
     let dependents = dependents_of(repo, &dir, &address.rtype, &address.name);
     let gone = |a: &Address| {
-        a.key == address.key
+        let dependent = a.key == address.key
             && a.module == address.module
-            && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n)
+            && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n);
+        dependent || alongside.iter().any(|(other, op)| other == a && *op == Op::RemoveResource)
     };
     let chosen = choose(repo, address, None, candidates, &check, &gone, &[]).map_err(refused)?;
     applied.notes.push(format!("{address}: removed its instance: {}", chosen.note));

@@ -166,9 +166,12 @@ pub fn render_block_body(spec: &BlockSpec, indent: &str) -> Result<String, Strin
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&format!("{indent}{name} {{\n"));
-        out.push_str(&render_block_body(block, &format!("{indent}  "))?);
-        out.push_str(&format!("{indent}}}\n"));
+        let inner = render_block_body(block, &format!("{indent}  "))?;
+        if inner.is_empty() {
+            out.push_str(&format!("{indent}{name} {{}}\n"));
+        } else {
+            out.push_str(&format!("{indent}{name} {{\n{inner}{indent}}}\n"));
+        }
     }
     Ok(out)
 }

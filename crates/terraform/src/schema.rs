@@ -504,10 +504,12 @@ impl Attribute {
     /// Whether the attribute may be written in block syntax: a list or set of objects (SDKv2's
     /// "attributes as blocks", such as `aws_security_group.ingress` and `aws_route_table.route`)
     /// or a single object. The data does not tell these apart from the plugin framework's nested
-    /// attributes, which take only `name = value`; see docs/provider-schema.md.
+    /// attributes, which take only `name = value`; see docs/provider-schema.md. Nor does it say
+    /// what an `any` value is: the bindings the data comes from type a nested schema too deep to
+    /// generate as `any` (a web ACL rule's `statement`, a block in Terraform).
     pub fn takes_block_syntax(&self) -> bool {
         match &self.value_type {
-            ValueType::Object => true,
+            ValueType::Object | ValueType::Any => true,
             ValueType::List(e) | ValueType::Set(e) => **e == ValueType::Object,
             _ => false,
         }

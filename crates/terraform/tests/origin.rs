@@ -849,3 +849,85 @@ resource "aws_subnet" "private" {
     patch::apply_alongside(&mut wrong, &a, &op, &[(addr("aws_subnet.b"), different)]).unwrap();
     assert_eq!(value(&wrong, "aws_subnet.b", "tags.Role"), None, "{other:?}");
 }
+
+/// A queue and its dead-letter queue, both made from one entry of the same map.
+fn queues_with_dead_letters() -> Repo {
+    let main = r#"variable "queues" {
+  default = {
+    exports = { timeout = 30 }
+    scans   = { timeout = 360 }
+  }
+}
+
+resource "aws_sqs_queue" "dlq" {
+  for_each = var.queues
+  name     = "${each.key}-dlq"
+}
+
+resource "aws_sqs_queue" "this" {
+  for_each                   = var.queues
+  name                       = each.key
+  visibility_timeout_seconds = each.value.timeout
+}
+"#;
+    Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect())
+}
+
+#[test]
+fn an_entry_two_deleted_instances_share_goes_when_the_same_calls_delete_both() {
+    let repo = queues_with_dead_letters();
+    let queue = addr(r#"aws_sqs_queue.this["exports"]"#);
+    let dead_letters = addr(r#"aws_sqs_queue.dlq["exports"]"#);
+    // Alone, dropping the entry would delete a dead-letter queue that still exists.
+    let err = patch::apply(&mut repo.clone(), &queue, &Op::RemoveResource).unwrap_err();
+    assert!(err.to_string().contains(r#"would change aws_sqs_queue.dlq["exports"] too"#), "{err}");
+    // Both deleted by the same calls: the entry goes, and nothing else changes.
+    let mut both = repo.clone();
+    patch::apply_alongside(&mut both, &queue, &Op::RemoveResource, &[(dead_letters.clone(), Op::RemoveResource)])
+        .unwrap();
+    let left: Vec<String> = instances(&both).iter().map(Address::to_string).collect();
+    assert_eq!(left, [r#"aws_sqs_queue.dlq["scans"]"#, r#"aws_sqs_queue.this["scans"]"#]);
+    assert_eq!(value(&both, r#"aws_sqs_queue.this["scans"]"#, "visibility_timeout_seconds"), Some(json!(360)));
+    // Another change to the other instance is no licence to delete it.
+    let tagged = Op::Set { path: AttrPath::parse("tags.Gone").unwrap(), value: AttrValue::Literal(json!("no")) };
+    let err =
+        patch::apply_alongside(&mut repo.clone(), &queue, &Op::RemoveResource, &[(dead_letters, tagged)]).unwrap_err();
+    assert!(err.to_string().contains("would change"), "{err}");
+}
+
+#[test]
+fn a_block_added_to_one_instance_of_a_shared_resource_block_is_refused() {
+    let main = r#"variable "acls" {
+  default = { edge = "CLOUDFRONT", api = "REGIONAL" }
+}
+
+variable "enabled" {
+  default = true
+}
+
+resource "aws_wafv2_web_acl" "many" {
+  for_each = var.acls
+  name     = each.key
+  scope    = each.value
+}
+
+resource "aws_wafv2_web_acl" "optional" {
+  count = var.enabled ? 1 : 0
+  name  = "optional"
+  scope = "REGIONAL"
+}
+"#;
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    let spec = driftback_terraform::BlockSpec {
+        attrs: vec![("name".into(), AttrValue::Literal(json!("r"))), ("priority".into(), AttrValue::Literal(json!(1)))],
+        blocks: vec![],
+    };
+    let add = Op::AddBlock { block_type: "rule".into(), spec };
+    // Written in the shared block, the rule would be the other ACL's too.
+    let err = patch::apply(&mut repo.clone(), &addr(r#"aws_wafv2_web_acl.many["edge"]"#), &add).unwrap_err();
+    assert!(err.to_string().contains(r#"would be aws_wafv2_web_acl.many["api"]'s too"#), "{err}");
+    // The one instance of an optional resource has the block to itself.
+    let mut one = repo.clone();
+    patch::apply(&mut one, &addr("aws_wafv2_web_acl.optional[0]"), &add).unwrap();
+    assert_eq!(value(&one, "aws_wafv2_web_acl.optional[0]", "rule[0].priority"), Some(json!(1)));
+}

@@ -28,8 +28,14 @@ pub fn apply(repo: &Repo, plan: &Plan) -> Result<Patched, String> {
     let mut notes = Vec::new();
     let mut touched: Vec<PathBuf> = Vec::new();
     let mut edits = 0;
-    let alongside: Vec<(Address, Op)> =
-        plan.alongside.iter().flat_map(|c| c.ops.iter().map(|op| (c.address.clone(), op.clone()))).collect();
+    // What the same calls change elsewhere: the plan's other resources, and those it only notes.
+    // An edit at a shared origin may change them exactly that way.
+    let alongside: Vec<(Address, Op)> = plan
+        .changes
+        .iter()
+        .chain(&plan.alongside)
+        .flat_map(|c| c.ops.iter().map(|op| (c.address.clone(), op.clone())))
+        .collect();
     let mut apply_op = |work: &mut Repo, address: &Address, op: &Op| -> Result<(), String> {
         let applied =
             driftback_terraform::patch::apply_alongside(work, address, op, &alongside).map_err(|e| e.to_string())?;
