@@ -4,7 +4,9 @@
 //! Starting at the expression that sets an attribute, [`Tracer`] follows it through variables
 //! (tfvars entry, default), module inputs (the call site, then the module's default), locals,
 //! `each.value` (the `for_each` map entry), `merge()` arguments and conditionals, and proposes one
-//! candidate edit at every level it passes: the origin first, then ever closer to the resource.
+//! candidate edit at every level it passes: the origin first, then ever closer to the resource. A
+//! map read through a reference others read too can change for this reading alone: an entry set
+//! as `merge(reference, { key = value })`, an entry dropped as a `for` expression that filters it.
 //! [`crate::patch`] keeps the first candidate that changes this resource instance and nothing else.
 
 use std::ops::Range;
@@ -95,6 +97,7 @@ impl<'a> Tracer<'a> {
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
                 self.picked_by_key(site, file, expr, tail, change, trail, depth);
+                self.overridden_here(site, file, expr, tail, change, trail);
             }
             // `try(var.list[count.index].key, default)`: the first argument is the value when it
             // exists, so that is where the change goes (an entry gains the key it lacked).
@@ -607,6 +610,47 @@ impl<'a> Tracer<'a> {
             let pick = Change::Set(AttrValue::Literal(key.clone()));
             self.expr(site, file, index, &[], &pick, &trail, depth + 1);
         }
+    }
+
+    /// A map read here that others read too (`cluster_parameters = local.cluster_parameters` in one
+    /// of two module calls): this reading alone changes its entry, as
+    /// `merge(local.cluster_parameters, { key = "value" })`, or drops it, as
+    /// `{ for k, v in var.trusted_cidrs : k => v if k != "key" }`. Proposed after the origins, so
+    /// it is kept only where every edit of the shared value would change the others too.
+    fn overridden_here(
+        &mut self,
+        site: &Site,
+        file: &Path,
+        expr: &Expression,
+        tail: &[Seg],
+        change: &Change,
+        trail: &str,
+    ) {
+        let Some((Seg::Key(key) | Seg::Name(key), rest)) = tail.split_first() else { return };
+        let Some(span) = expr.span() else { return };
+        let Some(text) = self.repo.text(file) else { return };
+        let source = edit::expr_text(text, expr).trim().to_string();
+        let Some(Value::Object(map)) = self.eval(site, &source) else { return };
+        let rendered_key = crate::render::render_key(key);
+        let (new_expr, did) = match change {
+            Change::Set(_) => {
+                let Some(entry) = changed_value(map.get(key).cloned(), rest, change) else { return };
+                let indent = edit::indent_of(text, span.start);
+                let Ok(value) = entry.render(&indent) else { return };
+                (format!("merge({source}, {{ {rendered_key} = {value} }})"), "overridden")
+            }
+            Change::Remove if rest.is_empty() && map.contains_key(key) => {
+                let Ok(quoted) = AttrValue::Literal(Value::String(key.clone())).render("") else { return };
+                (format!("{{ for k, v in {source} : k => v if k != {quoted} }}"), "filtered out")
+            }
+            Change::Remove => return,
+        };
+        if new_expr.contains('\n') {
+            return;
+        }
+        let new = format!("{}{}{}", &text[..span.start], new_expr, &text[span.end..]);
+        let place = place(trail, file, text, span.start);
+        self.push(file.to_path_buf(), new, format!("{did} for this reading only in {place}: {new_expr}"));
     }
 
     fn eval(&self, site: &Site, source: &str) -> Option<Value> {

@@ -1478,7 +1478,22 @@ fn remove_instance(
         }
         _ => {}
     }
-    let candidates = tracer.out;
+    // An edit that leaves another instance reading this one by a computed key would not plan.
+    let mut dangling = None;
+    let candidates: Vec<Candidate> = tracer
+        .out
+        .into_iter()
+        .filter(|candidate| match reader_left_behind(repo, candidate, address, &dir, alongside) {
+            Some(reason) => {
+                dangling.get_or_insert(format!("{} ({reason})", candidate.note));
+                false
+            }
+            None => true,
+        })
+        .collect();
+    if let (true, Some(reason)) = (candidates.is_empty(), &dangling) {
+        return Err(refused(format!("every edit considered would leave a reference behind: {reason}")));
+    }
     let check = |config: Option<Value>| config.is_none();
     // Dependents of this instance (same key) may go with it, and so may instances the same calls
     // delete (a queue and its dead-letter queue, made from one map entry).
@@ -1489,10 +1504,66 @@ fn remove_instance(
             && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n);
         dependent || alongside.iter().any(|(other, op)| other == a && *op == Op::RemoveResource)
     };
-    let chosen = choose(repo, address, None, candidates, &check, &gone, &[]).map_err(refused)?;
+    let chosen = choose(repo, address, None, candidates, &check, &gone, &[]).map_err(|e| match &dangling {
+        Some(reason) => refused(format!("{e}; and an edit that would leave a reference behind: {reason}")),
+        None => refused(e),
+    })?;
     applied.notes.push(format!("{address}: removed its instance: {}", chosen.note));
     write_candidate(repo, chosen, applied);
     Ok(())
+}
+
+/// After `candidate`, another resource instance in the module that still reads the removed
+/// instance through a computed key (`aws_sqs_queue.dlq[each.key].arn` in the instance of the same
+/// key, `[count.index]` in the one of the same index); a key driftback cannot resolve counts as
+/// reading it while the reader has any instance. Instances the same calls delete are not readers.
+fn reader_left_behind(
+    repo: &Repo,
+    candidate: &Candidate,
+    address: &Address,
+    dir: &Path,
+    alongside: &[(Address, Op)],
+) -> Option<String> {
+    let mut scratch = repo.clone();
+    scratch.set_file(&candidate.file, candidate.text.clone());
+    for (file, text) in &candidate.also {
+        scratch.set_file(file, text.clone());
+    }
+    let pattern = format!("{}.{}[", address.rtype, address.name);
+    let after = crate::eval::instances(&scratch);
+    let gone = |a: &Address| alongside.iter().any(|(other, op)| other == a && *op == Op::RemoveResource);
+    for (file, body) in scratch.parsed_tf_in(dir) {
+        let text = scratch.text(file).unwrap_or_default();
+        for block in body.blocks().filter(|b| b.ident.as_str() == "resource" && b.labels.len() == 2) {
+            let (rtype, name) = (edit::label_str(&block.labels[0]), edit::label_str(&block.labels[1]));
+            if rtype == address.rtype && name == address.name {
+                continue;
+            }
+            let Some(span) = block.span() else { continue };
+            let block_text = &text[span];
+            let readers: Vec<&Address> = after
+                .iter()
+                .filter(|a| a.module == address.module && a.rtype == rtype && a.name == name && !gone(a))
+                .collect();
+            for (at, _) in block_text.match_indices(&pattern) {
+                let rest = &block_text[at + pattern.len()..];
+                let Some(end) = rest.find(']') else { continue };
+                let index = rest[..end].trim();
+                let same = |a: &&&Address| match (index, &a.key, &address.key) {
+                    ("each.key", Some(InstanceKey::Str(k)), Some(InstanceKey::Str(removed))) => k == removed,
+                    ("count.index", Some(InstanceKey::Int(i)), Some(InstanceKey::Int(removed))) => i == removed,
+                    // A literal key is the own-reference check's; anything else cannot be resolved.
+                    (i, _, _) if i.starts_with('"') || i.parse::<i64>().is_ok() => false,
+                    ("each.key" | "count.index", _, _) => false,
+                    _ => true,
+                };
+                if let Some(reader) = readers.iter().find(same) {
+                    return Some(format!("{reader} reads {pattern}{index}]"));
+                }
+            }
+        }
+    }
+    None
 }
 
 fn effective_count(repo: &Repo, address: &Address, location: &BlockLocation) -> Option<i64> {

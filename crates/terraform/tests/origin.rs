@@ -613,7 +613,7 @@ resource "aws_instance" "this" {
 }
 
 #[test]
-fn a_tag_for_one_call_of_a_shared_module_goes_through_a_new_module_input() {
+fn a_tag_for_one_call_of_a_shared_module_is_merged_into_that_calls_own_input() {
     let files = [
         (
             "main.tf",
@@ -650,11 +650,14 @@ module "shared" {
     assert_eq!(value(&repo, target, "tags.CostCenter"), Some(json!("cc-1200")), "{applied:?}");
     assert_eq!(value(&repo, target, "tags.Owner"), Some(json!("platform")));
     assert_eq!(others(&repo, &[target]), before);
-    let module = repo.text(Path::new("modules/vpc/main.tf")).unwrap();
-    assert!(module.contains("merge({ Name = var.name }, var.tags, var.vpc_tags)"), "{module}");
-    assert!(repo.text(Path::new("modules/vpc/variables.tf")).unwrap().contains("variable \"vpc_tags\""));
+    // The call's own reading of the shared variable gains the tag; the module is untouched.
+    assert_eq!(repo.text(Path::new("modules/vpc/main.tf")).unwrap(), files[2].1);
+    assert_eq!(repo.text(Path::new("modules/vpc/variables.tf")).unwrap(), files[1].1);
     let main = repo.text(Path::new("main.tf")).unwrap();
-    assert!(main.contains("vpc_tags = {\n    CostCenter = \"cc-1200\"\n  }"), "{main}");
+    assert!(
+        main.contains("  tags   = merge(var.tags, { CostCenter = \"cc-1200\" })\n}\n\nmodule \"shared\""),
+        "{main}"
+    );
     assert!(main.contains("default = { Owner = \"platform\" }"), "the shared variable was edited:\n{main}");
 }
 
@@ -878,21 +881,30 @@ fn an_entry_two_deleted_instances_share_goes_when_the_same_calls_delete_both() {
     let repo = queues_with_dead_letters();
     let queue = addr(r#"aws_sqs_queue.this["exports"]"#);
     let dead_letters = addr(r#"aws_sqs_queue.dlq["exports"]"#);
-    // Alone, dropping the entry would delete a dead-letter queue that still exists.
-    let err = patch::apply(&mut repo.clone(), &queue, &Op::RemoveResource).unwrap_err();
-    assert!(err.to_string().contains(r#"would change aws_sqs_queue.dlq["exports"] too"#), "{err}");
+    // Alone, dropping the entry would delete a dead-letter queue that still exists: the queue's
+    // own for_each leaves the entry out instead.
+    let mut alone = repo.clone();
+    patch::apply(&mut alone, &queue, &Op::RemoveResource).unwrap();
+    assert_eq!(effective_config(&alone, &queue), None);
+    assert!(effective_config(&alone, &dead_letters).is_some());
+    let text = alone.text(Path::new("main.tf")).unwrap();
+    assert!(
+        text.contains(r#"for_each                   = { for k, v in var.queues : k => v if k != "exports" }"#),
+        "{text}"
+    );
     // Both deleted by the same calls: the entry goes, and nothing else changes.
     let mut both = repo.clone();
     patch::apply_alongside(&mut both, &queue, &Op::RemoveResource, &[(dead_letters.clone(), Op::RemoveResource)])
         .unwrap();
     let left: Vec<String> = instances(&both).iter().map(Address::to_string).collect();
     assert_eq!(left, [r#"aws_sqs_queue.dlq["scans"]"#, r#"aws_sqs_queue.this["scans"]"#]);
+    assert!(!both.text(Path::new("main.tf")).unwrap().contains("exports"), "the entry itself goes");
     assert_eq!(value(&both, r#"aws_sqs_queue.this["scans"]"#, "visibility_timeout_seconds"), Some(json!(360)));
     // Another change to the other instance is no licence to delete it.
     let tagged = Op::Set { path: AttrPath::parse("tags.Gone").unwrap(), value: AttrValue::Literal(json!("no")) };
-    let err =
-        patch::apply_alongside(&mut repo.clone(), &queue, &Op::RemoveResource, &[(dead_letters, tagged)]).unwrap_err();
-    assert!(err.to_string().contains("would change"), "{err}");
+    let mut retagged = repo.clone();
+    patch::apply_alongside(&mut retagged, &queue, &Op::RemoveResource, &[(dead_letters.clone(), tagged)]).unwrap();
+    assert!(effective_config(&retagged, &dead_letters).is_some());
 }
 
 #[test]
@@ -930,4 +942,104 @@ resource "aws_wafv2_web_acl" "optional" {
     let mut one = repo.clone();
     patch::apply(&mut one, &addr("aws_wafv2_web_acl.optional[0]"), &add).unwrap();
     assert_eq!(value(&one, "aws_wafv2_web_acl.optional[0]", "rule[0].priority"), Some(json!(1)));
+}
+
+/// Two calls of one module reading one shared map each: parameters from a local, rules from a
+/// variable.
+fn two_calls_of_a_shared_map() -> Repo {
+    let root = r#"variable "trusted_cidrs" {
+  default = { vpn = "10.8.0.0/16", bastion = "10.20.250.0/28" }
+}
+
+locals {
+  parameters = {
+    "rds.force_ssl"   = "1"
+    idle_timeout      = "300000"
+  }
+}
+
+module "orders" {
+  source     = "./db"
+  name       = "orders"
+  parameters = merge(local.parameters, { log_min = "500" })
+  cidrs      = var.trusted_cidrs
+}
+
+module "inventory" {
+  source     = "./db"
+  name       = "inventory"
+  parameters = local.parameters
+  cidrs      = var.trusted_cidrs
+}
+"#;
+    let module = r#"variable "name" {}
+variable "parameters" {}
+variable "cidrs" {}
+
+resource "aws_rds_cluster_parameter_group" "this" {
+  name   = var.name
+  family = "aurora-postgresql16"
+
+  dynamic "parameter" {
+    for_each = var.parameters
+    content {
+      name  = parameter.key
+      value = parameter.value
+    }
+  }
+}
+
+resource "aws_vpc_security_group_ingress_rule" "cidr" {
+  for_each          = var.cidrs
+  security_group_id = "sg-1"
+  cidr_ipv4         = each.value
+  ip_protocol       = "tcp"
+}
+"#;
+    let files: BTreeMap<PathBuf, String> =
+        [("main.tf", root), ("db/main.tf", module)].iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
+    Repo::from_files(files)
+}
+
+#[test]
+fn a_shared_map_one_call_reads_is_overridden_at_that_call_only() {
+    let mut r = two_calls_of_a_shared_map();
+    let group = "module.inventory.aws_rds_cluster_parameter_group.this";
+    let before = others(&r, &[group]);
+    // parameter[0] is idle_timeout (dynamic blocks follow the map's sorted keys).
+    assert_eq!(value(&r, group, "parameter[0].name"), Some(json!("idle_timeout")));
+    set(&mut r, group, "parameter[0].value", json!("60000")).unwrap();
+    assert_eq!(value(&r, group, "parameter[0].value"), Some(json!("60000")));
+    assert_eq!(others(&r, &[group]), before, "the orders call keeps the local's value");
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains(r#"parameters = merge(local.parameters, { idle_timeout = "60000" })"#), "{text}");
+    assert!(text.contains(r#"idle_timeout      = "300000""#), "the local is untouched:\n{text}");
+}
+
+#[test]
+fn an_entry_of_a_shared_map_is_filtered_out_of_one_call_and_a_reader_left_behind_refuses() {
+    let mut r = two_calls_of_a_shared_map();
+    let rule = r#"module.inventory.aws_vpc_security_group_ingress_rule.cidr["bastion"]"#;
+    let before = others(&r, &[rule]);
+    patch::apply(&mut r, &addr(rule), &Op::RemoveResource).unwrap();
+    assert_eq!(effective_config(&r, &addr(rule)), None);
+    assert_eq!(others(&r, &[rule]), before);
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains(r#"cidrs      = { for k, v in var.trusted_cidrs : k => v if k != "bastion" }"#), "{text}");
+
+    // A queue that reads its dead-letter queue by `each.key` cannot lose that queue alone.
+    let mut queues = queues_with_dead_letters();
+    let main = queues.text(Path::new("main.tf")).unwrap().replace(
+        "  name                       = each.key\n",
+        "  name                       = each.key\n  redrive_policy             = jsonencode({ deadLetterTargetArn = aws_sqs_queue.dlq[each.key].arn })\n",
+    );
+    queues.set_file(Path::new("main.tf"), main);
+    let dead_letters = addr(r#"aws_sqs_queue.dlq["exports"]"#);
+    let err = patch::apply(&mut queues.clone(), &dead_letters, &Op::RemoveResource).unwrap_err();
+    assert!(err.to_string().contains(r#"aws_sqs_queue.this["exports"] reads aws_sqs_queue.dlq[each.key]"#), "{err}");
+    // Deleted by the same calls as its reader, it goes.
+    let queue = addr(r#"aws_sqs_queue.this["exports"]"#);
+    patch::apply_alongside(&mut queues, &dead_letters, &Op::RemoveResource, &[(queue.clone(), Op::RemoveResource)])
+        .unwrap();
+    assert_eq!(effective_config(&queues, &queue), None);
 }
