@@ -227,7 +227,9 @@ async fn run_scenario(
     let mut identified: Vec<String> = Vec::new();
     let mut weakenings: Vec<String> = Vec::new();
     let mut claimed: Vec<(String, String, Value)> = Vec::new();
-    for change_set in group(kept, &config.group) {
+    let grouped = group(kept, &config.group);
+    driver.set_batch(grouped.clone());
+    for change_set in grouped {
         let driven = driver.drive(&mut workspace, &change_set).await?;
         let outcome = &driven.outcome;
         identified.push(driven.label.clone());

@@ -137,6 +137,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         None => Delivery::Off,
     };
     let mut driver = Driver::new(config, catalog, store.clone(), delivery)?;
+    driver.set_batch(change_sets.clone());
     for change_set in &change_sets {
         let driven = match &mut road {
             Road::One(workspace) => driver.drive(workspace, change_set).await?,

@@ -27,6 +27,7 @@ mod person;
 mod plan;
 mod publisher;
 mod record;
+mod session;
 mod stacks;
 mod story;
 mod workspace;
@@ -80,6 +81,13 @@ pub struct Driver {
     /// Whether the driver writes the change set's row itself (`reconcile`), or its caller completes
     /// a row it holds (the daemon's reconcile loop).
     records_rows: bool,
+    /// The change sets of the batch being driven, where the same session's on other resources are
+    /// found ([`session`]), and how close in time they must be.
+    batch: Vec<ChangeSet>,
+    sibling_window: chrono::Duration,
+    /// Change sets of the batch whose change a sibling's delivered edit already made: the
+    /// sibling's id and delivery, which stand for theirs.
+    covered: std::collections::HashMap<String, (String, Delivered)>,
 }
 
 impl Driver {
@@ -88,7 +96,25 @@ impl Driver {
     pub fn new(config: &Config, catalog: Catalog, store: Option<Store>, delivery: Delivery) -> anyhow::Result<Driver> {
         let knowledge = Knowledge::new(store.as_ref(), &config.embed)?;
         let planner = Planner::new(&config.agent, catalog, knowledge)?;
-        Ok(Driver { planner, store, delivery, history: History::default(), records_rows: true })
+        let sibling_window =
+            chrono::Duration::seconds(i64::try_from(config.group.quiet_window_secs).unwrap_or(i64::MAX / 1000));
+        Ok(Driver {
+            planner,
+            store,
+            delivery,
+            history: History::default(),
+            records_rows: true,
+            batch: Vec::new(),
+            sibling_window,
+            covered: Default::default(),
+        })
+    }
+
+    /// The change sets driven together (a file's, a scenario's, the feed's pending ones): the same
+    /// session's change sets among them on other resources plan alongside each other.
+    pub fn set_batch(&mut self, batch: Vec<ChangeSet>) {
+        self.batch = batch;
+        self.covered.clear();
     }
 
     /// The caller completes each change set's row (the daemon's feed does, with its claim).
@@ -146,9 +172,13 @@ impl Driver {
     ) -> anyhow::Result<Driven> {
         let started = std::time::Instant::now();
         let attribution = driftback_attribute::attribute(change_set, &workspace.policy.actors);
-        let planned = match &workspace.unlocated {
+        let mut planned = match &workspace.unlocated {
             Some(reason) => Planned { plan: Err(reason.clone()), agent: None, by_agent: false },
             None => self.planner.plan(change_set, &workspace.state, &workspace.repo).await,
+        };
+        let siblings = match &mut planned.plan {
+            Ok(plan) if person.is_none() => self.plan_siblings_alongside(change_set, plan, workspace).await?,
+            _ => Vec::new(),
         };
         let history = self
             .history
@@ -190,6 +220,7 @@ impl Driver {
         }
         outcome.decision = Some(decided.decision);
         let after = patched.unwrap_or_else(|| workspace.repo.clone());
+        let written_for = note_siblings_written(&mut outcome, &siblings, &workspace.repo, &after);
         self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
         self.history.push(change_set, &outcome.ledger);
 
@@ -201,16 +232,32 @@ impl Driver {
                 Delivery::Off => record.status = "dry-run".into(),
                 Delivery::Scratch => workspace.repo = after,
                 Delivery::Git(deliverer) => {
-                    let done = deliverer
-                        .deliver(
-                            self.store.as_ref(),
-                            change_set,
-                            &outcome,
-                            &decided.plan,
-                            (&workspace.repo, &workspace.state),
-                            &label,
-                        )
-                        .await?;
+                    let done = match self.covered.remove(&change_set.id) {
+                        // A sibling's edit already made this change: its branch stands for this one.
+                        Some((by, done)) => {
+                            record.notes.push(format!(
+                                "already written on {} by change set {by} of the same session, whose edit makes this \
+                                 change too",
+                                done.branch
+                            ));
+                            done
+                        }
+                        None => {
+                            deliverer
+                                .deliver(
+                                    self.store.as_ref(),
+                                    change_set,
+                                    &outcome,
+                                    &decided.plan,
+                                    (&workspace.repo, &workspace.state),
+                                    &label,
+                                )
+                                .await?
+                        }
+                    };
+                    for id in &written_for {
+                        self.covered.insert(id.clone(), (change_set.id.clone(), done.clone()));
+                    }
                     record.branch = Some(done.branch.clone());
                     record.commit_id = Some(done.commit.to_string());
                     record.diff = done.diff.clone();
@@ -269,6 +316,89 @@ impl Driver {
 
 /// The outcome of a decision on a plan (pure): the status, and the patch when the decision lets
 /// one be written. Returns the repository with the patch applied, when it is.
+impl Driver {
+    /// Plan the same session's change sets on other resources ([`session::siblings`]) with the
+    /// recipes, decide each as if alone, and add those the policy would write whole (no split, no
+    /// escalation) to `plan.alongside`. Returns them.
+    async fn plan_siblings_alongside(
+        &mut self,
+        change_set: &ChangeSet,
+        plan: &mut Plan,
+        workspace: &Workspace,
+    ) -> anyhow::Result<Vec<session::Sibling>> {
+        let mut added = Vec::new();
+        for sibling in session::siblings(change_set, &self.batch, self.sibling_window) {
+            let Some(sibling_plan) = self.planner.recipe_plan(sibling, &workspace.state, &workspace.repo) else {
+                continue;
+            };
+            let attribution = driftback_attribute::attribute(sibling, &workspace.policy.actors);
+            let history = self
+                .history
+                .before(
+                    self.store.as_ref(),
+                    sibling,
+                    Some(&sibling_plan),
+                    workspace.policy.oscillation_window_secs,
+                    workspace.scope.as_ref(),
+                )
+                .await
+                .map_err(|e| e.context("reading the ownership history from the knowledge base"))?;
+            let decided = workspace.policy.decide(&DecideInput {
+                change_set: sibling,
+                attribution: &attribution,
+                plan: Ok(&sibling_plan),
+                repo: Some(&workspace.repo),
+                history: &history,
+            });
+            if decided.decision.kind != DecisionKind::Reconcile || !decided.held.is_empty() {
+                continue;
+            }
+            let mut addresses = Vec::new();
+            for change in decided.plan.changes {
+                let known = plan.changes.iter().chain(&plan.alongside).any(|c| c.address == change.address);
+                if !known && !change.created && !change.ops.is_empty() {
+                    addresses.push(change.address.clone());
+                    plan.alongside.push(change);
+                }
+            }
+            if !addresses.is_empty() {
+                added.push(session::Sibling { id: sibling.id.clone(), addresses });
+            }
+        }
+        Ok(added)
+    }
+}
+
+/// Say which siblings' resources the written edit changed too; returns their change sets' ids.
+fn note_siblings_written(
+    outcome: &mut Outcome,
+    siblings: &[session::Sibling],
+    before: &Repo,
+    after: &Repo,
+) -> Vec<String> {
+    let mut written_for = Vec::new();
+    for sibling in siblings {
+        let changed: Vec<String> = sibling
+            .addresses
+            .iter()
+            .filter(|a| {
+                driftback_terraform::eval::effective_config(before, a)
+                    != driftback_terraform::eval::effective_config(after, a)
+            })
+            .map(|a| a.to_string())
+            .collect();
+        if !changed.is_empty() {
+            outcome.notes.push(format!(
+                "the edit also makes change set {} of the same session, on {}: they share the value's origin",
+                sibling.id,
+                changed.join(", ")
+            ));
+            written_for.push(sibling.id.clone());
+        }
+    }
+    written_for
+}
+
 fn settle(
     outcome: &mut Outcome,
     decision: &Decision,

@@ -71,6 +71,11 @@ impl Planner {
         self.catalog = learned_catalog(&self.base, &learned);
     }
 
+    /// The recipes' plan of `change_set` (learned ones included), without the agent.
+    pub fn recipe_plan(&self, change_set: &ChangeSet, state: &State, repo: &Repo) -> Option<Plan> {
+        driftback_recipes::plan(&self.catalog, change_set, state, repo).ok()
+    }
+
     /// Plan `change_set` against `repo` and `state`: a recipe's plan, else the agent's.
     pub async fn plan(&mut self, change_set: &ChangeSet, state: &State, repo: &Repo) -> Planned {
         if !self.fresh {
