@@ -429,8 +429,9 @@ fn module_scope(ev: &Evaluator<'_>, module: &[ModuleStep]) -> Option<Scope> {
 }
 
 /// Fill in the defaults of `optional(TYPE, DEFAULT)` object attributes (and null for a missing
-/// `optional(TYPE)`), through `map(...)`, `list(...)`, `set(...)` and nested objects, as Terraform
-/// does when it converts a value to the variable's type.
+/// `optional(TYPE)`), and drop the attributes an `object(...)` type does not declare, through
+/// `map(...)`, `list(...)`, `set(...)` and nested objects, as Terraform does when it converts a
+/// value to the variable's type.
 fn apply_type_defaults(text: &str, ty: &hcl_edit::expr::Expression, value: &mut Value) {
     use hcl_edit::expr::Expression as E;
     let E::FuncCall(call) = ty else { return };
@@ -448,6 +449,10 @@ fn apply_type_defaults(text: &str, ty: &hcl_edit::expr::Expression, value: &mut 
         }
         ("object", [E::Object(attrs)]) => {
             let Value::Object(m) = value else { return };
+            // Attributes the type does not declare are discarded by the conversion, silently: a
+            // value written there reaches nothing.
+            let declared: Vec<String> = attrs.iter().filter_map(|(key, _)| object_key_name(text, key)).collect();
+            m.retain(|key, _| declared.contains(key));
             for (key, attr_ty) in attrs.iter() {
                 let Some(key) = object_key_name(text, key) else { continue };
                 let attr_ty = attr_ty.expr();

@@ -1043,3 +1043,30 @@ fn an_entry_of_a_shared_map_is_filtered_out_of_one_call_and_a_reader_left_behind
         .unwrap();
     assert_eq!(effective_config(&queues, &queue), None);
 }
+
+#[test]
+fn an_attribute_the_object_type_does_not_declare_is_dropped_and_no_edit_relies_on_it() {
+    let main = r#"variable "queues" {
+  type = map(object({ visibility = number }))
+  default = {
+    a = { visibility = 30, delay = 5 }
+    b = { visibility = 60 }
+  }
+}
+
+resource "aws_sqs_queue" "q" {
+  for_each                   = var.queues
+  visibility_timeout_seconds = each.value.visibility
+  delay_seconds              = try(each.value.delay, 0)
+}
+"#;
+    let mut r = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    // Terraform's conversion to the variable's type discards `delay`: the try() falls back.
+    assert_eq!(value(&r, r#"aws_sqs_queue.q["a"]"#, "delay_seconds"), Some(json!(0)));
+    let before = others(&r, &[r#"aws_sqs_queue.q["a"]"#]);
+    let applied = set(&mut r, r#"aws_sqs_queue.q["a"]"#, "delay_seconds", json!(15)).unwrap();
+    assert_eq!(value(&r, r#"aws_sqs_queue.q["a"]"#, "delay_seconds"), Some(json!(15)), "{applied:?}");
+    assert_eq!(others(&r, &[r#"aws_sqs_queue.q["a"]"#]), before);
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(!text.contains("delay = 15"), "an entry the type would discard is not the edit:\n{text}");
+}
