@@ -1101,6 +1101,8 @@ impl Planner<'_> {
             }
         }
         let mut spec = BlockSpec::default();
+        // What the call set, by attribute, as values (before any becomes a reference).
+        let mut wanted: Vec<(String, Value)> = Vec::new();
         for (attr, from) in &rule.attrs {
             let Some(from) = from.as_str() else { continue };
             let (path, conv) = match from.split_once(':') {
@@ -1115,6 +1117,7 @@ impl Planner<'_> {
             let value = convert(value, conv);
             check_secret(&AttrPath(vec![Seg::Name(attr.clone())]), &value)?;
             let placeholder = Address::resource(&rule.rtype, "new");
+            wanted.push((attr.clone(), value.clone()));
             spec.attrs.push((attr.clone(), self.reference_or_literal(value, &placeholder)));
         }
         for (attr, pick) in &rule.keys {
@@ -1146,6 +1149,21 @@ impl Planner<'_> {
             let op = Op::CreateResource { spec: spec.clone(), import_id: import_id.clone() };
             if driftback_terraform::patch::apply(&mut scratch, &fleet, &op).is_ok() {
                 address = fleet;
+            }
+        }
+        // Named like the next instance of a `count` fleet (a reader added to a module's cluster):
+        // that instance, when growing the count gives it every value the call set.
+        if address.key.is_none() {
+            let name_attr = name_attr.map(String::as_str).unwrap_or_default();
+            for next in driftback_terraform::patch::count_fleet_addresses(self.repo, &rule.rtype) {
+                let mut scratch = self.repo.clone();
+                let op = Op::CreateResource { spec: spec.clone(), import_id: import_id.clone() };
+                if driftback_terraform::patch::apply(&mut scratch, &next, &op).is_ok()
+                    && self.grown_instance_matches(&scratch, &next, name_attr, &wanted)
+                {
+                    address = next;
+                    break;
+                }
             }
         }
         // What the creating call set that the new block does not write is said, not dropped: the
@@ -1253,6 +1271,58 @@ impl Planner<'_> {
     }
 
     /// A managed resource's id becomes a reference to it (`aws_vpc.main.id`); anything else stays data.
+    /// Whether the instance `address` a grown `count` makes in `scratch` has what the creating call
+    /// set (`wanted`): its name attribute written as the call named it, and every other value either
+    /// written so (a reference to another resource read through the state), or left to the
+    /// provider, which computes it or gave it to every instance of the block already (the state's
+    /// value on each). Anything else would show as a change after the import: not this instance.
+    fn grown_instance_matches(
+        &self,
+        scratch: &Repo,
+        address: &Address,
+        name_attr: &str,
+        wanted: &[(String, Value)],
+    ) -> bool {
+        use driftback_terraform::eval::is_symbolic;
+        let Some(config) = effective_config(scratch, address) else { return false };
+        let schema = driftback_terraform::Schema::newest().ok().and_then(|s| s.resource(&address.rtype));
+        let siblings: Vec<&driftback_terraform::StateInstance> = (0..)
+            .map_while(|i| {
+                let key = Some(InstanceKey::Int(i));
+                (Some(&key) != Some(&address.key)).then(|| self.state.get(&Address { key, ..address.clone() }))?
+            })
+            .collect();
+        let equal = |a: &Value, b: &Value| {
+            driftback_terraform::patch::values_equal(a, b)
+                || (a.is_string() || b.is_string()) && text_of(a) == text_of(b)
+        };
+        wanted.iter().all(|(attr, want)| match config.get(attr).filter(|v| !v.is_null()) {
+            Some(have) if !is_symbolic(have) => equal(have, want),
+            Some(_) if attr == name_attr => false,
+            // `aws_rds_cluster.this.engine`: the state's value of that resource in the same module.
+            Some(have) => have
+                .as_str()
+                .and_then(|s| s.strip_prefix("${")?.split('}').next())
+                .and_then(|reference| {
+                    let mut parts = reference.split('.');
+                    let (rtype, name, attribute) = (parts.next()?, parts.next()?, parts.next()?);
+                    if parts.next().is_some() || name.contains('[') {
+                        return None;
+                    }
+                    let target =
+                        Address { module: address.module.clone(), key: None, ..Address::resource(rtype, name) };
+                    self.state.get(&target)?.attributes.get(attribute).cloned()
+                })
+                .is_some_and(|value| equal(&value, want)),
+            None if attr == name_attr => false,
+            None => {
+                schema.and_then(|r| r.argument(attr)).is_some_and(|a| a.is_computed())
+                    || (!siblings.is_empty()
+                        && siblings.iter().all(|s| s.attributes.get(attr).is_some_and(|v| equal(v, want))))
+            }
+        })
+    }
+
     fn reference_or_literal(&self, value: Value, near: &Address) -> AttrValue {
         if let Value::String(s) = &value {
             if let Some(address) = self.created.get(s) {

@@ -1707,6 +1707,87 @@ pub fn fleet_address(repo: &Repo, rtype: &str, name_attr: &str, name: &str) -> O
     None
 }
 
+/// The next instance of every `count` block of `rtype`, in every module instance: `block[n]` for a
+/// block that makes the instances `0..n`. What the new instance would be is for the caller to check
+/// ([`adopt_into_count`] makes it).
+pub fn count_fleet_addresses(repo: &Repo, rtype: &str) -> Vec<Address> {
+    let instances = crate::eval::instances(repo);
+    let mut blocks: Vec<Address> = instances
+        .iter()
+        .filter(|a| !a.data && a.rtype == rtype && matches!(a.key, Some(InstanceKey::Int(_))))
+        .map(Address::without_key)
+        .collect();
+    blocks.sort();
+    blocks.dedup();
+    blocks
+        .into_iter()
+        .filter_map(|block| {
+            let n = instances.iter().filter(|a| a.without_key() == block).count();
+            let indexes_in_order = (0..n).all(|i| {
+                instances.iter().any(|a| a.without_key() == block && a.key == Some(InstanceKey::Int(i as i64)))
+            });
+            indexes_in_order.then_some(Address { key: Some(InstanceKey::Int(n as i64)), ..block })
+        })
+        .collect()
+}
+
+/// A new instance of a `count` block: its `count` grows by one at its origin (a module call's input,
+/// a variable, the literal), with nothing else changed, and an import block in the root module
+/// names the instance. The new instance's values are the block's: the caller checks them against
+/// the creating call before choosing this.
+fn adopt_into_count(
+    repo: &mut Repo,
+    address: &Address,
+    import_id: &str,
+    applied: &mut Applied,
+) -> Result<(), EditError> {
+    let Some(InstanceKey::Int(n)) = address.key else {
+        return Err(EditError::Value(format!("{address} is not an instance of a count resource")));
+    };
+    let block = address.without_key();
+    let location = repo.find_resource(&block).ok_or_else(|| EditError::Value(format!("no block for {block}")))?;
+    let count = repo
+        .body(&location.file)
+        .and_then(|b| edit::find_block(b, &location.sel))
+        .and_then(|b| b.body.get_attribute("count"))
+        .ok_or_else(|| EditError::Value(format!("{block} has no count")))?;
+    let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
+    let site = Site {
+        module: address.module.clone(),
+        dir,
+        file: location.file.clone(),
+        block: location.sel.clone(),
+        key: None,
+    };
+    let mut tracer = Tracer::new(repo);
+    let grown = Change::Set(AttrValue::Literal(Value::from(n + 1)));
+    tracer.expr(&site, &location.file, &count.value, &[], &grown, "count", 0);
+    let candidates = tracer.out;
+    let check = |config: Option<Value>| config.is_some();
+    let chosen = choose(repo, address, None, candidates, &check, &|_| false, &[]).map_err(EditError::Value)?;
+    applied.notes.push(format!("{address}: the next instance of its count: {}", chosen.note));
+    write_candidate(repo, chosen, applied);
+    if import_id.is_empty() {
+        return Ok(());
+    }
+    // Import blocks live in the root module: beside the module call the instance is under.
+    let file = match address.module.first() {
+        Some(call) => {
+            let root = repo.module_dir("").cloned().unwrap_or_default();
+            repo.find_block(&root, &BlockSel::new("module", &[&call.name]))
+                .cloned()
+                .ok_or_else(|| EditError::Value(format!("no call of module.{}", call.name)))?
+        }
+        None => location.file.clone(),
+    };
+    let text = repo.text(&file).unwrap_or_default().to_string();
+    let text =
+        format!("{}\n\nimport {{\n  to = {address}\n  id = {}\n}}\n", text.trim_end(), crate::render::quote(import_id));
+    edit::parse(&text)?;
+    write(repo, &file, text, applied);
+    Ok(())
+}
+
 /// A new instance of a `for_each` block: the element its `for_each` map gains (each argument that
 /// reads `each.value.FIELD` gives FIELD its value), at the map's origin, with an import block. The
 /// new instance must then have every value the creating call set.
@@ -1806,6 +1887,9 @@ fn create_resource(
         && repo.find_resource(&address.without_key()).is_some()
     {
         return adopt_into_fleet(repo, address, spec, import_id, applied);
+    }
+    if matches!(address.key, Some(InstanceKey::Int(_))) && repo.find_resource(&address.without_key()).is_some() {
+        return adopt_into_count(repo, address, import_id, applied);
     }
     let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
     // Where resources of this type live; else a new file named for them.
