@@ -2,8 +2,12 @@
 //! origin in the code: the session's change sets plan alongside each other, so one edit of the
 //! shared origin makes all of them, on one branch.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
+
+use support::{git, output_text as text, write_file as write};
 
 use serde_json::{Value, json};
 
@@ -20,21 +24,6 @@ resource "aws_instance" "app" {
   instance_type = var.instance_type
 }
 "#;
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
 
 /// `user` resizes instance `id` to `size` at `time`, as CloudTrail logs it.
 fn resize(id: &str, user: &str, time: &str, size: &str, event: &str) -> Value {

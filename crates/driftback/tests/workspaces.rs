@@ -1,8 +1,12 @@
 //! `driftback reconcile --workspace`: one root module in two workspaces with their own variable
 //! files. A drift in prod lands in prod's file, never in what the workspaces share.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
+
+use support::{git, output_text as text, write_file as write};
 
 use serde_json::json;
 
@@ -18,21 +22,6 @@ resource "aws_instance" "app" {
   instance_type = var.instance_type
 }
 "#;
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
 
 /// The repository, committed, and the prod state's instance type change as CloudTrail logs it.
 fn setup(root: &Path) -> std::path::PathBuf {

@@ -16,6 +16,17 @@ pub fn demo_dir() -> PathBuf {
 }
 
 /// Runs git in `dir` and returns its standard output; panics with git's error when it fails.
+/// Write `text` at `path`, making its directories.
+pub fn write_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// What a finished command printed, stdout then stderr.
+pub fn output_text(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
