@@ -88,6 +88,10 @@ pub struct Driver {
     /// Change sets of the batch whose change a sibling's delivered edit already made: the
     /// sibling's id and delivery, which stand for theirs.
     covered: std::collections::HashMap<String, (String, Delivered)>,
+    /// The recipes' plans of the batch's change sets as siblings, by workspace and change set
+    /// (`None`: no recipe plan). Valid while the workspace's code is unchanged: cleared when a
+    /// reconciled change set's edit becomes the code (`eval`).
+    sibling_plans: std::collections::HashMap<(Option<String>, String), Option<Plan>>,
 }
 
 impl Driver {
@@ -107,6 +111,7 @@ impl Driver {
             batch: Vec::new(),
             sibling_window,
             covered: Default::default(),
+            sibling_plans: Default::default(),
         })
     }
 
@@ -115,6 +120,7 @@ impl Driver {
     pub fn set_batch(&mut self, batch: Vec<ChangeSet>) {
         self.batch = batch;
         self.covered.clear();
+        self.sibling_plans.clear();
     }
 
     /// The caller completes each change set's row (the daemon's feed does, with its claim).
@@ -230,7 +236,10 @@ impl Driver {
         if outcome.status == Status::Reconciled {
             match &self.delivery {
                 Delivery::Off => record.status = "dry-run".into(),
-                Delivery::Scratch => workspace.repo = after,
+                Delivery::Scratch => {
+                    workspace.repo = after;
+                    self.sibling_plans.clear();
+                }
                 Delivery::Git(deliverer) => {
                     let done = match self.covered.remove(&change_set.id) {
                         // A sibling's edit already made this change: its branch stands for this one.
@@ -297,7 +306,10 @@ impl Driver {
             }
             record.notes.extend(note);
         }
-        patch::remember_created(&mut workspace.state, &outcome);
+        if patch::remember_created(&mut workspace.state, &outcome) {
+            // The state gained resources: siblings' plans read against it may differ now.
+            self.sibling_plans.clear();
+        }
         if let Some(store) = &self.store {
             if self.records_rows {
                 store.record_change_set(&record).await?;
@@ -327,10 +339,18 @@ impl Driver {
         workspace: &Workspace,
     ) -> anyhow::Result<Vec<session::Sibling>> {
         let mut added = Vec::new();
+        let workspace_key = workspace.scope.as_ref().map(|s| format!("{}/{}", s.stack, s.workspace));
         for sibling in session::siblings(change_set, &self.batch, self.sibling_window) {
-            let Some(sibling_plan) = self.planner.recipe_plan(sibling, &workspace.state, &workspace.repo) else {
-                continue;
+            let key = (workspace_key.clone(), sibling.id.clone());
+            let cached = match self.sibling_plans.get(&key) {
+                Some(plan) => plan.clone(),
+                None => {
+                    let plan = self.planner.recipe_plan(sibling, &workspace.state, &workspace.repo);
+                    self.sibling_plans.insert(key, plan.clone());
+                    plan
+                }
             };
+            let Some(sibling_plan) = cached else { continue };
             let attribution = driftback_attribute::attribute(sibling, &workspace.policy.actors);
             let history = self
                 .history

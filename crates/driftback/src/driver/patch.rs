@@ -139,9 +139,10 @@ pub fn created_resources(plan: &Plan) -> Vec<(Address, Map<String, Value>)> {
 /// After a reconciled change set, the resources it adopted become known to the state, so later
 /// change sets on them (tags added a few minutes after the creation) find them. The state is
 /// shared (a workspace's clones hold it): a new one replaces it, the old one is not copied first.
-pub fn remember_created(state: &mut Arc<State>, outcome: &Outcome) {
+/// Returns whether the state changed.
+pub fn remember_created(state: &mut Arc<State>, outcome: &Outcome) -> bool {
     if outcome.status != Status::Reconciled || outcome.created.is_empty() {
-        return;
+        return false;
     }
     let mut instances = state.instances.clone();
     for (address, attributes) in &outcome.created {
@@ -150,4 +151,5 @@ pub fn remember_created(state: &mut Arc<State>, outcome: &Outcome) {
         }
     }
     *state = Arc::new(State::from_instances(instances));
+    true
 }

@@ -9,21 +9,29 @@ use chrono::Duration;
 use driftback_events::ChangeSet;
 use driftback_terraform::Address;
 
+/// The most siblings a change set is planned with: a script that touches hundreds of resources in
+/// a minute makes hundreds of siblings, each planned for every change set; the nearest in time are
+/// the ones a shared edit is likely to need.
+pub(crate) const MAX_SIBLINGS: usize = 16;
+
 /// The other change sets of `batch` by the same actor session on another resource, whose events
-/// come within `window` of this one's.
+/// come within `window` of this one's: the [`MAX_SIBLINGS`] nearest in time.
 pub(crate) fn siblings<'a>(change_set: &ChangeSet, batch: &'a [ChangeSet], window: Duration) -> Vec<&'a ChangeSet> {
     let session = change_set.actor.session_key();
-    batch
+    let mut found: Vec<&ChangeSet> = batch
         .iter()
         .filter(|other| {
             other.id != change_set.id
                 && other.resource_id.is_some()
                 && other.resource_id != change_set.resource_id
-                && other.actor.session_key() == session
                 && other.first_time() <= change_set.last_time() + window
                 && change_set.first_time() <= other.last_time() + window
+                && other.actor.session_key() == session
         })
-        .collect()
+        .collect();
+    found.sort_by_key(|other| (other.first_time() - change_set.first_time()).num_milliseconds().abs());
+    found.truncate(MAX_SIBLINGS);
+    found
 }
 
 /// A sibling whose planned changes went alongside: its resources and its change set.
@@ -66,5 +74,14 @@ mod tests {
         assert_eq!(of(1), ["1"]);
         assert!(of(2).is_empty());
         assert!(of(3).is_empty());
+        // A script's burst: only the nearest in time.
+        let burst: Vec<ApiEvent> = (0..40)
+            .map(|i| event(&format!("b{i}"), &format!("2025-06-01T10:00:{i:02}Z"), "script", &format!("q{i}")))
+            .collect();
+        let batch = group(burst, &Default::default());
+        let near = siblings(&batch[20], &batch, Duration::seconds(120));
+        assert_eq!(near.len(), MAX_SIBLINGS);
+        let farthest = near.iter().map(|c| (c.first_time() - batch[20].first_time()).num_seconds().abs()).max();
+        assert_eq!(farthest, Some(8));
     }
 }
