@@ -280,7 +280,7 @@ pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: 
                 spec_by_example(&mut spec, name, v, &members_of(examples, name), &here)?;
                 continue;
             }
-            spec.attrs.push((name.clone(), AttrValue::Literal(v.clone())));
+            spec.attrs.push((name.clone(), AttrValue::Literal(as_type(argument.value_type(), v))));
         } else if let Some(block) = body.block(name) {
             let items = match v {
                 Value::Array(items) => items.clone(),
@@ -309,6 +309,22 @@ pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: 
         return Err(format!("{at}.{missing} (a required block the call does not send)"));
     }
     Ok(spec)
+}
+
+/// A scalar the document sends as text (`"503"`, CloudFront's response codes) in the argument's
+/// own type, as the code writes it.
+fn as_type(value_type: &ValueType, value: &Value) -> Value {
+    match (value_type, value) {
+        (ValueType::Number, Value::String(s)) => s
+            .trim()
+            .parse::<i64>()
+            .map(Value::from)
+            .ok()
+            .or_else(|| serde_json::from_str(s.trim()).ok())
+            .unwrap_or_else(|| value.clone()),
+        (ValueType::Bool, Value::String(s)) if s == "true" || s == "false" => Value::Bool(s == "true"),
+        _ => value.clone(),
+    }
 }
 
 /// `name`'s values in the example blocks: each block of a block list, or an attribute's value.
@@ -621,6 +637,10 @@ mod tests {
         let mut no_priority = new_rule();
         no_priority.as_object_mut().unwrap().remove("priority");
         assert!(rendered(&no_priority, &examples).unwrap_err().contains("rule.priority (required"));
+        // A number the document sends as text is written as the number it is.
+        let mut text = new_rule();
+        text["priority"] = json!("2");
+        assert!(rendered(&text, &examples).unwrap().contains("priority = 2\n"));
         let mut wrong = new_rule();
         wrong["priority"] = json!("second");
         assert!(rendered(&wrong, &examples).unwrap_err().starts_with("rule.priority (not a"));

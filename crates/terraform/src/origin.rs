@@ -459,8 +459,15 @@ impl<'a> Tracer<'a> {
         depth: usize,
     ) {
         let text = self.repo.text(file).unwrap_or_default();
-        // `flag ? "Enabled" : "Suspended"`: the value is one of the branches; change the flag.
-        if let (true, Change::Set(AttrValue::Literal(want))) = (tail.is_empty(), change) {
+        // `flag ? "Enabled" : "Suspended"`: the value is one of the branches; change the flag. Only
+        // a flag (a reference, a literal): a computed condition (`each.key == "api"`) says which
+        // instances take which branch, and a literal in its place would say nothing.
+        let is_flag = |e: &Expression| matches!(e, Expression::Traversal(_) | Expression::Bool(_));
+        let flag_expr = match cond {
+            Expression::Parenthesis(inner) => inner.inner(),
+            other => other,
+        };
+        if let (true, true, Change::Set(AttrValue::Literal(want))) = (is_flag(flag_expr), tail.is_empty(), change) {
             let a = self.eval(site, &edit::expr_text(text, yes));
             let b = self.eval(site, &edit::expr_text(text, no));
             let is = |v: &Option<Value>| v.as_ref().is_some_and(|v| values_equal(v, want));

@@ -436,8 +436,16 @@ fn dynamic_element(
         let name = attr.key.as_str();
         let source = edit::expr_text(text, &attr.value).trim().to_string();
         let value = want.get(name)?;
-        if source == format!("{iterator}.key") {
-            key = Some(value.as_str()?.to_string());
+        // The key as it is, or converted (`tonumber(custom_error_response.key)`: a map's keys are
+        // strings).
+        let key_read =
+            [format!("{iterator}.key"), format!("tonumber({iterator}.key)"), format!("tostring({iterator}.key)")];
+        if key_read.contains(&source) {
+            key = Some(match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            });
         } else if source == format!("{iterator}.value") {
             whole = Some(value.clone());
         } else if let Some(field) = source.strip_prefix(&format!("{iterator}.value.")) {

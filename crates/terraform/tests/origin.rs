@@ -1070,3 +1070,64 @@ resource "aws_sqs_queue" "q" {
     let text = r.text(Path::new("main.tf")).unwrap();
     assert!(!text.contains("delay = 15"), "an entry the type would discard is not the edit:\n{text}");
 }
+
+#[test]
+fn a_computed_condition_is_never_replaced_by_a_literal() {
+    let main = r#"variable "days" {
+  default = 30
+}
+
+resource "aws_cloudwatch_log_group" "service" {
+  for_each          = toset(["api", "worker"])
+  name              = each.key
+  retention_in_days = each.key == "api" ? 90 : var.days
+}
+"#;
+    let mut r = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    let worker = r#"aws_cloudwatch_log_group.service["worker"]"#;
+    let before = others(&r, &[worker]);
+    set(&mut r, worker, "retention_in_days", json!(90)).unwrap();
+    assert_eq!(value(&r, worker, "retention_in_days"), Some(json!(90)));
+    assert_eq!(others(&r, &[worker]), before);
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(!text.contains("true ?") && text.contains("each.key == \"api\" ? 90"), "{text}");
+    assert!(text.contains("default = 90"), "the value the worker reads is the variable's:\n{text}");
+}
+
+#[test]
+fn a_dynamic_block_keyed_through_tonumber_gains_its_map_entry() {
+    let main = r#"variable "error_responses" {
+  type = map(object({ response_code = number, page_path = string }))
+  default = {
+    "404" = { response_code = 404, page_path = "/404.html" }
+  }
+}
+
+resource "aws_cloudfront_distribution" "site" {
+  enabled = true
+
+  dynamic "custom_error_response" {
+    for_each = var.error_responses
+    content {
+      error_code         = tonumber(custom_error_response.key)
+      response_code      = custom_error_response.value.response_code
+      response_page_path = custom_error_response.value.page_path
+    }
+  }
+}
+"#;
+    let mut r = Repo::from_files([(PathBuf::from("main.tf"), main.to_string())].into_iter().collect());
+    let spec = driftback_terraform::BlockSpec {
+        attrs: vec![
+            ("error_code".into(), AttrValue::Literal(json!(504))),
+            ("response_code".into(), AttrValue::Literal(json!(503))),
+            ("response_page_path".into(), AttrValue::Literal(json!("/maintenance.html"))),
+        ],
+        blocks: vec![],
+    };
+    let site = addr("aws_cloudfront_distribution.site");
+    patch::apply(&mut r, &site, &Op::AddBlock { block_type: "custom_error_response".into(), spec }).unwrap();
+    assert_eq!(value(&r, "aws_cloudfront_distribution.site", "custom_error_response[1].error_code"), Some(json!(504)));
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains(r#""504" = {"#) && !text.contains("custom_error_response {"), "{text}");
+}

@@ -14,20 +14,35 @@ use driftback_terraform::Address;
 /// the ones a shared edit is likely to need.
 pub(crate) const MAX_SIBLINGS: usize = 16;
 
-/// The other change sets of `batch` by the same actor session on another resource, whose events
-/// come within `window` of this one's: the [`MAX_SIBLINGS`] nearest in time.
+/// The other change sets of `batch` by the same actor session on another resource, in the same
+/// run of work as this one: change sets chained by gaps no longer than `window` (a person editing
+/// three log groups a minute apart is one run, though the first and the last are further apart).
+/// The [`MAX_SIBLINGS`] nearest in time.
 pub(crate) fn siblings<'a>(change_set: &ChangeSet, batch: &'a [ChangeSet], window: Duration) -> Vec<&'a ChangeSet> {
     let session = change_set.actor.session_key();
-    let mut found: Vec<&ChangeSet> = batch
+    let mut same: Vec<&ChangeSet> = batch.iter().filter(|other| other.actor.session_key() == session).collect();
+    same.sort_by_key(|c| (c.first_time(), c.id.clone()));
+    // Runs: a change set starting more than `window` after every earlier one has ended starts a new one.
+    let mut runs = Vec::with_capacity(same.len());
+    let (mut run, mut reach) = (0usize, None);
+    for c in &same {
+        if reach.is_some_and(|r| c.first_time() > r + window) {
+            run += 1;
+        }
+        reach = Some(reach.map_or(c.last_time(), |r: chrono::DateTime<chrono::Utc>| r.max(c.last_time())));
+        runs.push(run);
+    }
+    let Some(mine) = same.iter().position(|c| c.id == change_set.id).map(|i| runs[i]) else { return Vec::new() };
+    let mut found: Vec<&ChangeSet> = same
         .iter()
-        .filter(|other| {
-            other.id != change_set.id
+        .zip(&runs)
+        .filter(|(other, run)| {
+            **run == mine
+                && other.id != change_set.id
                 && other.resource_id.is_some()
                 && other.resource_id != change_set.resource_id
-                && other.first_time() <= change_set.last_time() + window
-                && change_set.first_time() <= other.last_time() + window
-                && other.actor.session_key() == session
         })
+        .map(|(other, _)| *other)
         .collect();
     found.sort_by_key(|other| (other.first_time() - change_set.first_time()).num_milliseconds().abs());
     found.truncate(MAX_SIBLINGS);
@@ -63,17 +78,20 @@ mod tests {
             event("1", "2025-06-01T10:00:00Z", "ana", "a"),
             event("2", "2025-06-01T10:01:00Z", "ana", "b"),
             event("3", "2025-06-01T10:01:30Z", "bob", "c"),
-            event("4", "2025-06-01T12:00:00Z", "ana", "d"),
+            event("4", "2025-06-01T10:02:50Z", "ana", "e"),
+            event("5", "2025-06-01T12:00:00Z", "ana", "d"),
         ];
         let batch = group(events, &Default::default());
-        assert_eq!(batch.len(), 4);
+        assert_eq!(batch.len(), 5);
         let of = |i: usize| -> Vec<String> {
             siblings(&batch[i], &batch, Duration::seconds(120)).iter().map(|c| c.events[0].id.clone()).collect()
         };
-        assert_eq!(of(0), ["2"], "bob's change set and ana's two hours later are not siblings");
-        assert_eq!(of(1), ["1"]);
+        // ana's third edit is 170 s after her first, 110 s after her second: one run of work.
+        assert_eq!(of(0), ["2", "4"], "bob's change set and ana's two hours later are not siblings");
+        assert_eq!(of(1), ["1", "4"]);
         assert!(of(2).is_empty());
-        assert!(of(3).is_empty());
+        assert_eq!(of(3), ["2", "1"]);
+        assert!(of(4).is_empty());
         // A script's burst: only the nearest in time.
         let burst: Vec<ApiEvent> = (0..40)
             .map(|i| event(&format!("b{i}"), &format!("2025-06-01T10:00:{i:02}Z"), "script", &format!("q{i}")))
