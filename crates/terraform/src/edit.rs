@@ -452,6 +452,12 @@ fn plan_set_with(
                     (Some(last), true) => {
                         let indent = indent_of(text, last.start);
                         let item = render_missing_item(name, rest, &indent, render, full)?;
+                        // Beside entries written as one-line objects, the new one is written so too,
+                        // its keys in their order.
+                        let item = match (rest.is_empty(), one_line_siblings(object, text)) {
+                            (true, Some(order)) => one_line_item(&item, &order).unwrap_or(item),
+                            _ => item,
+                        };
                         let at = line_end(text, last.end);
                         let width = eq_width(text, last.start, &indent);
                         let item = pad_key(&item, width);
@@ -470,6 +476,59 @@ fn plan_set_with(
                 }
             }
         },
+    }
+}
+
+/// The key order of an object's entries when every entry is a one-line object literal (`"404" = {
+/// response_code = 404, page_path = "/404.html" }`): the keys of all of them, first seen first.
+fn one_line_siblings(object: &Object, text: &str) -> Option<Vec<String>> {
+    let mut order: Vec<String> = Vec::new();
+    for (_, value) in object.iter() {
+        let Expression::Object(entry) = value.expr() else { return None };
+        let span = value.expr().span()?;
+        if text[span].contains('\n') {
+            return None;
+        }
+        for (key, _) in entry.iter() {
+            let key = object_key_str(text, key)?;
+            if !order.contains(&key) {
+                order.push(key);
+            }
+        }
+    }
+    (!order.is_empty()).then_some(order)
+}
+
+/// `key = { ... }` rendered over several lines as one line, its members in `order` (others after):
+/// `None` when a member's value spans lines.
+fn one_line_item(item: &str, order: &[String]) -> Option<String> {
+    // The item is an entry of an object (`"504" = {...}`): parsed inside one.
+    let wrapped = format!("x = {{\n{}\n}}\n", item.trim());
+    let body = parse(&wrapped).ok()?;
+    let attr = body.attributes().next()?;
+    let Expression::Object(outer) = &attr.value else { return None };
+    let (entry_key, entry) = outer.iter().next()?;
+    let Expression::Object(object) = entry.expr() else { return None };
+    let mut members: Vec<(String, String)> = Vec::new();
+    for (key, value) in object.iter() {
+        let name = object_key_str(&wrapped, key)?;
+        let value = expr_text(&wrapped, value.expr()).trim().to_string();
+        if value.contains('\n') {
+            return None;
+        }
+        members.push((name, value));
+    }
+    members.sort_by_key(|(name, _)| order.iter().position(|o| o == name).unwrap_or(order.len()));
+    let inner: Vec<String> = members.iter().map(|(k, v)| format!("{} = {v}", render_key(k))).collect();
+    let key = expr_text_of_key(&wrapped, entry_key)?;
+    Some(format!("{key} = {{ {} }}", inner.join(", ")))
+}
+
+/// An object key as written.
+fn expr_text_of_key(text: &str, key: &ObjectKey) -> Option<String> {
+    match key {
+        ObjectKey::Ident(i) => Some(i.as_str().to_string()),
+        ObjectKey::Expression(e) => Some(expr_text(text, e).trim().to_string()),
     }
 }
 

@@ -386,26 +386,54 @@ fn add_through_dynamic(
         let Some((key, element)) = dynamic_element(&text, dynamic, block_type, &want) else { continue };
         let Some(for_each) = dynamic.body.get_attribute("for_each") else { continue };
         let site = site_of(repo, address, location);
-        let mut tracer = Tracer::new(repo);
-        let change = Change::Set(AttrValue::Literal(element));
-        match key {
-            // A map entry of that key.
-            Some(key) => tracer.expr(&site, &location.file, &for_each.value, &[Seg::Key(key)], &change, "", 0),
-            // A list of at most one element (`var.x == null ? [] : [var.x]`): that element's value,
-            // which also makes the list hold it.
-            None => {
-                for one in single_elements(&for_each.value) {
-                    tracer.expr(&site, &location.file, one, &[], &change, " -> the for_each's one element", 0);
+        let candidates_for = |element: Value| {
+            let mut tracer = Tracer::new(repo);
+            let change = Change::Set(AttrValue::Literal(element));
+            match &key {
+                // A map entry of that key.
+                Some(key) => {
+                    tracer.expr(&site, &location.file, &for_each.value, &[Seg::Key(key.clone())], &change, "", 0)
+                }
+                // A list of at most one element (`var.x == null ? [] : [var.x]`): that element's
+                // value, which also makes the list hold it.
+                None => {
+                    for one in single_elements(&for_each.value) {
+                        tracer.expr(&site, &location.file, one, &[], &change, " -> the for_each's one element", 0);
+                    }
+                }
+            }
+            tracer.out
+        };
+        // A field the element's type already defaults to the value (`optional(number, 10)`) is
+        // left out, as the entries beside it leave it out: one at a time, kept out while the new
+        // block still gets every value.
+        let mut element = element;
+        let fields: Vec<String> = element.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        if fields.len() > 1 {
+            for field in fields {
+                let mut without = element.clone();
+                if let Some(m) = without.as_object_mut() {
+                    m.remove(&field);
+                }
+                let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
+                if choose(
+                    repo,
+                    address,
+                    Some(&path),
+                    candidates_for(without.clone()),
+                    &check_blocks(block_type, &want),
+                    &|_| false,
+                    &[],
+                )
+                .is_ok()
+                {
+                    element = without;
                 }
             }
         }
-        candidates.extend(tracer.out);
+        candidates.extend(candidates_for(element));
     }
-    let check = |config: Option<Value>| {
-        config.and_then(|c| c.get(block_type).cloned()).and_then(|b| b.as_array().cloned()).is_some_and(|blocks| {
-            blocks.iter().any(|b| want.iter().all(|(k, v)| b.get(k).is_some_and(|have| values_equal(have, v))))
-        })
-    };
+    let check = check_blocks(block_type, &want);
     let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
     let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false, &[])
         .map_err(|e| refused(format!("a new {block_type} block where dynamic blocks make them: {e}")))?;
@@ -415,6 +443,15 @@ fn add_through_dynamic(
     ));
     write_candidate(repo, chosen, applied);
     Ok(())
+}
+
+/// Whether a configuration has a `block_type` block with every value of `want`.
+fn check_blocks<'w>(block_type: &'w str, want: &'w Map<String, Value>) -> impl Fn(Option<Value>) -> bool + 'w {
+    move |config: Option<Value>| {
+        config.and_then(|c| c.get(block_type).cloned()).and_then(|b| b.as_array().cloned()).is_some_and(|blocks| {
+            blocks.iter().any(|b| want.iter().all(|(k, v)| b.get(k).is_some_and(|have| values_equal(have, v))))
+        })
+    }
 }
 
 /// The (key, value) of a new `for_each` map element that makes a `dynamic` block's content write

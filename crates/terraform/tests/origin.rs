@@ -1095,11 +1095,12 @@ resource "aws_cloudwatch_log_group" "service" {
 }
 
 #[test]
-fn a_dynamic_block_keyed_through_tonumber_gains_its_map_entry() {
+fn a_dynamic_block_keyed_through_tonumber_gains_its_map_entry_written_like_its_siblings() {
     let main = r#"variable "error_responses" {
-  type = map(object({ response_code = number, page_path = string }))
+  type = map(object({ response_code = number, page_path = string, ttl = optional(number, 10) }))
   default = {
     "404" = { response_code = 404, page_path = "/404.html" }
+    "500" = { response_code = 500, page_path = "/500.html", ttl = 0 }
   }
 }
 
@@ -1112,6 +1113,7 @@ resource "aws_cloudfront_distribution" "site" {
       error_code         = tonumber(custom_error_response.key)
       response_code      = custom_error_response.value.response_code
       response_page_path = custom_error_response.value.page_path
+      error_caching_min_ttl = custom_error_response.value.ttl
     }
   }
 }
@@ -1122,12 +1124,21 @@ resource "aws_cloudfront_distribution" "site" {
             ("error_code".into(), AttrValue::Literal(json!(504))),
             ("response_code".into(), AttrValue::Literal(json!(503))),
             ("response_page_path".into(), AttrValue::Literal(json!("/maintenance.html"))),
+            ("error_caching_min_ttl".into(), AttrValue::Literal(json!(10))),
         ],
         blocks: vec![],
     };
     let site = addr("aws_cloudfront_distribution.site");
     patch::apply(&mut r, &site, &Op::AddBlock { block_type: "custom_error_response".into(), spec }).unwrap();
-    assert_eq!(value(&r, "aws_cloudfront_distribution.site", "custom_error_response[1].error_code"), Some(json!(504)));
+    assert_eq!(value(&r, "aws_cloudfront_distribution.site", "custom_error_response[2].error_code"), Some(json!(504)));
+    assert_eq!(
+        value(&r, "aws_cloudfront_distribution.site", "custom_error_response[2].error_caching_min_ttl"),
+        Some(json!(10))
+    );
     let text = r.text(Path::new("main.tf")).unwrap();
-    assert!(text.contains(r#""504" = {"#) && !text.contains("custom_error_response {"), "{text}");
+    // One line like the entries beside it, in their key order, without what optional() gives.
+    assert!(
+        text.contains("    \"500\" = { response_code = 500, page_path = \"/500.html\", ttl = 0 }\n    \"504\" = { response_code = 503, page_path = \"/maintenance.html\" }\n"),
+        "{text}"
+    );
 }
