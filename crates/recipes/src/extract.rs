@@ -7,10 +7,11 @@ use driftback_events::ApiEvent;
 
 /// The value at `path` in the event (request unless the path starts with `response.`).
 pub fn event_value(event: &ApiEvent, path: &str) -> Option<Value> {
-    match path.strip_prefix("response.") {
+    // `subnetId|networkInterfaceSet.items[0].subnetId`: the first of the forms a call may take.
+    path.split('|').find_map(|path| match path.strip_prefix("response.") {
         Some(rest) => value_at(&event.response, rest),
         None => value_at(&event.request, path),
-    }
+    })
 }
 
 /// The value at a dotted path; `[*]` collects over a list (a lone object counts as a one-item list),

@@ -1125,7 +1125,16 @@ impl Planner<'_> {
             let chosen = items
                 .iter()
                 .find(|i| pick.when.iter().all(|(k, v)| value_at(i, k).as_ref().and_then(Value::as_str) == Some(v)));
-            if let Some(value) = chosen.and_then(|i| value_at(i, &pick.value)) {
+            // `value = "tags:map"`: converted as an attribute's path says.
+            let (path, conv) = match pick.value.split_once(':') {
+                Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
+                Some((p, "number")) => (p, Some(Convert::Number)),
+                Some((p, "bool")) => (p, Some(Convert::Bool)),
+                _ => (pick.value.as_str(), None),
+            };
+            if let Some(value) = chosen.and_then(|i| value_at(i, path)) {
+                let value = convert(value, conv);
+                wanted.push((attr.clone(), value.clone()));
                 spec.attrs.push((attr.clone(), AttrValue::Literal(value)));
             }
         }
@@ -1681,10 +1690,14 @@ fn contains_redacted(value: &Value) -> bool {
 /// create rule writes nowhere.
 fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
     let mut read: Vec<&str> = vec![rule.name.as_str(), rule.import_id.as_str()];
-    read.extend(rule.attrs.values().filter_map(Value::as_str).map(|p| p.split(':').next().unwrap_or(p)));
+    read.extend(
+        rule.attrs.values().filter_map(Value::as_str).flat_map(|p| p.split(':').next().unwrap_or(p).split('|')),
+    );
     read.extend(rule.blocks.values().map(|b| b.items.as_str()));
     read.extend(rule.keys.values().map(|k| k.items.as_str()));
-    let covered = |path: &str| read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")));
+    let covered = |path: &str| {
+        read.iter().any(|r| *r == path || r.starts_with(&format!("{path}.")) || r.starts_with(&format!("{path}[")))
+    };
     let Some(request) = event.request.as_object() else { return Vec::new() };
     let mut out = Vec::new();
     for (key, value) in request {

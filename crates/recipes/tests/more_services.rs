@@ -250,6 +250,41 @@ fn an_instance_launched_by_hand_is_adopted_and_one_an_aws_service_launched_is_no
     assert!(planned.notes.iter().any(|n| n.contains("AWS service")), "{:?}", planned.notes);
 }
 
+#[test]
+fn the_console_launch_wizards_network_interface_and_instance_tags_are_read() {
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), MAIN.to_string())].into_iter().collect());
+    let record = json!({
+        "eventID": "e2", "eventTime": "2024-03-01T10:00:00Z", "eventSource": "ec2.amazonaws.com", "eventName": "RunInstances",
+        "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"},
+        "userAgent": "AWS Internal",
+        "requestParameters": {"instancesSet": {"items": [{"imageId": "ami-0abc1234def567890", "minCount": 1, "maxCount": 1}]},
+            "instanceType": "t3.small",
+            "networkInterfaceSet": {"items": [{"deviceIndex": 0, "subnetId": "subnet-0a1b2c3d",
+                "groupSet": {"items": [{"groupId": "sg-0123456789abcdef0"}, {"groupId": "sg-0fedcba987654321f"}]}}]},
+            "tagSpecificationSet": {"items": [
+                {"resourceType": "volume", "tags": [{"key": "Backup", "value": "daily"}]},
+                {"resourceType": "instance", "tags": [{"key": "Name", "value": "api-04"}, {"key": "Team", "value": "payments"}]}]}},
+        "responseElements": {"instancesSet": {"items": [{"instanceId": "i-0fedcba9876543211"}]}}
+    });
+    let change_set =
+        driftback_events::group(vec![driftback_events::normalize(&record).unwrap()], &Default::default()).remove(0);
+    let planned = plan(&Catalog::builtin(), &change_set, &state(), &repo).unwrap();
+    let [driftback_terraform::Op::CreateResource { spec, .. }] = &planned.changes[0].ops[..] else {
+        panic!("{planned:?}")
+    };
+    let attr = |name: &str| spec.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let literal = |v: Value| Some(driftback_terraform::AttrValue::Literal(v));
+    assert_eq!(attr("subnet_id"), literal(json!("subnet-0a1b2c3d")));
+    assert_eq!(attr("vpc_security_group_ids"), literal(json!(["sg-0123456789abcdef0", "sg-0fedcba987654321f"])));
+    // The instance's tags, not the volume's.
+    assert_eq!(attr("tags"), literal(json!({"Name": "api-04", "Team": "payments"})));
+    assert!(
+        !planned.notes.iter().any(|n| n.contains("networkInterfaceSet")),
+        "read, so not said unwritten: {:?}",
+        planned.notes
+    );
+}
+
 const TARGETS: &str = r#"resource "aws_lb_target_group" "api" {
   name     = "api"
   port     = 8080
