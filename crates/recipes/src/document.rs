@@ -17,7 +17,7 @@ use driftback_terraform::render::{AttrValue, BlockSpec};
 use driftback_terraform::schema::{BlockSchema, ValueType};
 use driftback_terraform::{AttrPath, Seg};
 
-use crate::catalog::WholeRule;
+use crate::catalog::{Convert, WholeRule};
 
 /// What a whole-document call changes.
 #[derive(Debug, Default, PartialEq)]
@@ -314,17 +314,12 @@ pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: 
 /// A scalar the document sends as text (`"503"`, CloudFront's response codes) in the argument's
 /// own type, as the code writes it.
 fn as_type(value_type: &ValueType, value: &Value) -> Value {
-    match (value_type, value) {
-        (ValueType::Number, Value::String(s)) => s
-            .trim()
-            .parse::<i64>()
-            .map(Value::from)
-            .ok()
-            .or_else(|| serde_json::from_str(s.trim()).ok())
-            .unwrap_or_else(|| value.clone()),
-        (ValueType::Bool, Value::String(s)) if s == "true" || s == "false" => Value::Bool(s == "true"),
-        _ => value.clone(),
-    }
+    let conversion = match value_type {
+        ValueType::Number => Some(Convert::Number),
+        ValueType::Bool => Some(Convert::Bool),
+        _ => None,
+    };
+    crate::plan::convert(value.clone(), conversion)
 }
 
 /// `name`'s values in the example blocks: each block of a block list, or an attribute's value.

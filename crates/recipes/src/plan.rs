@@ -1105,14 +1105,7 @@ impl Planner<'_> {
         let mut wanted: Vec<(String, Value)> = Vec::new();
         for (attr, from) in &rule.attrs {
             let Some(from) = from.as_str() else { continue };
-            let (path, conv) = match from.split_once(':') {
-                Some((p, "number")) => (p, Some(Convert::Number)),
-                Some((p, "bool")) => (p, Some(Convert::Bool)),
-                Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
-                Some((p, "dns")) => (p, Some(Convert::DnsText)),
-                Some((p, "dns_name")) => (p, Some(Convert::DnsName)),
-                _ => (from, None),
-            };
+            let (path, conv) = path_and_conversion(from);
             let Some(value) = event_value(event, path) else { continue };
             let value = convert(value, conv);
             check_secret(&AttrPath(vec![Seg::Name(attr.clone())]), &value)?;
@@ -1126,12 +1119,7 @@ impl Planner<'_> {
                 .iter()
                 .find(|i| pick.when.iter().all(|(k, v)| value_at(i, k).as_ref().and_then(Value::as_str) == Some(v)));
             // `value = "tags:map"`: converted as an attribute's path says.
-            let (path, conv) = match pick.value.split_once(':') {
-                Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
-                Some((p, "number")) => (p, Some(Convert::Number)),
-                Some((p, "bool")) => (p, Some(Convert::Bool)),
-                _ => (pick.value.as_str(), None),
-            };
+            let (path, conv) = path_and_conversion(&pick.value);
             if let Some(value) = chosen.and_then(|i| value_at(i, path)) {
                 let value = convert(value, conv);
                 wanted.push((attr.clone(), value.clone()));
@@ -1151,11 +1139,11 @@ impl Planner<'_> {
         // Named like the instances of a `for_each` fleet of its type: a new entry of the fleet, when
         // that entry gives the new instance every value the call set (tried on a scratch copy).
         let name_attr = rule.attrs.iter().find(|(_, from)| from.as_str() == Some(rule.name.as_str())).map(|(a, _)| a);
+        let op = Op::CreateResource { spec, import_id: import_id.clone() };
         if let Some(fleet) = name_attr
             .and_then(|attr| driftback_terraform::patch::fleet_address(self.repo, &rule.rtype, attr, &raw_name))
         {
             let mut scratch = self.repo.clone();
-            let op = Op::CreateResource { spec: spec.clone(), import_id: import_id.clone() };
             if driftback_terraform::patch::apply(&mut scratch, &fleet, &op).is_ok() {
                 address = fleet;
             }
@@ -1166,7 +1154,6 @@ impl Planner<'_> {
             let name_attr = name_attr.map(String::as_str).unwrap_or_default();
             for next in driftback_terraform::patch::count_fleet_addresses(self.repo, &rule.rtype) {
                 let mut scratch = self.repo.clone();
-                let op = Op::CreateResource { spec: spec.clone(), import_id: import_id.clone() };
                 if driftback_terraform::patch::apply(&mut scratch, &next, &op).is_ok()
                     && self.grown_instance_matches(&scratch, &next, name_attr, &wanted)
                 {
@@ -1188,9 +1175,9 @@ impl Planner<'_> {
         }
         self.created.insert(id.to_string(), address.clone());
         if !import_id.is_empty() {
-            self.created.insert(import_id.clone(), address.clone());
+            self.created.insert(import_id, address.clone());
         }
-        self.push(address, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
+        self.push(address, vec![op], &recipe.id, true);
         Ok(())
     }
 
@@ -1279,7 +1266,6 @@ impl Planner<'_> {
         Ok(true)
     }
 
-    /// A managed resource's id becomes a reference to it (`aws_vpc.main.id`); anything else stays data.
     /// Whether the instance `address` a grown `count` makes in `scratch` has what the creating call
     /// set (`wanted`): its name attribute written as the call named it, and every other value either
     /// written so (a reference to another resource read through the state), or left to the
@@ -1332,6 +1318,7 @@ impl Planner<'_> {
         })
     }
 
+    /// A managed resource's id becomes a reference to it (`aws_vpc.main.id`); anything else stays data.
     fn reference_or_literal(&self, value: Value, near: &Address) -> AttrValue {
         if let Value::String(s) = &value {
             if let Some(address) = self.created.get(s) {
@@ -1567,6 +1554,19 @@ fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(String, Value)> 
     out
 }
 
+/// A `create` rule's event path and its conversion suffix: `tags:map`, `port:number`, `ttl:bool`,
+/// `value:dns`, `name:dns_name`; a path without one converts nothing.
+fn path_and_conversion(from: &str) -> (&str, Option<Convert>) {
+    match from.split_once(':') {
+        Some((p, "number")) => (p, Some(Convert::Number)),
+        Some((p, "bool")) => (p, Some(Convert::Bool)),
+        Some((p, "map")) => (p, Some(Convert::KeyValueMap)),
+        Some((p, "dns")) => (p, Some(Convert::DnsText)),
+        Some((p, "dns_name")) => (p, Some(Convert::DnsName)),
+        _ => (from, None),
+    }
+}
+
 /// A block a whole-document call adds, as the provider's schema says to write it; `Err` names what
 /// does not fit. Appending keeps an ordered list's meaning only at its end, so an item inserted
 /// before the state's blocks is refused unless the blocks are a set.
@@ -1627,7 +1627,7 @@ fn dns_text(value: &str) -> String {
     }
 }
 
-fn convert(value: Value, convert: Option<Convert>) -> Value {
+pub(crate) fn convert(value: Value, convert: Option<Convert>) -> Value {
     match (convert, &value) {
         (Some(Convert::DnsText), Value::String(s)) => Value::String(dns_text(s)),
         (Some(Convert::DnsName), Value::String(s)) => Value::String(without_final_dot(s).to_string()),
@@ -1690,9 +1690,7 @@ fn contains_redacted(value: &Value) -> bool {
 /// create rule writes nowhere.
 fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
     let mut read: Vec<&str> = vec![rule.name.as_str(), rule.import_id.as_str()];
-    read.extend(
-        rule.attrs.values().filter_map(Value::as_str).flat_map(|p| p.split(':').next().unwrap_or(p).split('|')),
-    );
+    read.extend(rule.attrs.values().filter_map(Value::as_str).flat_map(|p| path_and_conversion(p).0.split('|')));
     read.extend(rule.blocks.values().map(|b| b.items.as_str()));
     read.extend(rule.keys.values().map(|k| k.items.as_str()));
     let covered = |path: &str| {

@@ -520,16 +520,8 @@ fn one_line_item(item: &str, order: &[String]) -> Option<String> {
     }
     members.sort_by_key(|(name, _)| order.iter().position(|o| o == name).unwrap_or(order.len()));
     let inner: Vec<String> = members.iter().map(|(k, v)| format!("{} = {v}", render_key(k))).collect();
-    let key = expr_text_of_key(&wrapped, entry_key)?;
+    let key = render_key(&object_key_str(&wrapped, entry_key)?);
     Some(format!("{key} = {{ {} }}", inner.join(", ")))
-}
-
-/// An object key as written.
-fn expr_text_of_key(text: &str, key: &ObjectKey) -> Option<String> {
-    match key {
-        ObjectKey::Ident(i) => Some(i.as_str().to_string()),
-        ObjectKey::Expression(e) => Some(expr_text(text, e).trim().to_string()),
-    }
 }
 
 fn render_missing(

@@ -647,8 +647,7 @@ impl<'a> Tracer<'a> {
                 (format!("merge({source}, {{ {rendered_key} = {value} }})"), "overridden")
             }
             Change::Remove if rest.is_empty() && map.contains_key(key) => {
-                let Ok(quoted) = AttrValue::Literal(Value::String(key.clone())).render("") else { return };
-                (format!("{{ for k, v in {source} : k => v if k != {quoted} }}"), "filtered out")
+                (format!("{{ for k, v in {source} : k => v if k != {} }}", crate::render::quote(key)), "filtered out")
             }
             Change::Remove => return,
         };

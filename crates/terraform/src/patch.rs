@@ -377,6 +377,8 @@ fn add_through_dynamic(
     }
     let text = repo.text(&location.file).unwrap_or_default().to_string();
     let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+    let check = check_blocks(block_type, &want);
+    let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
     let mut candidates = Vec::new();
     for dynamic in body
         .into_iter()
@@ -415,17 +417,7 @@ fn add_through_dynamic(
                 if let Some(m) = without.as_object_mut() {
                     m.remove(&field);
                 }
-                let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
-                if choose(
-                    repo,
-                    address,
-                    Some(&path),
-                    candidates_for(without.clone()),
-                    &check_blocks(block_type, &want),
-                    &|_| false,
-                    &[],
-                )
-                .is_ok()
+                if choose(repo, address, Some(&path), candidates_for(without.clone()), &check, &|_| false, &[]).is_ok()
                 {
                     element = without;
                 }
@@ -433,8 +425,6 @@ fn add_through_dynamic(
         }
         candidates.extend(candidates_for(element));
     }
-    let check = check_blocks(block_type, &want);
-    let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
     let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false, &[])
         .map_err(|e| refused(format!("a new {block_type} block where dynamic blocks make them: {e}")))?;
     applied.notes.push(format!(
@@ -641,11 +631,7 @@ fn choose(
     let target_before = changing.and_then(|path| Some((path, effective_config(repo, target)?)));
     let mut leaks = Vec::new();
     for candidate in candidates {
-        let mut scratch = repo.clone();
-        scratch.set_file(&candidate.file, candidate.text.clone());
-        for (file, text) in &candidate.also {
-            scratch.set_file(file, text.clone());
-        }
+        let scratch = with_candidate(repo, &candidate);
         if !check(effective_config(&scratch, target)) {
             leaks.push(format!("{} (does not give {target} the value)", candidate.note));
             continue;
@@ -691,6 +677,21 @@ fn choose(
         }
     }
     Err(format!("every edit considered would change something else: {}", leaks.join("; ")))
+}
+
+/// `repo` with `candidate`'s files written.
+fn with_candidate(repo: &Repo, candidate: &Candidate) -> Repo {
+    let mut scratch = repo.clone();
+    scratch.set_file(&candidate.file, candidate.text.clone());
+    for (file, text) in &candidate.also {
+        scratch.set_file(file, text.clone());
+    }
+    scratch
+}
+
+/// Whether the same calls delete `address` too (`alongside`).
+fn removed_alongside(alongside: &[(Address, Op)], address: &Address) -> bool {
+    alongside.iter().any(|(other, op)| other == address && *op == Op::RemoveResource)
 }
 
 /// Another instance the configuration makes from the same resource block as `address` (another
@@ -1547,7 +1548,7 @@ fn remove_instance(
         let dependent = a.key == address.key
             && a.module == address.module
             && dependents.iter().any(|(t, n)| &a.rtype == t && &a.name == n);
-        dependent || alongside.iter().any(|(other, op)| other == a && *op == Op::RemoveResource)
+        dependent || removed_alongside(alongside, a)
     };
     let chosen = choose(repo, address, None, candidates, &check, &gone, &[]).map_err(|e| match &dangling {
         Some(reason) => refused(format!("{e}; and an edit that would leave a reference behind: {reason}")),
@@ -1569,14 +1570,9 @@ fn reader_left_behind(
     dir: &Path,
     alongside: &[(Address, Op)],
 ) -> Option<String> {
-    let mut scratch = repo.clone();
-    scratch.set_file(&candidate.file, candidate.text.clone());
-    for (file, text) in &candidate.also {
-        scratch.set_file(file, text.clone());
-    }
+    let scratch = with_candidate(repo, candidate);
     let pattern = format!("{}.{}[", address.rtype, address.name);
     let after = crate::eval::instances(&scratch);
-    let gone = |a: &Address| alongside.iter().any(|(other, op)| other == a && *op == Op::RemoveResource);
     for (file, body) in scratch.parsed_tf_in(dir) {
         let text = scratch.text(file).unwrap_or_default();
         for block in body.blocks().filter(|b| b.ident.as_str() == "resource" && b.labels.len() == 2) {
@@ -1588,7 +1584,9 @@ fn reader_left_behind(
             let block_text = &text[span];
             let readers: Vec<&Address> = after
                 .iter()
-                .filter(|a| a.module == address.module && a.rtype == rtype && a.name == name && !gone(a))
+                .filter(|a| {
+                    a.module == address.module && a.rtype == rtype && a.name == name && !removed_alongside(alongside, a)
+                })
                 .collect();
             for (at, _) in block_text.match_indices(&pattern) {
                 let rest = &block_text[at + pattern.len()..];
@@ -1815,21 +1813,7 @@ fn adopt_into_count(
     if import_id.is_empty() {
         return Ok(());
     }
-    // Import blocks live in the root module: beside the module call the instance is under.
-    let file = match address.module.first() {
-        Some(call) => {
-            let root = repo.module_dir("").cloned().unwrap_or_default();
-            repo.find_block(&root, &BlockSel::new("module", &[&call.name]))
-                .cloned()
-                .ok_or_else(|| EditError::Value(format!("no call of module.{}", call.name)))?
-        }
-        None => location.file.clone(),
-    };
-    let text = repo.text(&file).unwrap_or_default().to_string();
-    let text =
-        format!("{}\n\nimport {{\n  to = {address}\n  id = {}\n}}\n", text.trim_end(), crate::render::quote(import_id));
-    edit::parse(&text)?;
-    write(repo, &file, text, applied);
+    append_import(repo, address, address.to_string(), &location.file, import_id, applied)?;
     Ok(())
 }
 
@@ -1911,13 +1895,46 @@ fn adopt_into_fleet(
     if import_id.is_empty() {
         return Ok(());
     }
-    let text = repo.text(&location.file).unwrap_or_default().to_string();
     let to = format!("{}[{}]", address.block_name(), crate::render::quote(key));
-    let text =
-        format!("{}\n\nimport {{\n  to = {to}\n  id = {}\n}}\n", text.trim_end(), crate::render::quote(import_id));
-    edit::parse(&text)?;
-    write(repo, &location.file, text, applied);
+    append_import(repo, address, to, &location.file, import_id, applied)?;
     Ok(())
+}
+
+/// An import block naming `to` for the cloud object `import_id`, where Terraform reads it, in the
+/// root module: in `file` for a resource of the root module, beside its module's call (else in
+/// `imports.tf`) for one in a child module. Returns the file it went to.
+fn append_import(
+    repo: &mut Repo,
+    address: &Address,
+    to: String,
+    file: &Path,
+    import_id: &str,
+    applied: &mut Applied,
+) -> Result<PathBuf, EditError> {
+    let target = match address.module.first() {
+        None => file.to_path_buf(),
+        Some(call) => {
+            let root = repo.module_dir("").cloned().unwrap_or_default();
+            repo.find_block(&root, &BlockSel::new("module", &[&call.name]))
+                .cloned()
+                .unwrap_or_else(|| root.join("imports.tf"))
+        }
+    };
+    let text = repo.text(&target).unwrap_or_default().to_string();
+    let text = edit::append_block(&text, "import", &[], &import_spec(to, import_id))?;
+    write(repo, &target, text, applied);
+    Ok(target)
+}
+
+/// `import { to = ..., id = ... }`.
+fn import_spec(to: String, import_id: &str) -> BlockSpec {
+    BlockSpec {
+        attrs: vec![
+            ("to".into(), AttrValue::Reference(to)),
+            ("id".into(), AttrValue::Literal(Value::String(import_id.to_string()))),
+        ],
+        blocks: vec![],
+    }
 }
 
 fn create_resource(
@@ -1969,13 +1986,6 @@ fn create_resource(
              name the one it belongs to"
         )));
     }
-    let import = BlockSpec {
-        attrs: vec![
-            ("to".into(), AttrValue::Reference(to)),
-            ("id".into(), AttrValue::Literal(Value::String(import_id.to_string()))),
-        ],
-        blocks: vec![],
-    };
     let text = repo.text(&file).unwrap_or_default().to_string();
     let text = edit::append_block(&text, "resource", &[&address.rtype, &address.name], spec)?;
     // A resource the provider cannot import (a target group attachment): written without an import
@@ -1990,24 +2000,19 @@ fn create_resource(
         return Ok(());
     }
     if address.module.is_empty() {
-        let text = edit::append_block(&text, "import", &[], &import)?;
+        let text = edit::append_block(&text, "import", &[], &import_spec(to, import_id))?;
         applied.notes.push(format!("added {} to {} with an import block for {import_id:?}", address, file.display()));
         write(repo, &file, text, applied);
         return Ok(());
     }
     write(repo, &file, text, applied);
-    let root = repo.module_dir("").cloned().unwrap_or_default();
-    let call = BlockSel::new("module", &[&address.module[0].name]);
-    let import_file = repo.find_block(&root, &call).cloned().unwrap_or_else(|| root.join("imports.tf"));
-    let root_text = repo.text(&import_file).unwrap_or_default().to_string();
-    let root_text = edit::append_block(&root_text, "import", &[], &import)?;
+    let import_file = append_import(repo, address, to, &file, import_id, applied)?;
     applied.notes.push(format!(
         "added {} to {} with an import block for {import_id:?} in {} (the root module)",
         address,
         file.display(),
         import_file.display()
     ));
-    write(repo, &import_file, root_text, applied);
     Ok(())
 }
 

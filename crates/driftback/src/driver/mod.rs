@@ -33,7 +33,7 @@ mod story;
 mod workspace;
 
 use driftback_events::ChangeSet;
-use driftback_policy::{DecideInput, Decision, DecisionKind};
+use driftback_policy::{DecideInput, Decided, Decision, DecisionKind};
 use driftback_recipes::{Catalog, Plan};
 use driftback_store::{ChangeSetRecord, Store};
 use driftback_terraform::Repo;
@@ -177,7 +177,6 @@ impl Driver {
         person: Option<&PersonDecision>,
     ) -> anyhow::Result<Driven> {
         let started = std::time::Instant::now();
-        let attribution = driftback_attribute::attribute(change_set, &workspace.policy.actors);
         let mut planned = match &workspace.unlocated {
             Some(reason) => Planned { plan: Err(reason.clone()), agent: None, by_agent: false },
             None => self.planner.plan(change_set, &workspace.state, &workspace.repo).await,
@@ -186,24 +185,7 @@ impl Driver {
             Ok(plan) if person.is_none() => self.plan_siblings_alongside(change_set, plan, workspace).await?,
             _ => Vec::new(),
         };
-        let history = self
-            .history
-            .before(
-                self.store.as_ref(),
-                change_set,
-                planned.plan.as_ref().ok(),
-                workspace.policy.oscillation_window_secs,
-                workspace.scope.as_ref(),
-            )
-            .await
-            .map_err(|e| e.context("reading the ownership history from the knowledge base"))?;
-        let decided = workspace.policy.decide(&DecideInput {
-            change_set,
-            attribution: &attribution,
-            plan: planned.plan.as_ref().map_err(String::as_str),
-            repo: workspace.unlocated.is_none().then_some(&workspace.repo),
-            history: &history,
-        });
+        let decided = self.decide(change_set, planned.plan.as_ref().map_err(String::as_str), workspace).await?;
         let decided = match person {
             Some(person) => person::overrule(decided, person),
             None => decided,
@@ -324,11 +306,36 @@ impl Driver {
         tracing::debug!(change_set = %change_set.id, ms = started.elapsed().as_millis() as u64, "driven");
         Ok(Driven { outcome, label, record, delivered })
     }
-}
 
-/// The outcome of a decision on a plan (pure): the status, and the patch when the decision lets
-/// one be written. Returns the repository with the patch applied, when it is.
-impl Driver {
+    /// The policy's decision on `change_set` with its plan (or why it has none): who made it, and
+    /// the ownership history of the fields the plan touches.
+    async fn decide(
+        &self,
+        change_set: &ChangeSet,
+        plan: Result<&Plan, &str>,
+        workspace: &Workspace,
+    ) -> anyhow::Result<Decided> {
+        let attribution = driftback_attribute::attribute(change_set, &workspace.policy.actors);
+        let history = self
+            .history
+            .before(
+                self.store.as_ref(),
+                change_set,
+                plan.ok(),
+                workspace.policy.oscillation_window_secs,
+                workspace.scope.as_ref(),
+            )
+            .await
+            .map_err(|e| e.context("reading the ownership history from the knowledge base"))?;
+        Ok(workspace.policy.decide(&DecideInput {
+            change_set,
+            attribution: &attribution,
+            plan,
+            repo: workspace.unlocated.is_none().then_some(&workspace.repo),
+            history: &history,
+        }))
+    }
+
     /// Plan the same session's change sets on other resources ([`session::siblings`]) with the
     /// recipes, decide each as if alone, and add those the policy would write whole (no split, no
     /// escalation) to `plan.alongside`. Returns them.
@@ -341,35 +348,12 @@ impl Driver {
         let mut added = Vec::new();
         let workspace_key = workspace.scope.as_ref().map(|s| format!("{}/{}", s.stack, s.workspace));
         for sibling in session::siblings(change_set, &self.batch, self.sibling_window) {
-            let key = (workspace_key.clone(), sibling.id.clone());
-            let cached = match self.sibling_plans.get(&key) {
-                Some(plan) => plan.clone(),
-                None => {
-                    let plan = self.planner.recipe_plan(sibling, &workspace.state, &workspace.repo);
-                    self.sibling_plans.insert(key, plan.clone());
-                    plan
-                }
-            };
-            let Some(sibling_plan) = cached else { continue };
-            let attribution = driftback_attribute::attribute(sibling, &workspace.policy.actors);
-            let history = self
-                .history
-                .before(
-                    self.store.as_ref(),
-                    sibling,
-                    Some(&sibling_plan),
-                    workspace.policy.oscillation_window_secs,
-                    workspace.scope.as_ref(),
-                )
-                .await
-                .map_err(|e| e.context("reading the ownership history from the knowledge base"))?;
-            let decided = workspace.policy.decide(&DecideInput {
-                change_set: sibling,
-                attribution: &attribution,
-                plan: Ok(&sibling_plan),
-                repo: Some(&workspace.repo),
-                history: &history,
-            });
+            let cached = self
+                .sibling_plans
+                .entry((workspace_key.clone(), sibling.id.clone()))
+                .or_insert_with(|| self.planner.recipe_plan(sibling, &workspace.state, &workspace.repo));
+            let Some(sibling_plan) = cached.clone() else { continue };
+            let decided = self.decide(sibling, Ok(&sibling_plan), workspace).await?;
             if decided.decision.kind != DecisionKind::Reconcile || !decided.held.is_empty() {
                 continue;
             }
@@ -419,6 +403,8 @@ fn note_siblings_written(
     written_for
 }
 
+/// The outcome of a decision on a plan (pure): the status, and the patch when the decision lets
+/// one be written. Returns the repository with the patch applied, when it is.
 fn settle(
     outcome: &mut Outcome,
     decision: &Decision,
