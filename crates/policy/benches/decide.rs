@@ -74,6 +74,7 @@ fn main() {
             plan: Ok(&plan),
             repo: None,
             history: &history,
+            state: None,
         });
         if decided.decision.kind == driftback_policy::DecisionKind::Escalate {
             escalated += 1;

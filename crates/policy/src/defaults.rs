@@ -10,6 +10,9 @@ use crate::rule::{Effect, Matcher, Rule};
 
 /// Built-in rule names that are not field rules.
 pub const SECURITY_WEAKENING: &str = "default:security-weakening";
+/// The security baseline on a plan's resulting values (`driftback_security`): a field whose new
+/// value weakens a control is held for a person.
+pub const SECURITY_BASELINE: &str = "default:security-baseline";
 /// The IAM rule: field changes of `aws_iam_*` resources, and permissions granted to an IAM identity
 /// that already exists (checked on the calls).
 pub const IMMUTABLE_IAM: &str = "default:immutable-iam";
@@ -164,6 +167,6 @@ pub fn rules() -> Vec<Rule> {
 /// Names of every built-in rule, including the ones that are not field rules.
 pub fn names() -> Vec<String> {
     let mut names: Vec<String> = rules().into_iter().map(|r| r.name).collect();
-    names.extend([SECURITY_WEAKENING.to_string(), OSCILLATION.to_string()]);
+    names.extend([SECURITY_WEAKENING.to_string(), SECURITY_BASELINE.to_string(), OSCILLATION.to_string()]);
     names
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use driftback_attribute::{ActorKind, Intent, Motivation, NamedActor};
 
+use crate::baseline::Accept;
 use crate::change::ChangeKind;
 use crate::decision::DecisionKind;
 use crate::defaults;
@@ -29,6 +30,7 @@ pub(crate) struct Parsed {
     pub actors: Vec<NamedActor>,
     pub disabled: Vec<String>,
     pub oscillation_window_secs: Option<u64>,
+    pub accepts: Vec<Accept>,
 }
 
 struct Fields<'a> {
@@ -189,7 +191,8 @@ fn parse_duration(text: &str) -> Option<u64> {
     n.checked_mul(scale).filter(|s| *s > 0)
 }
 
-const TOP: &[&str] = &["version", "settings", "actor", "rule"];
+const TOP: &[&str] = &["version", "settings", "actor", "rule", "accept"];
+const ACCEPT: &[&str] = &["control", "addresses", "by", "reason"];
 const SETTINGS: &[&str] = &["oscillation_window", "disable_defaults"];
 const ACTOR: &[&str] = &["name", "kind", "principals"];
 const RULE: &[&str] = &[
@@ -228,7 +231,8 @@ pub(crate) fn parse(text: &str, file: &str) -> R<Parsed> {
             return Err(top.err("version", &format!("this driftback reads policy version 1, not {v}")));
         }
     }
-    let mut parsed = Parsed { rules: vec![], actors: vec![], disabled: vec![], oscillation_window_secs: None };
+    let mut parsed =
+        Parsed { rules: vec![], actors: vec![], disabled: vec![], oscillation_window_secs: None, accepts: vec![] };
     if let Some(settings) = top.get("settings") {
         let settings = settings.as_table().ok_or_else(|| top.err("settings", "expected a table: write [settings]"))?;
         let f = Fields::new(file, "[settings]".into(), settings, SETTINGS)?;
@@ -259,6 +263,9 @@ pub(crate) fn parse(text: &str, file: &str) -> R<Parsed> {
         }
         parsed.actors.push(NamedActor { name, kind, principals });
     }
+    for (i, t) in top.tables("accept")?.into_iter().enumerate() {
+        parsed.accepts.push(parse_accept(file, i, t)?);
+    }
     for (i, t) in top.tables("rule")?.into_iter().enumerate() {
         let rule = parse_rule(file, i, t)?;
         if parsed.rules.iter().any(|r: &Rule| r.name == rule.name) {
@@ -272,6 +279,29 @@ pub(crate) fn parse(text: &str, file: &str) -> R<Parsed> {
         parsed.rules.push(rule);
     }
     Ok(parsed)
+}
+
+/// `[[accept]]`: an owner accepts a control being weakened on some resources, and says why.
+fn parse_accept(file: &str, index: usize, t: &toml::Table) -> R<Accept> {
+    let f = Fields::new(file, format!("accept {}", index + 1), t, ACCEPT)?;
+    let control = f.string("control")?.ok_or_else(|| f.err("control", "required: a control id such as RDS.8"))?;
+    let known = driftback_security::Baseline::builtin().ids();
+    if !known.contains(&control.as_str()) {
+        return Err(f.err(
+            "control",
+            &format!("{control:?} is not a control of the security baseline (docs/security.md lists them)"),
+        ));
+    }
+    let addresses = f.strings("addresses")?;
+    if addresses.is_empty() {
+        return Err(f.err("addresses", "required: the resource addresses it is accepted on (`*` matches any run)"));
+    }
+    let by = f.string("by")?.filter(|b| !b.trim().is_empty()).ok_or_else(|| f.err("by", "required: who accepts it"))?;
+    let reason = f
+        .string("reason")?
+        .filter(|r| !r.trim().is_empty())
+        .ok_or_else(|| f.err("reason", "required: why it is accepted"))?;
+    Ok(Accept { control, addresses, by, reason })
 }
 
 fn parse_rule(file: &str, index: usize, t: &toml::Table) -> R<Rule> {

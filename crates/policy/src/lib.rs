@@ -13,6 +13,7 @@
 //! actors setting one field back and forth within the window is an oscillation ([`find_oscillation`]),
 //! escalated instead of reconciled again.
 
+mod baseline;
 mod change;
 mod decision;
 pub mod defaults;
@@ -24,6 +25,7 @@ mod rule;
 mod security;
 mod split;
 
+pub use baseline::{Accept, Weakening, weakenings};
 pub use change::{ChangeKind, FieldChange, field_changes, path_text};
 pub use decision::{Decision, DecisionKind, FieldDecision, RuleMatch, Split, SplitField};
 pub use file::PolicyError;

@@ -6,8 +6,9 @@ use chrono::Duration;
 use driftback_attribute::{ActorInfo, Attribution, NamedActor};
 use driftback_events::ChangeSet;
 use driftback_recipes::Plan;
-use driftback_terraform::{Address, Op, Repo};
+use driftback_terraform::{Address, Op, Repo, State};
 
+use crate::baseline::{Accept, weakenings};
 use crate::change::{ChangeKind, FieldChange, field_changes, ignore_changes_attr, path_text};
 use crate::decision::{Decision, DecisionKind, FieldDecision, RuleMatch, Split};
 use crate::defaults;
@@ -32,7 +33,10 @@ pub struct Policy {
     /// The operator's named actors.
     pub actors: Vec<NamedActor>,
     pub oscillation_window_secs: u64,
+    /// Controls the file accepts being weakened on some resources (`[[accept]]`).
+    pub accepts: Vec<Accept>,
     security_weakening: bool,
+    security_baseline: bool,
     oscillation: bool,
 }
 
@@ -48,6 +52,9 @@ pub struct DecideInput<'a> {
     pub repo: Option<&'a Repo>,
     /// Earlier field changes (the ledger), for oscillation detection.
     pub history: &'a [LedgerEntry],
+    /// The state: the values before the change, and what the calls do not carry, for the
+    /// security baseline. Without it the baseline judges only what the plan says.
+    pub state: Option<&'a State>,
 }
 
 /// A decision, the plan to apply (rewritten for `ignore_changes`; empty for revert and escalate
@@ -89,7 +96,9 @@ impl Policy {
             file_rules: 0,
             actors: vec![],
             oscillation_window_secs: DEFAULT_OSCILLATION_WINDOW_SECS,
+            accepts: vec![],
             security_weakening: true,
+            security_baseline: true,
             oscillation: true,
         }
     }
@@ -107,7 +116,9 @@ impl Policy {
             file_rules,
             actors: parsed.actors,
             oscillation_window_secs: parsed.oscillation_window_secs.unwrap_or(DEFAULT_OSCILLATION_WINDOW_SECS),
+            accepts: parsed.accepts,
             security_weakening: !parsed.disabled.iter().any(|d| d == defaults::SECURITY_WEAKENING),
+            security_baseline: !parsed.disabled.iter().any(|d| d == defaults::SECURITY_BASELINE),
             oscillation: !parsed.disabled.iter().any(|d| d == defaults::OSCILLATION),
         };
         if let Some(failed) = policy.run_examples().into_iter().find(|r| !r.pass) {
@@ -141,11 +152,19 @@ impl Policy {
         out
     }
 
+    /// Whether the security baseline judges changes (`default:security-baseline` not disabled).
+    pub fn judges_security(&self) -> bool {
+        self.security_baseline
+    }
+
     /// Names of the built-in rules in force (including the checks that are not field rules).
     pub fn builtin_rules(&self) -> Vec<String> {
         let mut names: Vec<String> = self.rules[self.file_rules..].iter().map(|r| r.name.clone()).collect();
         if self.security_weakening {
             names.push(defaults::SECURITY_WEAKENING.into());
+        }
+        if self.security_baseline {
+            names.push(defaults::SECURITY_BASELINE.into());
         }
         if self.oscillation {
             names.push(defaults::OSCILLATION.into());
@@ -157,9 +176,19 @@ impl Policy {
     pub fn decide(&self, input: &DecideInput<'_>) -> Decided {
         let actor = &input.attribution.actor;
         let apis: Vec<String> = input.change_set.events.iter().map(|e| format!("{}:{}", e.service(), e.name)).collect();
-        // Checks on the calls themselves.
+        // The security baseline on the plan's resulting values: a weakened field is held for a
+        // person; the rest of the change set may still be written.
+        let weakened = match (self.security_baseline, input.plan) {
+            (true, Ok(plan)) => weakenings(plan, input.state, &self.accepts),
+            _ => vec![],
+        };
+        let mut accepted: Vec<String> = weakened.iter().filter_map(|w| w.accepted_by.clone()).collect();
+        accepted.dedup();
+        let held: Vec<&crate::baseline::Weakening> = weakened.iter().filter(|w| w.accepted_by.is_none()).collect();
+        // Checks on the calls themselves: where the baseline found nothing to hold, a call that
+        // weakens by its own shape holds the whole change set.
         let mut set_matches: Vec<RuleMatch> = Vec::new();
-        if self.security_weakening {
+        if self.security_weakening && weakened.is_empty() {
             if let Some(reason) = input.change_set.events.iter().find_map(security_weakening) {
                 set_matches.push(RuleMatch {
                     rule: defaults::SECURITY_WEAKENING.into(),
@@ -184,6 +213,15 @@ impl Policy {
             Ok(plan) => field_changes(plan),
             Err(_) => vec![],
         };
+        let holds_field = |w: &crate::baseline::Weakening, f: &FieldChange| {
+            w.address == f.address
+                && f.path.as_deref().is_none_or(|p| w.attributes.iter().any(|a| a == ignore_changes_attr(p)))
+        };
+        // A weakening no field of the plan carries (it comes from a value the plan derives) holds
+        // the whole change set.
+        for w in held.iter().copied().filter(|w| !fields.iter().any(|f| holds_field(w, f))) {
+            set_matches.push(baseline_match(w));
+        }
         if fields.is_empty() {
             let s = make_subject(None, None, input.attribution, &apis);
             set_matches.extend(self.rules.iter().filter(|r| !r.matcher.needs_field()).filter_map(|r| r.evaluate(&s)));
@@ -240,6 +278,7 @@ impl Policy {
                 }
                 ledger.push(entry);
             }
+            matched.extend(held.iter().copied().filter(|w| holds_field(w, field)).map(baseline_match));
             matched.sort_by_key(|m| std::cmp::Reverse(m.decision));
             let deciding = matched.first().cloned().unwrap_or_else(|| RuleMatch {
                 rule: defaults::RECONCILE.into(),
@@ -390,6 +429,7 @@ impl Policy {
                 .iter()
                 .map(|e| format!("motivation {}: {e}", input.attribution.motivation.value.as_str())),
         );
+        evidence.extend(accepted.into_iter().map(|a| format!("accepted by the policy file: {a}")));
         for m in set_matches.iter().chain(decisions.iter().filter_map(|f| f.matched.first())) {
             let line = format!("rule {}: {} ({})", m.rule, m.reason, m.decision.as_str());
             if !evidence.contains(&line) {
@@ -408,6 +448,16 @@ impl Policy {
             split,
         };
         Decided { decision, plan, held, ledger }
+    }
+}
+
+/// The rule match that holds a weakened field.
+fn baseline_match(w: &crate::baseline::Weakening) -> RuleMatch {
+    RuleMatch {
+        rule: defaults::SECURITY_BASELINE.into(),
+        decision: DecisionKind::Escalate,
+        reason: format!("{}: {}: a person decides whether the security floor is lowered", w.address, w.text),
+        owner: None,
     }
 }
 

@@ -51,7 +51,14 @@ fn whole(address: &str, op: Op) -> Plan {
 
 fn decide_with(policy: &Policy, cs: &ChangeSet, plan: &Plan, repo: Option<&Repo>, history: &[LedgerEntry]) -> Decided {
     let attribution = attribute(cs, &policy.actors);
-    policy.decide(&DecideInput { change_set: cs, attribution: &attribution, plan: Ok(plan), repo, history })
+    policy.decide(&DecideInput {
+        change_set: cs,
+        attribution: &attribution,
+        plan: Ok(plan),
+        repo,
+        history,
+        state: None,
+    })
 }
 
 fn alice() -> Value {
@@ -356,6 +363,7 @@ fn change_sets_that_cannot_be_planned_are_escalated_unless_a_rule_is_stricter() 
                 plan: Err("no recipe"),
                 repo: None,
                 history: &[],
+                state: None,
             })
             .decision
     };

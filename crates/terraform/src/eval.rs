@@ -66,6 +66,12 @@ impl<'r> Evaluator<'r> {
         Evaluator { repo, known: None, scopes: RefCell::new(HashMap::new()) }
     }
 
+    /// References to resources and data sources resolved from `known` per module instance (as
+    /// [`crate::State::known_values`] gives them), as [`effective_config_in_state`] does.
+    pub fn with_known(repo: &'r Repo, known: &'r dyn Fn(&[ModuleStep]) -> Map<String, Value>) -> Evaluator<'r> {
+        Evaluator { repo, known: Some(known), scopes: RefCell::new(HashMap::new()) }
+    }
+
     /// The effective configuration of one resource instance, as [`effective_config`].
     pub fn config(&self, address: &Address) -> Option<Value> {
         let repo = self.repo;

@@ -27,6 +27,7 @@ mod person;
 mod plan;
 mod publisher;
 mod record;
+pub mod security;
 mod session;
 mod stacks;
 mod story;
@@ -333,6 +334,7 @@ impl Driver {
             plan,
             repo: workspace.unlocated.is_none().then_some(&workspace.repo),
             history: &history,
+            state: Some(workspace.state.as_ref()),
         }))
     }
 
@@ -517,6 +519,25 @@ fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace) -> Option
                     problems.join("; ")
                 ));
                 return None;
+            }
+            // Fail closed on security too: whatever road the edit came by, the code it writes must
+            // not weaken a control the policy did not hold or accept.
+            if workspace.policy.judges_security() {
+                let weakened = security::weakenings(
+                    &workspace.repo,
+                    &after,
+                    &workspace.state,
+                    workspace.schema,
+                    &workspace.policy.accepts,
+                );
+                if !weakened.is_empty() {
+                    outcome.status = Status::Escalated(format!(
+                        "the patch is not written: the code it writes weakens security controls, and a person decides \
+                         whether the security floor is lowered: {}",
+                        weakened.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                    ));
+                    return None;
+                }
             }
             outcome.notes.extend(patched.notes);
             outcome.edits = patched.edits;

@@ -1,0 +1,399 @@
+//! Policy documents (IAM, bucket, queue, topic, key, Lambda, repository) compared as statements:
+//! effect, principal, action, resource and condition, never as text.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::predicate::{Verdict, is_symbolic};
+
+/// Condition keys that narrow who a `*` principal is: with one, a statement is not public.
+const NARROWING_KEYS: [&str; 10] = [
+    "aws:sourcearn",
+    "aws:sourceaccount",
+    "aws:sourceowner",
+    "aws:sourcevpc",
+    "aws:sourcevpce",
+    "aws:sourceip",
+    "aws:principalorgid",
+    "aws:principalaccount",
+    "aws:principalarn",
+    "aws:sourceorgid",
+];
+
+/// One statement, normalised: lower-cased actions, principals as `KIND:value`, conditions as
+/// `operator|key|values` items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    pub allow: bool,
+    /// `*` for everyone; `AWS:arn...`, `Service:...`, `Federated:...`; empty: an identity policy's
+    /// statement (the principal is whoever holds the policy).
+    pub principals: BTreeSet<String>,
+    pub not_principal: bool,
+    pub actions: BTreeSet<String>,
+    pub not_action: bool,
+    pub resources: BTreeSet<String>,
+    pub not_resource: bool,
+    pub conditions: BTreeSet<String>,
+}
+
+/// The statements of a policy document given as JSON text or as an object; `None` when it is not
+/// one (or not computable).
+pub fn statements(doc: &Value) -> Option<Vec<Statement>> {
+    let parsed = match doc {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
+        Value::Object(_) => doc.clone(),
+        _ => return None,
+    };
+    let list = match parsed.get("Statement")? {
+        Value::Array(items) => items.clone(),
+        one @ Value::Object(_) => vec![one.clone()],
+        _ => return None,
+    };
+    list.iter().map(statement).collect()
+}
+
+fn statement(st: &Value) -> Option<Statement> {
+    let allow = match st.get("Effect").and_then(Value::as_str) {
+        Some(e) if e.eq_ignore_ascii_case("allow") => true,
+        Some(e) if e.eq_ignore_ascii_case("deny") => false,
+        _ => return None,
+    };
+    let (principal, not_principal) = either(st, "Principal", "NotPrincipal");
+    let (action, not_action) = either(st, "Action", "NotAction");
+    let (resource, not_resource) = either(st, "Resource", "NotResource");
+    Some(Statement {
+        allow,
+        principals: principals(principal),
+        not_principal,
+        actions: strings(action).into_iter().map(|a| a.to_ascii_lowercase()).collect(),
+        not_action,
+        resources: strings(resource).into_iter().collect(),
+        not_resource,
+        conditions: conditions(st.get("Condition")),
+    })
+}
+
+fn either<'a>(st: &'a Value, key: &str, not_key: &str) -> (Option<&'a Value>, bool) {
+    match st.get(key) {
+        Some(v) => (Some(v), false),
+        None => (st.get(not_key), st.get(not_key).is_some()),
+    }
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+        _ => vec![],
+    }
+}
+
+fn principals(value: Option<&Value>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    match value {
+        Some(Value::String(s)) if s == "*" => {
+            out.insert("*".to_string());
+        }
+        Some(Value::Object(map)) => {
+            for (kind, v) in map {
+                for p in strings(Some(v)) {
+                    if p == "*" && kind == "AWS" {
+                        out.insert("*".to_string());
+                    } else {
+                        out.insert(format!("{kind}:{}", account_root(&p)));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `123456789012` and `arn:aws:iam::123456789012:root` name the same principal.
+fn account_root(p: &str) -> String {
+    if p.len() == 12 && p.bytes().all(|b| b.is_ascii_digit()) {
+        format!("arn:aws:iam::{p}:root")
+    } else {
+        p.to_string()
+    }
+}
+
+fn conditions(value: Option<&Value>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let Some(Value::Object(ops)) = value else { return out };
+    for (op, keys) in ops {
+        let Value::Object(keys) = keys else { continue };
+        for (key, values) in keys {
+            let mut vs: Vec<String> = match values {
+                Value::Array(items) => items.iter().map(scalar_text).collect(),
+                one => vec![scalar_text(one)],
+            };
+            vs.sort();
+            out.insert(format!("{}|{}|{}", op.to_ascii_lowercase(), key.to_ascii_lowercase(), vs.join(",")));
+        }
+    }
+    out
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_ascii_lowercase(),
+        other => other.to_string(),
+    }
+}
+
+/// The condition keys a statement tests (`aws:securetransport`).
+fn condition_keys(st: &Statement) -> BTreeSet<&str> {
+    st.conditions.iter().filter_map(|c| c.split('|').nth(1)).collect()
+}
+
+/// Judge a policy document with `pass`, or `Unknown` when it cannot be read.
+pub(crate) fn on_policy(value: &Value, pass: impl Fn(&[Statement]) -> bool) -> Verdict {
+    if crate::table::is_missing(value) {
+        return Verdict::from_bool(pass(&[]));
+    }
+    if is_symbolic(value) {
+        return Verdict::Unknown;
+    }
+    match statements(value) {
+        Some(list) => Verdict::from_bool(pass(&list)),
+        None => Verdict::Unknown,
+    }
+}
+
+/// An Allow that lets everyone in (`*`), with no condition that narrows who.
+pub fn is_public(list: &[Statement]) -> bool {
+    list.iter().any(|st| {
+        st.allow
+            && (st.principals.contains("*") || st.not_principal)
+            && !condition_keys(st).iter().any(|k| NARROWING_KEYS.contains(k))
+    })
+}
+
+/// An Allow of every action on every resource.
+pub fn grants_admin(list: &[Statement]) -> bool {
+    list.iter().any(|st| {
+        st.allow
+            && !st.not_action
+            && st.actions.iter().any(|a| a == "*" || a == "*:*")
+            && (st.resources.contains("*") || st.resources.is_empty() && !st.not_resource)
+    })
+}
+
+/// A Deny of requests made without TLS (`aws:SecureTransport` false).
+pub fn requires_tls(list: &[Statement]) -> bool {
+    list.iter().any(|st| {
+        !st.allow
+            && st.conditions.iter().any(|c| {
+                let mut parts = c.split('|');
+                let (op, key, values) = (parts.next(), parts.next(), parts.next());
+                op.is_some_and(|o| o.starts_with("bool"))
+                    && key == Some("aws:securetransport")
+                    && values.is_some_and(|v| v.split(',').any(|v| v == "false"))
+            })
+    })
+}
+
+/// How `after` is wider than `before`, one sentence each: a (principal, action, resource) no Allow
+/// granted before, a condition an Allow no longer has, a Deny gone or narrowed. Empty: not wider.
+pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
+    let mut out = Vec::new();
+    for st in after.iter().filter(|s| s.allow) {
+        if st.not_action || st.not_resource || st.not_principal {
+            // A negated element grants all but what it names: only the very same statement is no wider.
+            if !before.iter().any(|b| b == st) {
+                out.push(format!(
+                    "an Allow with NotAction/NotResource/NotPrincipal ({}) that was not there",
+                    describe(st)
+                ));
+            }
+            continue;
+        }
+        let principals: Vec<&str> =
+            if st.principals.is_empty() { vec![""] } else { st.principals.iter().map(String::as_str).collect() };
+        for p in &principals {
+            for a in &st.actions {
+                for r in resources_or_any(st) {
+                    let covering: Vec<&Statement> = before
+                        .iter()
+                        .filter(|b| b.allow && !b.not_action && !b.not_resource && !b.not_principal)
+                        .filter(|b| covers_principal(b, p) && b.actions.iter().any(|x| glob(x, a)))
+                        .filter(|b| resources_or_any(b).iter().any(|x| glob(x, r)))
+                        .collect();
+                    if covering.is_empty() {
+                        out.push(format!("allows {a} on {r}{} (no Allow granted it before)", to_whom(p)));
+                    } else if !covering.iter().any(|b| b.conditions.is_subset(&st.conditions)) {
+                        let dropped: BTreeSet<&str> = covering
+                            .iter()
+                            .flat_map(|b| b.conditions.iter())
+                            .filter(|c| !st.conditions.contains(*c))
+                            .filter_map(|c| c.split('|').nth(1))
+                            .collect();
+                        out.push(format!(
+                            "allows {a} on {r}{} without the condition {} it had",
+                            to_whom(p),
+                            dropped.into_iter().collect::<Vec<_>>().join(", ")
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for deny in before.iter().filter(|s| !s.allow) {
+        let kept = after.iter().filter(|s| !s.allow).any(|a| {
+            a == deny
+                || (!a.not_action && !deny.not_action && !a.not_resource && !deny.not_resource)
+                    && a.not_principal == deny.not_principal
+                    && deny.actions.iter().all(|x| a.actions.iter().any(|y| glob(y, x)))
+                    && resources_or_any(deny).iter().all(|x| resources_or_any(a).iter().any(|y| glob(y, x)))
+                    && deny.principals.iter().all(|p| covers_principal(a, p))
+                    && a.conditions.is_subset(&deny.conditions)
+        });
+        if !kept {
+            out.push(format!("removes or narrows the Deny {}", describe(deny)));
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn resources_or_any(st: &Statement) -> Vec<&str> {
+    if st.resources.is_empty() { vec!["*"] } else { st.resources.iter().map(String::as_str).collect() }
+}
+
+fn covers_principal(st: &Statement, p: &str) -> bool {
+    if st.principals.is_empty() {
+        return p.is_empty();
+    }
+    st.principals.iter().any(|x| x == "*" || x == p || glob(x, p))
+}
+
+fn to_whom(p: &str) -> String {
+    match p {
+        "" => String::new(),
+        "*" => " to everyone (*)".into(),
+        other => format!(" to {other}"),
+    }
+}
+
+fn describe(st: &Statement) -> String {
+    let mut parts = vec![st.actions.iter().cloned().collect::<Vec<_>>().join(", ")];
+    if !st.resources.is_empty() {
+        parts.push(format!("on {}", st.resources.iter().cloned().collect::<Vec<_>>().join(", ")));
+    }
+    if !st.conditions.is_empty() {
+        let keys: Vec<&str> = condition_keys(st).into_iter().collect();
+        parts.push(format!("when {}", keys.join(", ")));
+    }
+    parts.join(" ")
+}
+
+/// IAM's wildcard match: `*` any run, `?` one character, without regard to case.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) =
+        (pattern.to_ascii_lowercase().chars().collect(), text.to_ascii_lowercase().chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn doc(statements: Value) -> Vec<Statement> {
+        super::statements(&json!({"Version": "2012-10-17", "Statement": statements}).to_string().into()).unwrap()
+    }
+
+    const TLS_DENY: &str = r#"{"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": ["arn:aws:s3:::b", "arn:aws:s3:::b/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}}}"#;
+
+    #[test]
+    fn public_means_everyone_without_a_narrowing_condition() {
+        let open =
+            doc(json!([{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sqs:SendMessage", "Resource": "*"}]));
+        assert!(is_public(&open));
+        let narrowed =
+            doc(json!([{"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+            "Resource": "*"}, {"Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage", "Resource": "*",
+            "Condition": {"ArnEquals": {"aws:SourceArn": "arn:aws:sns:us-east-1:1:t"}}}]));
+        assert!(!is_public(&narrowed));
+        let denied = doc(json!([serde_json::from_str::<Value>(TLS_DENY).unwrap()]));
+        assert!(!is_public(&denied));
+        assert!(requires_tls(&denied));
+    }
+
+    #[test]
+    fn admin_is_every_action_on_every_resource() {
+        assert!(grants_admin(&doc(json!([{"Effect": "Allow", "Action": "*", "Resource": "*"}]))));
+        assert!(!grants_admin(&doc(json!([{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]))));
+        assert!(!grants_admin(&doc(json!([{"Effect": "Deny", "Action": "*", "Resource": "*"}]))));
+    }
+
+    #[test]
+    fn widening_is_a_new_grant_a_dropped_condition_or_a_removed_deny() {
+        let reader = json!({"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::1:role/reader"}, "Action": ["s3:GetObject"],
+            "Resource": "arn:aws:s3:::b/*"});
+        let deny: Value = serde_json::from_str(TLS_DENY).unwrap();
+        let before = doc(json!([reader, deny]));
+        // The same document with its statements reordered and a Sid added is no wider.
+        let mut same = json!([deny, reader]);
+        same[0]["Sid"] = json!("DenyInsecure");
+        assert!(widenings(&before, &doc(same)).is_empty());
+        // Dropping the TLS deny widens.
+        let w = widenings(&before, &doc(json!([reader])));
+        assert!(w.iter().any(|x| x.contains("removes or narrows the Deny")), "{w:?}");
+        // A new action, a new principal, a wildcard: each widens.
+        let mut more = reader.clone();
+        more["Action"] = json!(["s3:GetObject", "s3:PutObject"]);
+        let w = widenings(&before, &doc(json!([more, deny])));
+        assert_eq!(
+            w,
+            vec![
+                "allows s3:putobject on arn:aws:s3:::b/* to AWS:arn:aws:iam::1:role/reader (no Allow granted it before)"
+            ]
+        );
+        let mut everyone = reader.clone();
+        everyone["Principal"] = json!("*");
+        assert!(!widenings(&before, &doc(json!([everyone, deny]))).is_empty());
+        // Narrowing (fewer actions, an added condition, an added deny) does not widen.
+        let mut narrower = reader.clone();
+        narrower["Condition"] = json!({"StringEquals": {"aws:SourceVpce": "vpce-1"}});
+        let extra_deny = json!({"Effect": "Deny", "Principal": "*", "Action": "s3:DeleteObject", "Resource": "*"});
+        assert!(widenings(&before, &doc(json!([narrower, deny, extra_deny]))).is_empty());
+        // An Allow losing its condition widens.
+        let conditioned = doc(json!([narrower]));
+        let w = widenings(&conditioned, &doc(json!([reader])));
+        assert!(w[0].contains("without the condition aws:sourcevpce"), "{w:?}");
+    }
+
+    #[test]
+    fn wildcards_match_as_iam_matches_them() {
+        assert!(glob("s3:Get*", "s3:getobject"));
+        assert!(glob("*", "anything"));
+        assert!(!glob("s3:Get*", "s3:*"));
+        assert!(glob("arn:aws:s3:::b/*", "arn:aws:s3:::b/x/y"));
+        assert!(!glob("arn:aws:s3:::b/*", "arn:aws:s3:::c/x"));
+    }
+}
