@@ -6,8 +6,10 @@ use std::path::Path;
 fn main() {
     let dir = Path::new("data/controls");
     println!("cargo:rerun-if-changed={}", dir.display());
+    // A checkout without the folder has no controls: the crate's table test says so.
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("data/controls is there")
+        .into_iter()
+        .flatten()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
