@@ -45,6 +45,14 @@ pub struct Weakening {
 pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec<Weakening> {
     let baseline = Baseline::builtin();
     let mut out = Vec::new();
+    // What the plan deletes, as the state knows it: what is deleted with a resource it names goes
+    // with it.
+    let removed: Vec<(&Address, Value)> = plan
+        .changes
+        .iter()
+        .filter(|c| c.ops.iter().any(|op| matches!(op, Op::RemoveResource)))
+        .filter_map(|c| state?.get(&c.address).map(|i| (&c.address, Value::Object(i.attributes.clone()))))
+        .collect();
     for change in &plan.changes {
         let rtype = change.address.rtype.as_str();
         if change.ops.is_empty() || !baseline.covers(rtype) {
@@ -60,6 +68,15 @@ pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec
             // An empty before (the state does not know the resource) cannot have passed a control.
             if before.as_ref().is_some_and(|b| b.as_object().is_some_and(Map::is_empty))
                 && !matches!(finding.kind, FindingKind::CreatedWeak)
+            {
+                continue;
+            }
+            if finding.kind == FindingKind::Deleted
+                && before.as_ref().is_some_and(|b| {
+                    removed.iter().any(|(other, theirs)| {
+                        **other != change.address && driftback_security::names_resource(b, theirs)
+                    })
+                })
             {
                 continue;
             }
@@ -297,7 +314,7 @@ mod tests {
             plan("aws_s3_bucket_versioning.logs", vec![set_op("versioning_configuration.status", json!("Suspended"))]);
         let found = weakenings(&suspend, Some(&st), &[]);
         assert!(
-            found.iter().any(|w| w.control == "S3.14" || w.attributes.contains(&"versioning_configuration".into())),
+            found.iter().any(|w| w.control == "S3.14" && w.attributes == ["versioning_configuration"]),
             "{found:?}"
         );
         let enable =

@@ -623,3 +623,103 @@ fn independent_fields_are_split_from_held_ones_dependent_ones_wait_with_them() {
     assert!(out.decision.split.is_none() && out.plan.is_empty(), "{:#?}", out.decision);
     assert_eq!(out.decision.kind, DecisionKind::Escalate);
 }
+
+fn decide_in_state(policy: &Policy, cs: &ChangeSet, plan: &Plan, state: &driftback_terraform::State) -> Decided {
+    let attribution = attribute(cs, &policy.actors);
+    policy.decide(&DecideInput {
+        change_set: cs,
+        attribution: &attribution,
+        plan: Ok(plan),
+        repo: None,
+        history: &[],
+        state: Some(state),
+    })
+}
+
+fn db_state(protected: bool) -> driftback_terraform::State {
+    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+        "resources": [{"mode": "managed", "type": "aws_db_instance", "name": "orders",
+            "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+            "instances": [{"schema_version": 2, "attributes": {"id": "db-1", "identifier": "orders", "engine": "postgres",
+                "instance_class": "db.t3.micro", "deletion_protection": protected, "backup_retention_period": 7}}]}]});
+    driftback_terraform::State::parse(&text.to_string(), "test").unwrap()
+}
+
+fn console_modify(request: Value) -> ChangeSet {
+    change_set(&alice(), "rds.amazonaws.com", "ModifyDBInstance", request)
+}
+
+fn two_fields(class: &str, protection: bool) -> Plan {
+    let mut plan = set("aws_db_instance.orders", "instance_class", json!(class));
+    plan.changes[0].ops.push(Op::Set {
+        path: AttrPath::parse("deletion_protection").unwrap(),
+        value: AttrValue::Literal(json!(protection)),
+    });
+    plan
+}
+
+/// A console form that resizes the database and turns deletion protection off: the weakened field
+/// waits for a person with its control, the resize is written.
+#[test]
+fn a_weakened_field_is_held_with_its_control_and_the_independent_rest_is_written() {
+    let cs = console_modify(json!({"dBInstanceIdentifier": "orders", "dBInstanceClass": "db.t3.large",
+        "deletionProtection": false, "applyImmediately": true}));
+    let out = decide_in_state(&Policy::defaults(), &cs, &two_fields("db.t3.large", false), &db_state(true));
+    assert_eq!(out.decision.kind, DecisionKind::Escalate, "{:#?}", out.decision);
+    let protection = out.decision.fields.iter().find(|f| f.path.as_deref() == Some("deletion_protection")).unwrap();
+    assert_eq!(protection.rule, "default:security-baseline");
+    let reason = &protection.matched[0].reason;
+    assert!(reason.contains("RDS.8") && reason.contains("deletion_protection true -> false"), "{reason}");
+    // The split writes the resize and holds the protection.
+    assert!(out.decision.split.is_some(), "{:#?}", out.decision);
+    let written: Vec<String> = field_changes(&out.plan).into_iter().filter_map(|f| f.path).collect();
+    let held: Vec<String> = field_changes(&out.held).into_iter().filter_map(|f| f.path).collect();
+    assert_eq!((written, held), (vec!["instance_class".to_string()], vec!["deletion_protection".to_string()]));
+}
+
+/// The same call turning protection on (a tightening) or only resizing is reconciled: the judge
+/// reads the resulting value, not the call's name.
+#[test]
+fn a_tightening_on_the_same_call_is_reconciled() {
+    let cs = console_modify(json!({"dBInstanceIdentifier": "orders", "deletionProtection": true}));
+    let on = decide_in_state(&Policy::defaults(), &cs, &two_fields("db.t3.micro", true), &db_state(false));
+    assert_eq!(on.decision.kind, DecisionKind::Reconcile, "{:#?}", on.decision);
+    // The console form echoes protection off on a database that never had it: no weakening.
+    let echo = decide_in_state(&Policy::defaults(), &cs, &two_fields("db.t3.large", false), &db_state(false));
+    assert_eq!(echo.decision.kind, DecisionKind::Reconcile, "{:#?}", echo.decision);
+}
+
+/// An owner's accept in the policy file lets the weakening be written, and the decision says who
+/// accepted it and why.
+#[test]
+fn an_accepted_control_is_written_and_audited() {
+    let policy = Policy::from_toml(
+        "[[accept]]\ncontrol = \"RDS.8\"\naddresses = [\"aws_db_instance.orders\"]\nby = \"dba-team\"\nreason = \"torn down nightly\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    let cs = console_modify(json!({"dBInstanceIdentifier": "orders", "deletionProtection": false}));
+    let out = decide_in_state(
+        &policy,
+        &cs,
+        &set("aws_db_instance.orders", "deletion_protection", json!(false)),
+        &db_state(true),
+    );
+    assert_eq!(out.decision.kind, DecisionKind::Reconcile, "{:#?}", out.decision);
+    assert!(
+        out.decision
+            .evidence
+            .iter()
+            .any(|e| e.contains("dba-team accepted RDS.8 on aws_db_instance.orders: torn down nightly")),
+        "{:#?}",
+        out.decision.evidence
+    );
+    // An accept names a control of the baseline, and says by whom and why.
+    let unknown = Policy::from_toml(
+        "[[accept]]\ncontrol = \"RDS.999\"\naddresses = \"x\"\nby = \"a\"\nreason = \"b\"\n",
+        "p.toml",
+    );
+    assert!(unknown.unwrap_err().to_string().contains("\"RDS.999\" is not a control of the security baseline"));
+    let no_reason = Policy::from_toml("[[accept]]\ncontrol = \"RDS.8\"\naddresses = \"x\"\nby = \"a\"\n", "p.toml");
+    assert!(no_reason.unwrap_err().to_string().contains("`reason`"));
+}

@@ -12,6 +12,7 @@
 //! Pure: values in, findings out. Callers: the policy (on a plan's resulting values, with the
 //! state for what the calls do not carry), the driver's gate on every patch, and `driftback eval`.
 
+mod doc;
 mod document;
 mod predicate;
 mod table;
@@ -21,6 +22,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+pub use doc::markdown;
 pub use document::{Statement, statements, widenings};
 pub use predicate::{Predicate, Test, Verdict, resolve, same};
 pub use table::{ChangeTest, Control, Example, Missing, Severity};
@@ -437,4 +439,14 @@ change = "policy_not_widened"
         let unknown = TABLE.replace("missing = \"fails\"", "missing = \"fails\"\nseverty = \"low\"");
         assert!(Baseline::from_files([("y.toml", unknown.as_str())]).unwrap_err().to_string().starts_with("y.toml: "));
     }
+}
+
+/// Whether a resource's values name another resource (a string attribute equal to its `id` or
+/// `arn`): a public access block names its bucket. A resource deleted together with the one it
+/// names goes with it; its deletion weakens nothing that remains.
+pub fn names_resource(values: &Value, other: &Value) -> bool {
+    let keys: Vec<&str> =
+        ["id", "arn"].iter().filter_map(|k| other.get(*k).and_then(Value::as_str)).filter(|s| !s.is_empty()).collect();
+    let Some(map) = values.as_object() else { return false };
+    map.iter().any(|(k, v)| k != "id" && k != "arn" && v.as_str().is_some_and(|s| keys.contains(&s)))
 }

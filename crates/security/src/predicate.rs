@@ -391,3 +391,38 @@ mod tests {
         assert!(off.build().is_err());
     }
 }
+
+impl Predicate {
+    /// What the predicate holds, in a few words (`= true`, `>= 365`, `some default_action: ...`).
+    pub fn describe(&self) -> String {
+        let v = |v: &Value| match v {
+            Value::String(s) => format!("\"{s}\""),
+            other => other.to_string(),
+        };
+        let list = |vs: &[Value]| vs.iter().map(v).collect::<Vec<_>>().join(", ");
+        let joined = |ps: &[Predicate], word: &str| ps.iter().map(Predicate::describe).collect::<Vec<_>>().join(word);
+        let test = match &self.test {
+            Test::Equals(x) => format!("= {}", v(x)),
+            Test::NotEquals(x) => format!("≠ {}", v(x)),
+            Test::In(xs) => format!("one of {}", list(xs)),
+            Test::NotIn(xs) => format!("none of {}", list(xs)),
+            Test::Min(n) => format!(">= {n}"),
+            Test::Max(n) => format!("<= {n}"),
+            Test::Present => "set".into(),
+            Test::Absent => "not set".into(),
+            Test::Matches(r) => format!("matches `{r}`"),
+            Test::NotMatches(r) => format!("does not match `{r}`"),
+            Test::Contains(x) => format!("contains {}", v(x)),
+            Test::NotContains(x) => format!("does not contain {}", v(x)),
+            Test::NoPublicCidr => "no 0.0.0.0/0 or ::/0".into(),
+            Test::PolicyNotPublic => "a policy that lets no one in as `*` without a narrowing condition".into(),
+            Test::PolicyNoAdmin => "a policy that grants no `*` on `*`".into(),
+            Test::PolicyRequiresTls => "a policy that denies requests without TLS".into(),
+            Test::All(ps) => format!("({})", joined(ps, " and ")),
+            Test::Any(ps) => format!("({})", joined(ps, " or ")),
+            Test::Not(p) => format!("not ({})", p.describe()),
+            Test::Some(p) => format!("at least one with {}", p.describe()),
+        };
+        if self.path.is_empty() { test } else { format!("`{}` {test}", self.path) }
+    }
+}

@@ -79,9 +79,28 @@ fn every_entry_has_an_example_each_way_on_resources_and_paths_the_provider_has()
 fn the_baseline_covers_at_least_150_controls_over_30_services() {
     let table = Baseline::read_builtin().unwrap();
     let ids = table.ids();
-    let mut services: Vec<&str> = ids.iter().filter_map(|id| id.split('.').next()).collect();
+    let mut services: Vec<String> =
+        ids.iter().filter_map(|id| id.split('.').next()).map(str::to_ascii_lowercase).collect();
     services.sort();
     services.dedup();
     assert!(ids.len() >= 150, "{} controls: {ids:?}", ids.len());
     assert!(services.len() >= 30, "{} services: {services:?}", services.len());
+}
+
+#[test]
+fn docs_security_md_is_the_table() {
+    let table = Baseline::read_builtin().unwrap();
+    let page = driftback_security::markdown(&table);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/security.md");
+    if std::env::var_os("DRIFTBACK_BLESS").is_some() {
+        std::fs::write(&path, &page).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == page,
+        "docs/security.md is not the table: run DRIFTBACK_BLESS=1 cargo test -p driftback-security --test table"
+    );
+    for id in table.ids() {
+        assert!(committed.contains(&format!("| {id} ")), "docs/security.md does not list {id}");
+    }
 }

@@ -865,16 +865,19 @@ pub fn without_lifecycle(config: Option<Value>) -> Option<Value> {
 
 /// The instances an edit of some files can change. References to other resources stay symbolic in
 /// an effective configuration, so an edit inside resource blocks only changes the instances of
-/// those blocks; an edit of anything else (a variable, a local, a module call, a provider, a
-/// `.tfvars` file, text outside blocks) may change any instance, and every one is checked.
-enum Reach {
+/// those blocks; an `import` or `moved` block changes no instance's configuration; an edit of
+/// anything else (a variable, a local, a module call, a provider, a `.tfvars` file, text outside
+/// blocks) may change any instance, and every one is checked.
+#[derive(Debug)]
+pub enum Reach {
     All,
     /// Resource blocks, by the module directory that holds them, type and name.
     Blocks(Vec<(PathBuf, String, String)>),
 }
 
 impl Reach {
-    fn of(before: &Repo, after: &Repo, files: &[&Path]) -> Reach {
+    /// What the edit of `files` from `before` to `after` can reach.
+    pub fn of(before: &Repo, after: &Repo, files: &[&Path]) -> Reach {
         let mut blocks = Vec::new();
         for file in files {
             if file.extension().is_none_or(|e| e != "tf") {
@@ -890,6 +893,7 @@ impl Reach {
                     (ident, labels, _) if ident == "resource" && labels.len() == 2 => {
                         blocks.push((dir.clone(), labels[0].clone(), labels[1].clone()))
                     }
+                    (ident, _, _) if ident == "import" || ident == "moved" => {}
                     _ => return Reach::All,
                 }
             }
@@ -897,7 +901,8 @@ impl Reach {
         Reach::Blocks(blocks)
     }
 
-    fn contains(&self, repo: &Repo, address: &Address) -> bool {
+    /// Whether the edit can change `address`'s configuration.
+    pub fn contains(&self, repo: &Repo, address: &Address) -> bool {
         match self {
             Reach::All => true,
             Reach::Blocks(blocks) => blocks.iter().any(|(dir, rtype, name)| {

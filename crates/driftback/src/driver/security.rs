@@ -5,12 +5,14 @@
 //! runs it on every branch. The policy judged the plan already; this judges the code.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use driftback_policy::Accept;
-use driftback_security::Baseline;
+use driftback_security::{Baseline, FindingKind, names_resource};
 use driftback_terraform::eval::Evaluator;
+use driftback_terraform::patch::Reach;
 use driftback_terraform::{Address, ModuleStep, Repo, Schema, State};
 
 /// One control a version of the code weakens on one instance, said for the reviewer.
@@ -40,10 +42,34 @@ pub fn weakenings(
     let baseline = Baseline::builtin();
     let known = |module: &[ModuleStep]| state.known_values(module);
     let (was, now) = (Evaluator::with_known(before, &known), Evaluator::with_known(after, &known));
+    // Only what the edit can reach is evaluated: an edit inside resource blocks reaches their
+    // instances alone (the gate runs on every patch and must stay cheap).
+    let changed: Vec<&Path> =
+        after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p.as_path()).collect();
+    if changed.is_empty() {
+        return Vec::new();
+    }
+    let reach = Reach::of(before, after, &changed);
+    let reached = |a: &Address| reach.contains(after, a) || reach.contains(before, a);
     let mut addresses: BTreeSet<Address> = BTreeSet::new();
-    addresses.extend(state.instances.iter().filter(|i| !i.address.data).map(|i| i.address.clone()));
-    addresses.extend(now.instances());
+    addresses
+        .extend(state.instances.iter().filter(|i| !i.address.data && reached(&i.address)).map(|i| i.address.clone()));
+    addresses.extend(now.instances().into_iter().filter(|a| reached(a)));
     let mut out = Vec::new();
+    // Instances the code no longer declares, with what the state knows of them (only asked when a
+    // deletion weakens something).
+    let gone = std::cell::OnceCell::new();
+    let gone = || {
+        gone.get_or_init(|| {
+            state
+                .instances
+                .iter()
+                .filter(|i| !i.address.data && reached(&i.address))
+                .filter(|i| was.config(&i.address).is_some() && now.config(&i.address).is_none())
+                .map(|i| (i.address.clone(), Value::Object(i.attributes.clone())))
+                .collect::<Vec<(Address, Value)>>()
+        })
+    };
     for address in addresses {
         let rtype = address.rtype.as_str();
         if !baseline.covers(rtype) {
@@ -68,7 +94,16 @@ pub fn weakenings(
         };
         let shown = address.to_string();
         let bare = address.without_key().to_string();
+        let goes_with_another = || {
+            state.get(&address).is_some_and(|mine| {
+                let mine = Value::Object(mine.attributes.clone());
+                gone().iter().any(|(other, theirs)| *other != address && names_resource(&mine, theirs))
+            })
+        };
         for finding in baseline.judge(rtype, b.as_ref(), a.as_ref()) {
+            if finding.kind == FindingKind::Deleted && goes_with_another() {
+                continue;
+            }
             let id = &finding.control.id;
             if accepts.iter().any(|x| x.covers(id, &shown) || x.covers(id, &bare)) {
                 continue;
