@@ -64,6 +64,12 @@ pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec
             .or_else(|| (!change.created).then(|| Value::Object(Map::new())));
         let after = resulting(before.clone(), &change.ops);
         let before = if change.ops.iter().any(|op| matches!(op, Op::CreateResource { .. })) { None } else { before };
+        // What controls read from other resources (a CIS alarm's metric filter), from the state.
+        let others = |t: &str| state.map(|s| s.values_of_type(t)).unwrap_or_default();
+        let (before, after) = (
+            before.map(|b| driftback_security::with_links(rtype, &b, &others)),
+            after.map(|a| driftback_security::with_links(rtype, &a, &others)),
+        );
         for finding in baseline.judge(rtype, before.as_ref(), after.as_ref()) {
             // An empty before (the state does not know the resource) cannot have passed a control.
             if before.as_ref().is_some_and(|b| b.as_object().is_some_and(Map::is_empty))

@@ -78,8 +78,12 @@ fn held(c: &Control) -> String {
     if let Some(p) = &c.holds {
         parts.push(p.describe());
     }
-    if let Some(ChangeTest::PolicyNotWidened) = c.change {
-        parts.push("no wider than before: no new grant, no Deny or condition dropped".into());
+    match c.change {
+        Some(ChangeTest::PolicyNotWidened) => {
+            parts.push("no wider than before: no new grant, no Deny or condition dropped".into())
+        }
+        Some(ChangeTest::CidrsNotWidened) => parts.push("no address range let in that was not before".into()),
+        None => {}
     }
     match c.missing {
         Missing::Fails => parts.push("unset fails".into()),

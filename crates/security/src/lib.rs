@@ -12,8 +12,10 @@
 //! Pure: values in, findings out. Callers: the policy (on a plan's resulting values, with the
 //! state for what the calls do not carry), the driver's gate on every patch, and `driftback eval`.
 
+mod cidr;
 mod doc;
 mod document;
+mod links;
 mod predicate;
 mod table;
 
@@ -24,6 +26,7 @@ use serde_json::Value;
 
 pub use doc::markdown;
 pub use document::{Statement, statements, widenings};
+pub use links::{linked_types, with_links};
 pub use predicate::{Predicate, Test, Verdict, resolve, same};
 pub use table::{ChangeTest, Control, Example, Missing, Severity};
 
@@ -167,6 +170,13 @@ fn judge_one<'a>(c: &'a Control, before: Option<&Value>, after: Option<&Value>) 
                 return None;
             }
             let (vb, va) = (at(b), at(a));
+            if let Some(ChangeTest::CidrsNotWidened) = c.change {
+                if !applies(c, a) {
+                    return None;
+                }
+                let ways = cidr::widenings(&resolve(b, &c.path), &resolve(a, &c.path));
+                return (!ways.is_empty()).then(|| finding(FindingKind::Widened(ways), vb, va));
+            }
             if let Some(ChangeTest::PolicyNotWidened) = c.change {
                 if !applies(c, a) {
                     return None;
@@ -195,11 +205,12 @@ fn judge_one<'a>(c: &'a Control, before: Option<&Value>, after: Option<&Value>) 
             }
         }
         (None, Some(a)) => {
-            let value = at(a)?;
-            if c.holds.is_none() || !applies(c, a) {
+            // A value the creation sets explicitly, or leaves to a provider default that fails.
+            let value = at(a);
+            if c.holds.is_none() || !applies(c, a) || value.is_none() && c.missing != Missing::Fails {
                 return None;
             }
-            (status(c, a) == Verdict::Fail).then(|| finding(FindingKind::CreatedWeak, None, Some(value)))
+            (status(c, a) == Verdict::Fail).then(|| finding(FindingKind::CreatedWeak, None, value))
         }
         (Some(b), None) => {
             if !c.on_delete || when_verdict(c, b) == Verdict::Fail {
@@ -279,6 +290,16 @@ fn predicate_paths(p: &Predicate, add: &mut dyn FnMut(&str)) {
         Test::Not(q) | Test::Some(q) => predicate_paths(q, add),
         _ => {}
     }
+}
+
+/// Whether a resource's values name another resource (a string attribute equal to its `id` or
+/// `arn`): a public access block names its bucket. A resource deleted together with the one it
+/// names goes with it; its deletion weakens nothing that remains.
+pub fn names_resource(values: &Value, other: &Value) -> bool {
+    let keys: Vec<&str> =
+        ["id", "arn"].iter().filter_map(|k| other.get(*k).and_then(Value::as_str)).filter(|s| !s.is_empty()).collect();
+    let Some(map) = values.as_object() else { return false };
+    map.iter().any(|(k, v)| k != "id" && k != "arn" && v.as_str().is_some_and(|s| keys.contains(&s)))
 }
 
 #[cfg(test)]
@@ -439,14 +460,4 @@ change = "policy_not_widened"
         let unknown = TABLE.replace("missing = \"fails\"", "missing = \"fails\"\nseverty = \"low\"");
         assert!(Baseline::from_files([("y.toml", unknown.as_str())]).unwrap_err().to_string().starts_with("y.toml: "));
     }
-}
-
-/// Whether a resource's values name another resource (a string attribute equal to its `id` or
-/// `arn`): a public access block names its bucket. A resource deleted together with the one it
-/// names goes with it; its deletion weakens nothing that remains.
-pub fn names_resource(values: &Value, other: &Value) -> bool {
-    let keys: Vec<&str> =
-        ["id", "arn"].iter().filter_map(|k| other.get(*k).and_then(Value::as_str)).filter(|s| !s.is_empty()).collect();
-    let Some(map) = values.as_object() else { return false };
-    map.iter().any(|(k, v)| k != "id" && k != "arn" && v.as_str().is_some_and(|s| keys.contains(&s)))
 }

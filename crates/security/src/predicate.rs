@@ -326,6 +326,41 @@ fn items(value: &Value) -> Vec<Value> {
     }
 }
 
+impl Predicate {
+    /// What the predicate holds, in a few words (`= true`, `>= 365`, `some default_action: ...`).
+    pub fn describe(&self) -> String {
+        let v = |v: &Value| match v {
+            Value::String(s) => format!("\"{s}\""),
+            other => other.to_string(),
+        };
+        let list = |vs: &[Value]| vs.iter().map(v).collect::<Vec<_>>().join(", ");
+        let joined = |ps: &[Predicate], word: &str| ps.iter().map(Predicate::describe).collect::<Vec<_>>().join(word);
+        let test = match &self.test {
+            Test::Equals(x) => format!("= {}", v(x)),
+            Test::NotEquals(x) => format!("≠ {}", v(x)),
+            Test::In(xs) => format!("one of {}", list(xs)),
+            Test::NotIn(xs) => format!("none of {}", list(xs)),
+            Test::Min(n) => format!(">= {n}"),
+            Test::Max(n) => format!("<= {n}"),
+            Test::Present => "set".into(),
+            Test::Absent => "not set".into(),
+            Test::Matches(r) => format!("matches `{r}`"),
+            Test::NotMatches(r) => format!("does not match `{r}`"),
+            Test::Contains(x) => format!("contains {}", v(x)),
+            Test::NotContains(x) => format!("does not contain {}", v(x)),
+            Test::NoPublicCidr => "no 0.0.0.0/0 or ::/0".into(),
+            Test::PolicyNotPublic => "a policy that lets no one in as `*` without a narrowing condition".into(),
+            Test::PolicyNoAdmin => "a policy that grants no `*` on `*`".into(),
+            Test::PolicyRequiresTls => "a policy that denies requests without TLS".into(),
+            Test::All(ps) => format!("({})", joined(ps, " and ")),
+            Test::Any(ps) => format!("({})", joined(ps, " or ")),
+            Test::Not(p) => format!("not ({})", p.describe()),
+            Test::Some(p) => format!("at least one with {}", p.describe()),
+        };
+        if self.path.is_empty() { test } else { format!("`{}` {test}", self.path) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -351,9 +386,12 @@ mod tests {
     #[test]
     fn every_value_must_pass_unless_some() {
         let v = json!({"default_action": [{"type": "forward"}, {"type": "redirect"}]});
-        assert_eq!(pred("path = 'default_action.type'\nequals = 'redirect'").eval(&[v.clone()]), Verdict::Fail);
+        assert_eq!(
+            pred("path = 'default_action.type'\nequals = 'redirect'").eval(std::slice::from_ref(&v)),
+            Verdict::Fail
+        );
         let some = pred("path = 'default_action'\nsome = { path = 'type', equals = 'redirect' }");
-        assert_eq!(some.eval(&[v.clone()]), Verdict::Pass);
+        assert_eq!(some.eval(std::slice::from_ref(&v)), Verdict::Pass);
         let none = json!({"default_action": [{"type": "forward"}]});
         assert_eq!(some.eval(&[none]), Verdict::Fail);
     }
@@ -389,40 +427,5 @@ mod tests {
         assert!(none.build().unwrap_err().contains("needs one test"));
         let off: RawPredicate = toml::from_str("present = false").unwrap();
         assert!(off.build().is_err());
-    }
-}
-
-impl Predicate {
-    /// What the predicate holds, in a few words (`= true`, `>= 365`, `some default_action: ...`).
-    pub fn describe(&self) -> String {
-        let v = |v: &Value| match v {
-            Value::String(s) => format!("\"{s}\""),
-            other => other.to_string(),
-        };
-        let list = |vs: &[Value]| vs.iter().map(v).collect::<Vec<_>>().join(", ");
-        let joined = |ps: &[Predicate], word: &str| ps.iter().map(Predicate::describe).collect::<Vec<_>>().join(word);
-        let test = match &self.test {
-            Test::Equals(x) => format!("= {}", v(x)),
-            Test::NotEquals(x) => format!("≠ {}", v(x)),
-            Test::In(xs) => format!("one of {}", list(xs)),
-            Test::NotIn(xs) => format!("none of {}", list(xs)),
-            Test::Min(n) => format!(">= {n}"),
-            Test::Max(n) => format!("<= {n}"),
-            Test::Present => "set".into(),
-            Test::Absent => "not set".into(),
-            Test::Matches(r) => format!("matches `{r}`"),
-            Test::NotMatches(r) => format!("does not match `{r}`"),
-            Test::Contains(x) => format!("contains {}", v(x)),
-            Test::NotContains(x) => format!("does not contain {}", v(x)),
-            Test::NoPublicCidr => "no 0.0.0.0/0 or ::/0".into(),
-            Test::PolicyNotPublic => "a policy that lets no one in as `*` without a narrowing condition".into(),
-            Test::PolicyNoAdmin => "a policy that grants no `*` on `*`".into(),
-            Test::PolicyRequiresTls => "a policy that denies requests without TLS".into(),
-            Test::All(ps) => format!("({})", joined(ps, " and ")),
-            Test::Any(ps) => format!("({})", joined(ps, " or ")),
-            Test::Not(p) => format!("not ({})", p.describe()),
-            Test::Some(p) => format!("at least one with {}", p.describe()),
-        };
-        if self.path.is_empty() { test } else { format!("`{}` {test}", self.path) }
     }
 }

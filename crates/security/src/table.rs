@@ -30,6 +30,8 @@ pub enum Missing {
 pub enum ChangeTest {
     /// A policy document grants what it did not, drops a Deny or drops a condition of an Allow.
     PolicyNotWidened,
+    /// A list of CIDR blocks lets in an address no block let in before.
+    CidrsNotWidened,
 }
 
 /// One control, judged on one resource shape.

@@ -191,6 +191,15 @@ impl State {
         self.by_address.get(&address.to_string()).map(|&i| &self.instances[i])
     }
 
+    /// The attributes of every managed instance of a resource type, as values.
+    pub fn values_of_type(&self, rtype: &str) -> Vec<Value> {
+        self.instances
+            .iter()
+            .filter(|i| !i.address.data && i.address.rtype == rtype)
+            .map(|i| Value::Object(i.attributes.clone()))
+            .collect()
+    }
+
     /// Managed instances whose identifier is `id`: the attribute `id` or `arn`, or, when `attrs` is
     /// given, one of those attributes. An ARN also matches by its last segment on name attributes.
     pub fn find<'a>(&'a self, id: &str, types: &[&str], attrs: &[&str]) -> Vec<&'a StateInstance> {

@@ -248,7 +248,11 @@ async fn run_scenario(
             total.rounds += agent.usage.rounds;
         }
         if let Some(d) = &outcome.decision {
-            decisions.push(d.kind.as_str().to_string());
+            // An escalation from the patch step (a gate refused what the policy would write) is
+            // the change set's final outcome: it counts as escalate (DESIGN.md, the corpus format).
+            let held_at_patch = matches!(outcome.status, Status::Escalated(_))
+                && matches!(d.kind, driftback_policy::DecisionKind::Reconcile | driftback_policy::DecisionKind::IgnoreChanges);
+            decisions.push(if held_at_patch { "escalate".to_string() } else { d.kind.as_str().to_string() });
         }
         match &outcome.status {
             Status::Escalated(reason) | Status::Revert(reason) => escalations.push(reason.clone()),

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use driftback_policy::Accept;
-use driftback_security::{Baseline, FindingKind, names_resource};
+use driftback_security::{Baseline, FindingKind, names_resource, with_links};
 use driftback_terraform::eval::Evaluator;
 use driftback_terraform::patch::Reach;
 use driftback_terraform::{Address, ModuleStep, Repo, Schema, State};
@@ -92,6 +92,9 @@ pub fn weakenings(
             }
             (b, a) => (b, a),
         };
+        // What controls read from other resources (a CIS alarm's metric filter), from the state.
+        let others = |t: &str| state.values_of_type(t);
+        let (b, a) = (b.map(|b| with_links(rtype, &b, &others)), a.map(|a| with_links(rtype, &a, &others)));
         let shown = address.to_string();
         let bare = address.without_key().to_string();
         let goes_with_another = || {

@@ -1,0 +1,89 @@
+//! CIDR blocks compared as address ranges: a list after a change is wider when it lets in an
+//! address no block of the list before let in.
+
+use std::net::IpAddr;
+
+use serde_json::Value;
+
+/// A block: its network address as a number, its prefix length, and whether it is IPv6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    v6: bool,
+    network: u128,
+    prefix: u32,
+}
+
+fn parse(text: &str) -> Option<Block> {
+    let (addr, prefix) = match text.trim().split_once('/') {
+        Some((a, p)) => (a, Some(p.parse::<u32>().ok()?)),
+        None => (text.trim(), None),
+    };
+    let (v6, bits, number) = match addr.parse::<IpAddr>().ok()? {
+        IpAddr::V4(a) => (false, 32, u128::from(u32::from(a))),
+        IpAddr::V6(a) => (true, 128, u128::from(a)),
+    };
+    let prefix = prefix.unwrap_or(bits);
+    if prefix > bits {
+        return None;
+    }
+    Some(Block { v6, network: number & mask(bits, prefix), prefix })
+}
+
+fn mask(bits: u32, prefix: u32) -> u128 {
+    let all: u128 = if bits == 128 { u128::MAX } else { (1u128 << bits) - 1 };
+    if prefix == 0 { 0 } else { all & !((1u128 << (bits - prefix)) - 1) }
+}
+
+/// Whether `outer` contains every address of `inner`.
+fn contains(outer: Block, inner: Block) -> bool {
+    let bits = if outer.v6 { 128 } else { 32 };
+    outer.v6 == inner.v6 && outer.prefix <= inner.prefix && inner.network & mask(bits, outer.prefix) == outer.network
+}
+
+fn texts(values: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in values {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => out.extend(items.iter().filter_map(|i| i.as_str().map(str::to_string))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The blocks of `after` that let in addresses `before` did not, one sentence each. A text that is
+/// not a CIDR block (a reference the code does not resolve) is said too: it cannot be verified.
+pub(crate) fn widenings(before: &[Value], after: &[Value]) -> Vec<String> {
+    let was: Vec<Block> = texts(before).iter().filter_map(|t| parse(t)).collect();
+    let mut out = Vec::new();
+    for text in texts(after) {
+        match parse(&text) {
+            Some(block) if was.iter().any(|w| contains(*w, block)) => {}
+            Some(_) => out.push(format!("lets in {text}, which no block let in before")),
+            None => out.push(format!("lets in {text:?}, which cannot be read as a CIDR block (not verified)")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_wider_block_or_a_new_range_widens_a_narrower_one_does_not() {
+        let before = [json!(["10.0.0.0/8", "203.0.113.0/24"])];
+        assert!(widenings(&before, &[json!(["10.1.0.0/16"])]).is_empty());
+        assert!(widenings(&before, &[json!(["203.0.113.7/32", "10.0.0.0/8"])]).is_empty());
+        assert_eq!(widenings(&before, &[json!(["0.0.0.0/0"])]), ["lets in 0.0.0.0/0, which no block let in before"]);
+        assert_eq!(widenings(&before, &[json!(["198.51.100.0/24"])]).len(), 1);
+        assert_eq!(widenings(&[json!(["2001:db8::/32"])], &[json!(["2001:db8:1::/48"])]).len(), 0);
+        assert_eq!(widenings(&[json!(["2001:db8::/32"])], &[json!(["::/0"])]).len(), 1);
+        // IPv4 never contains IPv6.
+        assert_eq!(widenings(&[json!(["0.0.0.0/0"])], &[json!(["::/0"])]).len(), 1);
+        assert!(widenings(&before, &[json!(["${var.cidrs}"])])[0].contains("not verified"));
+    }
+}
