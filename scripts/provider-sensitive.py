@@ -109,7 +109,12 @@ def resource_schemas(git_dir, version):
     """{resource type: schema JSON} of one provider version, the commit it was read at, and the
     resource types whose file the git directory lacks (named by the file's function)."""
     tag = f"v{version}"
-    commit = git(git_dir, "rev-parse", "--verify", f"{tag}^{{commit}}").decode().strip()
+    found = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "rev-parse", "--verify", "--quiet", f"{tag}^{{commit}}"], capture_output=True
+    )
+    if found.returncode != 0:
+        die(f"no tag {tag} in {git_dir}: that provider version is not in the mirror (git fetch --tags?)")
+    commit = found.stdout.decode().strip()
     register = git(git_dir, "show", f"{commit}:generated/register.go").decode()
     by_function = dict(
         (fn, rtype) for rtype, fn in re.findall(r'resources\["([a-z0-9_]+)"\]\s*=\s*resource\.(\w+)\(\)', register)
