@@ -10,6 +10,12 @@
 //! [`Schema::check_body`] answers the question a patch must ask before it is committed: does this
 //! attribute or nested block exist on this resource type, is it written as the right kind (an
 //! attribute as `name = value`, a block as `name { ... }`), and can it be set at all.
+//!
+//! [`Schema::is_sensitive`] answers another: does the provider mark the attribute sensitive (a
+//! value Terraform never shows, such as `aws_db_instance.password`). That data is
+//! `crates/terraform/data/aws-sensitive.tsv`, made by `scripts/provider-sensitive.py` from
+//! Terraform's own account of the provider's schema (`terraform providers schema -json`), which the
+//! npm package lacks; it is compiled in too.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -30,6 +36,10 @@ const BUNDLED: [(&str, &[u8]); 2] = [
 ];
 
 static LOADED: [OnceLock<Result<Schema, SchemaError>>; BUNDLED.len()] = [const { OnceLock::new() }; BUNDLED.len()];
+
+/// The attributes the provider marks sensitive, for every bundled version: `resource_type`, the
+/// attribute's dotted path, the versions that mark it (see docs/provider-schema.md).
+const SENSITIVE: &str = include_str!("../data/aws-sensitive.tsv");
 
 /// Arguments every resource block takes besides its type's own (Terraform's meta-arguments).
 pub const META_ARGUMENTS: [&str; 4] = ["count", "for_each", "provider", "depends_on"];
@@ -71,6 +81,14 @@ pub struct Schema {
     package_version: String,
     resources: BTreeMap<String, ResourceSchema>,
     data_sources: BTreeMap<String, ResourceSchema>,
+    /// Per resource type, the paths (names through nested blocks and nested attributes) of the
+    /// attributes this version marks sensitive, from [`SENSITIVE`].
+    #[serde(skip)]
+    sensitive: BTreeMap<String, Vec<Vec<String>>>,
+    /// Resource types whose sensitive attributes the data does not know (their schema could not be
+    /// read when it was made).
+    #[serde(skip)]
+    sensitivity_unknown: Vec<String>,
 }
 
 /// The body of a resource, a data source or a nested block.
@@ -432,6 +450,47 @@ impl Schema {
         self.check_body(resource_type, &steps)
     }
 
+    /// Whether the provider marks the attribute at `path` of a `resource_type` sensitive, or an
+    /// attribute it lies inside (`aws_db_instance.password`, `aws_ssm_parameter.value`,
+    /// `aws_mq_broker.user[0].password`, `aws_glue_connection.connection_properties["PASSWORD"]`,
+    /// which is inside a sensitive map). Indexes are skipped. An attribute that merely holds one
+    /// (the `user` block above) is not
+    /// sensitive itself: see [`Schema::sensitive_within`]. Names decide nothing:
+    /// `aws_instance.metadata_options.http_tokens` is not sensitive.
+    pub fn is_sensitive(&self, resource_type: &str, path: &AttrPath) -> bool {
+        let names = path_names(path);
+        self.sensitive_attributes(resource_type).any(|s| s.len() <= names.len() && names[..s.len()] == *s)
+    }
+
+    /// The sensitive attributes at or below `path` of a `resource_type`, each as the names that lead
+    /// to it from `path` (empty when `path` is itself sensitive or inside a sensitive attribute):
+    /// what a value written at `path` must not carry. At `user` of `aws_mq_broker`, `[["password"]]`.
+    pub fn sensitive_within(&self, resource_type: &str, path: &AttrPath) -> Vec<&[String]> {
+        let names = path_names(path);
+        self.sensitive_attributes(resource_type)
+            .filter_map(|s| {
+                let shared = s.iter().zip(&names).take_while(|(a, b)| a == b).count();
+                match (shared == s.len(), shared == names.len()) {
+                    (true, _) => Some(&s[s.len()..]),
+                    (false, true) => Some(&s[shared..]),
+                    (false, false) => None,
+                }
+            })
+            .collect()
+    }
+
+    /// The paths of the attributes this version marks sensitive on a resource type, sorted.
+    pub fn sensitive_attributes(&self, resource_type: &str) -> impl Iterator<Item = &[String]> {
+        self.sensitive.get(resource_type).into_iter().flatten().map(Vec::as_slice)
+    }
+
+    /// Whether the data knows which attributes of `resource_type` are sensitive: false for the few
+    /// types whose schema could not be read when the data was made (docs/provider-schema.md), for
+    /// which [`Schema::is_sensitive`] answers false.
+    pub fn sensitivity_known(&self, resource_type: &str) -> bool {
+        !self.sensitivity_unknown.iter().any(|t| t == resource_type)
+    }
+
     /// Resource types other than `resource_type` that have a top-level argument or block `name`,
     /// when one of them is one of its split resources (`aws_s3_bucket` → `aws_s3_bucket_*`): the
     /// answer to "a block of another resource type". At most three, the closest names first.
@@ -667,11 +726,76 @@ fn decode(version: &str, bytes: &[u8]) -> Result<Schema, SchemaError> {
     let data = |reason: String| SchemaError::Data { version: version.to_string(), reason };
     let mut json = Vec::new();
     flate2::read::GzDecoder::new(bytes).read_to_end(&mut json).map_err(|e| data(e.to_string()))?;
-    let schema: Schema = serde_json::from_slice(&json).map_err(|e| data(e.to_string()))?;
+    let mut schema: Schema = serde_json::from_slice(&json).map_err(|e| data(e.to_string()))?;
     if schema.provider_version != version {
         return Err(data(format!("the file holds provider {}", schema.provider_version)));
     }
+    (schema.sensitive, schema.sensitivity_unknown) = sensitive_of(SENSITIVE, version).map_err(data)?;
     Ok(schema)
+}
+
+/// The rows of the sensitive-attribute table (`aws-sensitive.tsv`) that hold for `version`, per
+/// resource type, and the resource types its header says were not read for that version.
+#[allow(clippy::type_complexity)]
+fn sensitive_of(table: &str, version: &str) -> Result<(BTreeMap<String, Vec<Vec<String>>>, Vec<String>), String> {
+    let bad = |n: usize, why: &str| {
+        format!("aws-sensitive.tsv line {}: {why}; regenerate it (docs/provider-schema.md)", n + 1)
+    };
+    let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    let mut unknown = Vec::new();
+    let mut versions_seen = false;
+    let mut columns = false;
+    for (n, line) in table.lines().enumerate() {
+        if let Some(comment) = line.strip_prefix('#') {
+            // `# 6.25.0: tag ..., commit ...` names a version the table covers;
+            // `# 6.25.0: not read (...): aws_x aws_y` the types it could not read.
+            if let Some(rest) = comment.trim_start().strip_prefix(version).and_then(|r| r.strip_prefix(": ")) {
+                versions_seen = true;
+                if let Some(types) = rest.strip_prefix("not read") {
+                    let types = types.rsplit_once("):").map_or(types, |(_, t)| t);
+                    unknown.extend(types.split_whitespace().map(str::to_string));
+                }
+            }
+            continue;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !columns {
+            if line != "resource_type\tpath\tversions" {
+                return Err(bad(n, "the column line `resource_type<TAB>path<TAB>versions` expected"));
+            }
+            columns = true;
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [resource_type, path, versions] = fields[..] else {
+            return Err(bad(n, "three tab-separated fields expected"));
+        };
+        if !resource_type.starts_with("aws_") || path.is_empty() || path.split('.').any(str::is_empty) {
+            return Err(bad(n, "a resource type and a dotted attribute path expected"));
+        }
+        if versions.split(',').any(|v| v == version) {
+            out.entry(resource_type.to_string()).or_default().push(path.split('.').map(str::to_string).collect());
+        }
+    }
+    if !versions_seen {
+        return Err(format!(
+            "aws-sensitive.tsv does not cover provider {version}; regenerate it (docs/provider-schema.md)"
+        ));
+    }
+    Ok((out, unknown))
+}
+
+/// The names of a path, without its indexes; a `["key"]` is a name too (a member of a map).
+fn path_names(path: &AttrPath) -> Vec<&str> {
+    path.0
+        .iter()
+        .filter_map(|seg| match seg {
+            Seg::Name(n) | Seg::Key(n) => Some(n.as_str()),
+            Seg::Index(_) => None,
+        })
+        .collect()
 }
 
 fn bundled_list() -> String {
@@ -866,5 +990,102 @@ provider "registry.terraform.io/hashicorp/aws" {
             assert_eq!(ValueType::parse(t).expect(t).to_string(), t);
         }
         assert!(ValueType::parse("tuple(string)").is_err());
+    }
+
+    fn path(text: &str) -> AttrPath {
+        AttrPath::parse(text).expect(text)
+    }
+
+    #[test]
+    fn sensitive_attributes_come_from_the_provider_not_from_names() {
+        for version in Schema::bundled_versions() {
+            let schema = Schema::version(version).expect("bundled");
+            let sensitive = |t: &str, p: &str| schema.is_sensitive(t, &path(p));
+            assert!(sensitive("aws_db_instance", "password"), "{version}");
+            assert!(sensitive("aws_ssm_parameter", "value"), "{version}");
+            assert!(sensitive("aws_rds_cluster", "master_password"), "{version}");
+            assert!(sensitive("aws_elasticache_replication_group", "auth_token"), "{version}");
+            assert!(sensitive("aws_secretsmanager_secret_version", "secret_string"), "{version}");
+            assert!(sensitive("aws_mq_broker", "user[0].password"), "{version}");
+            assert!(sensitive("aws_lb_listener", "default_action[0].authenticate_oidc[0].client_secret"), "{version}");
+            // Inside a sensitive map: every key of it.
+            assert!(sensitive("aws_glue_connection", r#"connection_properties["PASSWORD"]"#), "{version}");
+            // Sensitive without a secret's name: the VPN's router configuration.
+            assert!(sensitive("aws_vpn_connection", "customer_gateway_configuration"), "{version}");
+            // Names like secrets, values that are not.
+            assert!(!sensitive("aws_instance", "metadata_options.http_tokens"), "{version}");
+            assert!(!sensitive("aws_instance", "metadata_options[0].http_tokens"), "{version}");
+            assert!(!sensitive("aws_launch_template", "metadata_options.http_tokens"), "{version}");
+            assert!(!sensitive("aws_cognito_user_pool_client", "access_token_validity"), "{version}");
+            assert!(!sensitive("aws_db_instance", "manage_master_user_password"), "{version}");
+            assert!(!sensitive("aws_secretsmanager_secret", "recovery_window_in_days"), "{version}");
+            assert!(!sensitive("aws_ecs_task_definition", "container_definitions"), "{version}");
+            // A block that holds a sensitive attribute is not sensitive itself.
+            assert!(!sensitive("aws_mq_broker", "user"), "{version}");
+            assert!(!sensitive("aws_mq_broker", "user[0].username"), "{version}");
+            assert!(!sensitive("aws_not_a_type", "password"), "{version}");
+        }
+        // Per version: OpsWorks is gone from 6.x, the transfer host key is new in it.
+        let (v5, v6) = (Schema::version("5.100.0").expect("5"), Schema::version("6.25.0").expect("6"));
+        assert!(v5.is_sensitive("aws_opsworks_rds_db_instance", &path("db_password")));
+        assert!(!v6.is_sensitive("aws_opsworks_rds_db_instance", &path("db_password")));
+        assert!(v6.is_sensitive("aws_transfer_host_key", &path("host_key_body")));
+        assert!(!v5.is_sensitive("aws_transfer_host_key", &path("host_key_body")));
+    }
+
+    #[test]
+    fn sensitive_within_a_value_names_the_rest_of_the_path() {
+        let schema = Schema::version("6.25.0").expect("bundled");
+        let within = |t: &str, p: &str| -> Vec<String> {
+            schema.sensitive_within(t, &path(p)).iter().map(|rest| rest.join(".")).collect()
+        };
+        assert_eq!(within("aws_mq_broker", "user"), ["password"]);
+        assert_eq!(within("aws_mq_broker", "user[2]"), ["password"]);
+        assert_eq!(within("aws_mq_broker", "user[0].password"), [""]);
+        assert!(within("aws_mq_broker", "user[0].username").is_empty());
+        assert_eq!(
+            within("aws_opensearch_domain", "advanced_security_options"),
+            ["master_user_options.master_user_password"]
+        );
+        assert!(within("aws_instance", "metadata_options").is_empty());
+        assert!(schema.sensitivity_known("aws_instance"));
+    }
+
+    #[test]
+    fn every_sensitive_path_is_in_the_schema_of_its_versions() {
+        let mut rows = 0;
+        for version in Schema::bundled_versions() {
+            let schema = Schema::version(version).expect("bundled");
+            for (resource_type, paths) in &schema.sensitive {
+                for p in paths {
+                    rows += 1;
+                    let at = AttrPath(p.iter().map(|n| Seg::Name(n.clone())).collect());
+                    match schema.check_path(resource_type, &at) {
+                        Ok(()) | Err(SchemaError::ComputedOnly { .. }) => {}
+                        Err(e) => panic!("{version}: {resource_type}.{}: {e}", p.join(".")),
+                    }
+                }
+            }
+        }
+        assert!(rows > 400, "{rows} sensitive paths over the bundled versions");
+    }
+
+    #[test]
+    fn a_bad_sensitive_table_is_an_error_naming_the_line() {
+        let good = "# 6.25.0: tag v6.25.0, commit abc\n# 6.25.0: not read (too large): aws_wafv2_web_acl aws_x\n\
+                    resource_type\tpath\tversions\naws_db_instance\tpassword\t5.100.0,6.25.0\n\
+                    aws_old\tsecret\t5.100.0\n";
+        let (paths, unknown) = sensitive_of(good, "6.25.0").expect("parses");
+        assert_eq!(paths.keys().collect::<Vec<_>>(), ["aws_db_instance"]);
+        assert_eq!(unknown, ["aws_wafv2_web_acl", "aws_x"]);
+        let e = sensitive_of(good, "5.100.0").expect_err("5.100.0 is not covered");
+        assert!(e.contains("does not cover provider 5.100.0"), "{e}");
+        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\n", "6.25.0").expect_err("columns");
+        assert!(e.contains("line 2"), "{e}");
+        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\tversions\naws_a\tb\n", "6.25.0").expect_err("fields");
+        assert!(e.contains("line 3") && e.contains("three"), "{e}");
+        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\tversions\naws_a\tb..c\t6.25.0\n", "6.25.0")
+            .expect_err("path");
+        assert!(e.contains("line 3"), "{e}");
     }
 }
