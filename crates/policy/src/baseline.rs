@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use driftback_recipes::Plan;
 use driftback_security::{Baseline, FindingKind};
-use driftback_terraform::{Address, AttrValue, BlockSpec, Op, Seg, State};
+use driftback_terraform::{Address, AttrValue, BlockSpec, Op, Seg, State, StateInstance};
 
 /// A control the policy file accepts being weakened on some resources: an owner said so. Every use
 /// is written into the decision's evidence.
@@ -63,7 +63,13 @@ pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec
             .map(|i| Value::Object(i.attributes.clone()))
             .or_else(|| (!change.created).then(|| Value::Object(Map::new())));
         let after = resulting(before.clone(), &change.ops);
-        let before = if change.ops.iter().any(|op| matches!(op, Op::CreateResource { .. })) { None } else { before };
+        // A new instance of a fleet (`count`, `for_each`) is judged against an instance the fleet
+        // already has: what they share is no weakening; a resource on its own, against nothing.
+        let before = if change.ops.iter().any(|op| matches!(op, Op::CreateResource { .. })) {
+            state.and_then(|s| fleet_peer(s, &change.address)).map(|i| Value::Object(i.attributes.clone()))
+        } else {
+            before
+        };
         // What controls read from other resources (a CIS alarm's metric filter), from the state.
         let others = |t: &str| state.map(|s| s.values_of_type(t)).unwrap_or_default();
         let (before, after) = (
@@ -104,6 +110,13 @@ pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec
         }
     }
     out
+}
+
+/// Another instance of the same resource block (a fleet's), if the state has one.
+pub fn fleet_peer<'s>(state: &'s State, address: &Address) -> Option<&'s StateInstance> {
+    address.key.as_ref()?;
+    let block = address.without_key();
+    state.instances.iter().find(|i| i.address != *address && i.address.without_key() == block)
 }
 
 /// The values after `ops`, from the values before (`None`: no resource yet).
@@ -265,7 +278,7 @@ mod tests {
 
     use super::*;
     use driftback_recipes::ResourceChange;
-    use driftback_terraform::{AttrPath, StateInstance};
+    use driftback_terraform::AttrPath;
 
     fn state(address: &str, attributes: Value) -> State {
         State::from_instances(vec![StateInstance {

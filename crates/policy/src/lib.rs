@@ -25,7 +25,7 @@ mod rule;
 mod security;
 mod split;
 
-pub use baseline::{Accept, Weakening, weakenings};
+pub use baseline::{Accept, Weakening, fleet_peer, weakenings};
 pub use change::{ChangeKind, FieldChange, field_changes, path_text};
 pub use decision::{Decision, DecisionKind, FieldDecision, RuleMatch, Split, SplitField};
 pub use file::PolicyError;

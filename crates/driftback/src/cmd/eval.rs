@@ -251,7 +251,10 @@ async fn run_scenario(
             // An escalation from the patch step (a gate refused what the policy would write) is
             // the change set's final outcome: it counts as escalate (DESIGN.md, the corpus format).
             let held_at_patch = matches!(outcome.status, Status::Escalated(_))
-                && matches!(d.kind, driftback_policy::DecisionKind::Reconcile | driftback_policy::DecisionKind::IgnoreChanges);
+                && matches!(
+                    d.kind,
+                    driftback_policy::DecisionKind::Reconcile | driftback_policy::DecisionKind::IgnoreChanges
+                );
             decisions.push(if held_at_patch { "escalate".to_string() } else { d.kind.as_str().to_string() });
         }
         match &outcome.status {

@@ -90,6 +90,11 @@ pub fn weakenings(
                     Some(Value::Object(with_state(a.clone(), from_state, rtype, schema, &kept))),
                 )
             }
+            // A new instance of a fleet is judged against an instance the fleet already has.
+            (None, Some(a)) => {
+                let peer = driftback_policy::fleet_peer(state, &address).and_then(|i| was.config(&i.address));
+                (peer, Some(a))
+            }
             (b, a) => (b, a),
         };
         // What controls read from other resources (a CIS alarm's metric filter), from the state.
