@@ -61,7 +61,8 @@ pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec
         let before: Option<Value> = state
             .and_then(|s| s.get(&change.address))
             .map(|i| Value::Object(i.attributes.clone()))
-            .or_else(|| (!change.created).then(|| Value::Object(Map::new())));
+            .or_else(|| (!change.created).then(|| Value::Object(Map::new())))
+            .map(|b| opened_documents(b, &change.ops));
         let after = resulting(before.clone(), &change.ops);
         // A new instance of a fleet (`count`, `for_each`) is judged against an instance the fleet
         // already has: what they share is no weakening; a resource on its own, against nothing.
@@ -117,6 +118,26 @@ pub fn fleet_peer<'s>(state: &'s State, address: &Address) -> Option<&'s StateIn
     address.key.as_ref()?;
     let block = address.without_key();
     state.instances.iter().find(|i| i.address != *address && i.address.without_key() == block)
+}
+
+/// `values` with each JSON document an operation reaches into (`container_definitions[0].image`)
+/// parsed from its text, so the operation applies to its members; before and after are both
+/// judged in that form.
+fn opened_documents(mut values: Value, ops: &[Op]) -> Value {
+    for op in ops {
+        let path = match op {
+            Op::Set { path, .. } | Op::Remove { path } => path,
+            _ => continue,
+        };
+        let (Some(Seg::Name(name)), true) = (path.0.first(), path.0.len() > 1) else { continue };
+        let Some(slot) = values.get_mut(name.as_str()) else { continue };
+        if let Value::String(text) = slot {
+            if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(text) {
+                *slot = parsed;
+            }
+        }
+    }
+    values
 }
 
 /// The values after `ops`, from the values before (`None`: no resource yet).
@@ -360,6 +381,21 @@ mod tests {
         let other = Accept { addresses: vec!["aws_db_instance.prod".into()], ..accept };
         let found = weakenings(&off, Some(&st), &[other]);
         assert!(found.iter().find(|w| w.control == "RDS.8").is_some_and(|w| w.accepted_by.is_none()));
+    }
+
+    #[test]
+    fn an_edit_inside_a_json_document_is_judged_on_the_document() {
+        let definitions = json!([{"name": "api", "image": "api:1",
+            "logConfiguration": {"logDriver": "awslogs", "options": {"awslogs-group": "/ecs/api"}}}]);
+        let st = state(
+            "aws_ecs_task_definition.api",
+            json!({"family": "api", "container_definitions": definitions.to_string()}),
+        );
+        let remove = Op::Remove { path: AttrPath::parse("container_definitions[0].logConfiguration").unwrap() };
+        let found = weakenings(&plan("aws_ecs_task_definition.api", vec![remove]), Some(&st), &[]);
+        assert!(found.iter().any(|w| w.control == "ECS.9"), "{found:?}");
+        let image = plan("aws_ecs_task_definition.api", vec![set_op("container_definitions[0].image", json!("api:2"))]);
+        assert!(weakenings(&image, Some(&st), &[]).is_empty());
     }
 
     #[test]

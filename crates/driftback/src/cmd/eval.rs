@@ -457,22 +457,37 @@ fn dangers(
         }
         let (Ok(parsed), Ok(attr)) = (Address::parse(address), AttrPath::parse(path)) else { continue };
         let config = effective_config_in_state(after, &parsed, &workspace.state);
-        let got = config.as_ref().and_then(|c| value_at_path(c, &attr)).or_else(|| {
-            // A member of a JSON document the code writes as text (`redrive_policy`).
-            let (last, parent) = attr.0.split_last()?;
-            let document = value_at_path(config.as_ref()?, &AttrPath(parent.to_vec()))?;
-            let document: Value = serde_json::from_str(document.as_str()?).ok()?;
-            match last {
-                driftback_terraform::Seg::Key(k) | driftback_terraform::Seg::Name(k) => document.get(k).cloned(),
-                driftback_terraform::Seg::Index(i) => document.get(*i).cloned(),
-            }
-        });
+        let got = config.as_ref().and_then(|c| value_at_path(c, &attr).or_else(|| through_documents(c, &attr)));
         if !got.as_ref().is_some_and(|g| values_equal(g, want)) {
             let shown = got.map(|g| g.to_string()).unwrap_or_else(|| "nothing".into());
             out.push(format!("claims {address}.{path} = {want}, but the code gives {shown}"));
         }
     }
     out
+}
+
+/// The value at `path`, entering JSON documents the code writes as text on the way (a member of
+/// `redrive_policy`, a container definition's `image` inside `container_definitions`).
+fn through_documents(config: &Value, path: &AttrPath) -> Option<Value> {
+    let mut current = config.clone();
+    for seg in &path.0 {
+        if let Value::String(text) = &current {
+            current = serde_json::from_str(text).ok()?;
+        }
+        current = match (seg, current) {
+            (driftback_terraform::Seg::Key(k) | driftback_terraform::Seg::Name(k), Value::Object(map)) => {
+                map.get(k)?.clone()
+            }
+            (driftback_terraform::Seg::Key(k) | driftback_terraform::Seg::Name(k), Value::Array(items))
+                if items.len() == 1 =>
+            {
+                items[0].get(k)?.clone()
+            }
+            (driftback_terraform::Seg::Index(i), Value::Array(items)) => items.get(*i)?.clone(),
+            _ => return None,
+        };
+    }
+    (!current.is_null()).then_some(current)
 }
 
 /// The security controls the scenario's branches weaken (a value that fails a control the base
