@@ -52,17 +52,36 @@ fn texts(values: &[Value]) -> Vec<String> {
     out
 }
 
-/// The blocks of `after` that let in addresses `before` did not, one sentence each. A text that is
-/// not a CIDR block (a reference the code does not resolve) is said too: it cannot be verified.
+/// How many addresses the blocks let in (blocks inside another of the list counted once).
+fn size(blocks: &[Block]) -> f64 {
+    blocks
+        .iter()
+        .enumerate()
+        .filter(|(i, b)| !blocks.iter().enumerate().any(|(j, o)| j != *i && contains(*o, **b) && (o != *b || j < *i)))
+        .map(|(_, b)| 2f64.powi((if b.v6 { 128 } else { 32 }) - b.prefix as i32))
+        .sum()
+}
+
+/// How `after` lets in more than `before`, one sentence each: more addresses in all (a block
+/// opened to the internet, a range added). A range swapped for one of the same size (an office's
+/// egress range moved) lets in no more. A text that is not a CIDR block (a reference the code does
+/// not resolve) is said too: it cannot be verified.
 pub(crate) fn widenings(before: &[Value], after: &[Value]) -> Vec<String> {
     let was: Vec<Block> = texts(before).iter().filter_map(|t| parse(t)).collect();
+    let mut now = Vec::new();
     let mut out = Vec::new();
     for text in texts(after) {
         match parse(&text) {
-            Some(block) if was.iter().any(|w| contains(*w, block)) => {}
-            Some(_) => out.push(format!("lets in {text}, which no block let in before")),
+            Some(block) => now.push((text, block)),
             None => out.push(format!("lets in {text:?}, which cannot be read as a CIDR block (not verified)")),
         }
+    }
+    let new: Vec<&String> = now.iter().filter(|(_, b)| !was.iter().any(|w| contains(*w, *b))).map(|(t, _)| t).collect();
+    let blocks: Vec<Block> = now.iter().map(|(_, b)| *b).collect();
+    let opened_to_all = now.iter().any(|(_, b)| b.prefix == 0) && !was.iter().any(|w| w.prefix == 0);
+    if !new.is_empty() && (size(&blocks) > size(&was) || opened_to_all) {
+        let list: Vec<&str> = new.iter().map(|t| t.as_str()).collect();
+        out.push(format!("lets in {}, more addresses than the blocks before", list.join(", ")));
     }
     out
 }
@@ -78,8 +97,14 @@ mod tests {
         let before = [json!(["10.0.0.0/8", "203.0.113.0/24"])];
         assert!(widenings(&before, &[json!(["10.1.0.0/16"])]).is_empty());
         assert!(widenings(&before, &[json!(["203.0.113.7/32", "10.0.0.0/8"])]).is_empty());
-        assert_eq!(widenings(&before, &[json!(["0.0.0.0/0"])]), ["lets in 0.0.0.0/0, which no block let in before"]);
-        assert_eq!(widenings(&before, &[json!(["198.51.100.0/24"])]).len(), 1);
+        assert_eq!(
+            widenings(&before, &[json!(["0.0.0.0/0"])]),
+            ["lets in 0.0.0.0/0, more addresses than the blocks before"]
+        );
+        // A range added widens; a range swapped for one of the same size does not.
+        assert_eq!(widenings(&before, &[json!(["10.0.0.0/8", "203.0.113.0/24", "198.51.100.0/24"])]).len(), 1);
+        assert!(widenings(&before, &[json!(["10.0.0.0/8", "198.51.100.0/24"])]).is_empty());
+        assert_eq!(widenings(&[json!(["192.0.2.0/27"])], &[json!(["192.0.2.64/26"])]).len(), 1);
         assert_eq!(widenings(&[json!(["2001:db8::/32"])], &[json!(["2001:db8:1::/48"])]).len(), 0);
         assert_eq!(widenings(&[json!(["2001:db8::/32"])], &[json!(["::/0"])]).len(), 1);
         // IPv4 never contains IPv6.
