@@ -205,12 +205,13 @@ fn judge_one<'a>(c: &'a Control, before: Option<&Value>, after: Option<&Value>) 
             }
         }
         (None, Some(a)) => {
-            // A value the creation sets explicitly, or leaves to a provider default that fails.
-            let value = at(a);
-            if c.holds.is_none() || !applies(c, a) || value.is_none() && c.missing != Missing::Fails {
+            // Only a value the creation sets explicitly: what a record does not carry may be set
+            // elsewhere (a split resource) or by a default nobody chose.
+            let value = at(a)?;
+            if c.holds.is_none() || !applies(c, a) {
                 return None;
             }
-            (status(c, a) == Verdict::Fail).then(|| finding(FindingKind::CreatedWeak, None, value))
+            (status(c, a) == Verdict::Fail).then(|| finding(FindingKind::CreatedWeak, None, Some(value)))
         }
         (Some(b), None) => {
             if !c.on_delete || when_verdict(c, b) == Verdict::Fail {
