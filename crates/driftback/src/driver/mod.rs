@@ -130,8 +130,8 @@ impl Driver {
         })
     }
 
-    /// The change sets driven together (a file's, a scenario's, the feed's pending ones): the same
-    /// session's change sets among them on other resources plan alongside each other.
+    /// The change sets driven together (a file's, a scenario's): the same session's change sets
+    /// among them on other resources plan alongside each other.
     pub fn set_batch(&mut self, batch: Vec<ChangeSet>) {
         self.siblings = Siblings::Batch(batch);
         self.covered.clear();
