@@ -2,6 +2,10 @@
 //! events on the same repository through the same driver, so they produce the same change sets,
 //! the same branches with the same commit messages and patches, and the same knowledge-base records.
 //!
+//! One actor session's change sets whose values share an origin in the code are decided alike too:
+//! the daemon finds a change set's siblings in its queue, and remembers across a restart that a
+//! sibling's edit already wrote a change.
+//!
 //! Run through `scripts/moto.sh` (as `scripts/test.sh` does). Without moto the serve leg cannot
 //! run: the test says so and passes, unless DRIFTBACK_REQUIRE_SERVICES is set (CI), where it fails.
 
@@ -13,7 +17,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod support;
-use support::{bare_remote, demo_dir, eventbridge, free_port, git, queue_arn, route_cloudtrail_to_queue, sqs_client};
+use support::{
+    Daemon, SUBNET_A, SUBNET_B, bare_remote, bare_remote_with, demo_dir, eventbridge, eventbridge_entries, free_port,
+    git, moto_endpoint, queue_arn, route_cloudtrail_to_queue, shared_tags_files, sqs_client, tag_subnet, wait_for,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_driftback");
 
@@ -252,4 +259,142 @@ async fn reconcile_serve_and_eval_walk_one_road() {
         let eval_status = eval_sets.iter().find(|c| c["id"] == id.as_str()).unwrap()["status"].clone();
         assert_eq!(eval_status, status.as_str(), "{id}");
     }
+}
+
+/// What a branch holds, byte for byte but for the commits' times: its name, its commit's tree and
+/// its parent's, and its commit message.
+fn branch_trees(remote: &Path) -> BTreeMap<String, (String, String, String)> {
+    git(remote, &["for-each-ref", "--format=%(refname:short)", "refs/heads/driftback/"])
+        .lines()
+        .map(|name| {
+            let tree = git(remote, &["rev-parse", &format!("{name}^{{tree}}")]);
+            let parent = git(remote, &["rev-parse", &format!("{name}^^{{tree}}")]);
+            let message = git(remote, &["log", "-1", "--format=%B", name]);
+            (name.to_string(), (tree, parent, message))
+        })
+        .collect()
+}
+
+/// The knowledge base's rows and audit log of `ids`, without the commit id.
+async fn rows(store: &Path, ids: &[&str]) -> Vec<Value> {
+    let store = driftback_store::Store::open_sqlite(store).await.unwrap();
+    let mut out = Vec::new();
+    for id in ids {
+        let mut row = serde_json::to_value(store.change_set(id).await.unwrap()).unwrap();
+        row["commit_id"] = Value::Null;
+        let decisions: Vec<Value> =
+            store.decisions(id).await.unwrap().into_iter().map(|d| serde_json::to_value(d.decision).unwrap()).collect();
+        out.push(json!({"row": row, "decisions": decisions}));
+    }
+    store.close().await;
+    out
+}
+
+/// A console user tags two subnets in turn, as two calls, and both subnets' tags come from one
+/// shared local: `reconcile` edits the local once, on the first change set's branch, and the
+/// second change set's branch is the first one's. The daemon does the same from its queue, though
+/// it is restarted between the two change sets: the second is not written again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_shared_origin_is_written_once_alike_by_reconcile_and_by_serve_across_a_restart() {
+    let Some(endpoint) = moto_endpoint("the shared-origin one-road test") else { return };
+    let root = tempfile::tempdir().unwrap();
+    // Each change set is due a quiet window after its event: the first soon after the daemon
+    // starts, the second 20 s later, while the daemon is being restarted. 20 s apart is within the
+    // window, so they are one run of work: siblings.
+    let quiet = 30;
+    let now = chrono::Utc::now();
+    let at = |ago: i64| (now - chrono::Duration::seconds(ago)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let records = vec![tag_subnet(SUBNET_A, &at(quiet - 6), "tag-a"), tag_subnet(SUBNET_B, &at(quiet - 26), "tag-b")];
+    let events = root.path().join("events.json");
+    std::fs::write(&events, json!({ "Records": records }).to_string()).unwrap();
+    let (a, b) = (
+        driftback_events::change_set_id(Some(SUBNET_A), "tag-a"),
+        driftback_events::change_set_id(Some(SUBNET_B), "tag-b"),
+    );
+    let files = shared_tags_files();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+
+    // reconcile: the CloudTrail file into a clone of its own remote.
+    let rec_root = root.path().join("reconcile");
+    let rec_remote = bare_remote_with(&rec_root, &files);
+    let rec_repo = rec_root.join("repo");
+    clone(&rec_remote, &rec_repo);
+    let out = common_env(&mut Command::new(BIN))
+        .env("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", quiet.to_string())
+        .arg("reconcile")
+        .arg("--events")
+        .arg(&events)
+        .arg("--repo")
+        .arg(&rec_repo)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "reconcile: {said}{}", String::from_utf8_lossy(&out.stderr));
+    let from_reconcile = branch_trees(&rec_remote);
+    assert_eq!(from_reconcile.len(), 1, "one branch for both change sets: {said}");
+
+    // serve: the same records through EventBridge and SQS, the daemon stopped after the first
+    // change set and started again.
+    let serve_root = root.path().join("serve");
+    let serve_remote = bare_remote_with(&serve_root, &files);
+    let workdir = serve_root.join("work");
+    let sqs = sqs_client(&endpoint).await;
+    let queue_url =
+        sqs.create_queue().queue_name("shared-origin").send().await.unwrap().queue_url().unwrap().to_string();
+    let http = reqwest::Client::new();
+    route_cloudtrail_to_queue(&http, &endpoint, "shared-origin", &queue_arn(&sqs, &queue_url).await).await;
+    eventbridge(&http, &endpoint, "PutEvents", eventbridge_entries(&records)).await;
+    let env: Vec<(&str, String)> = vec![
+        ("DRIFTBACK_FEED__QUEUE_URL", queue_url.clone()),
+        ("DRIFTBACK_FEED__ENDPOINT_URL", endpoint.clone()),
+        ("DRIFTBACK_FEED__REGION", "us-east-1".into()),
+        ("DRIFTBACK_FEED__WAIT_TIME_SECS", "1".into()),
+        ("DRIFTBACK_SERVE__REPO_URL", serve_remote.display().to_string()),
+        ("DRIFTBACK_SERVE__WORKDIR", workdir.display().to_string()),
+        ("DRIFTBACK_SERVE__LISTEN", format!("127.0.0.1:{}", free_port())),
+        ("DRIFTBACK_SERVE__POLL_MS", "100".into()),
+        ("DRIFTBACK_BACKFILL__ON_START", "false".into()),
+        ("DRIFTBACK_PUBLISH__MODE", "push".into()),
+        ("DRIFTBACK_GROUP__QUIET_WINDOW_SECS", quiet.to_string()),
+        ("DRIFTBACK_LLM_API_KEY", String::new()),
+    ];
+    let store_path = workdir.join(".git/driftback/kb.sqlite");
+    let status_of = |id: String| {
+        let store_path = store_path.clone();
+        async move {
+            if !store_path.exists() {
+                return None;
+            }
+            let store = driftback_store::Store::open_sqlite(&store_path).await.unwrap();
+            let queued = store.queued_change_set(&id).await.unwrap().map(|q| q.status);
+            store.close().await;
+            queued
+        }
+    };
+    let mut daemon = Daemon::start(&serve_root, &env, 1);
+    wait_for("the first change set", &mut daemon, async || {
+        status_of(a.clone()).await == Some(driftback_store::QueueStatus::Done)
+    })
+    .await;
+    assert_eq!(
+        status_of(b.clone()).await,
+        Some(driftback_store::QueueStatus::Pending),
+        "the second change set waits for its quiet window:\n{}",
+        daemon.log()
+    );
+    assert!(daemon.terminate().success(), "{}", daemon.log());
+    let mut daemon = Daemon::start(&serve_root, &env, 2);
+    wait_for("the second change set", &mut daemon, async || {
+        status_of(b.clone()).await == Some(driftback_store::QueueStatus::Done)
+    })
+    .await;
+    drop(daemon);
+
+    assert_eq!(branch_trees(&serve_remote), from_reconcile);
+    let ids = [a.as_str(), b.as_str()];
+    let (rec_rows, serve_rows) =
+        (rows(&rec_repo.join(".git/driftback/kb.sqlite"), &ids).await, rows(&store_path, &ids).await);
+    assert_eq!(serve_rows, rec_rows);
+    let second = rec_rows[1]["row"]["notes"].to_string();
+    assert!(second.contains(&format!("by change set {a} of the same session")), "{second}");
 }

@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{git, output_text as text, write_file as write};
+use support::{SUBNET_A, SUBNET_B, git, output_text as text, shared_tags_files, tag_subnet, write_file as write};
 
 use serde_json::{Value, json};
 
@@ -114,4 +114,58 @@ fn another_actors_or_another_sizes_change_never_licenses_the_shared_edit() {
             assert_eq!(changed.trim(), "main.tf", "{user} {size}: {branch} edits the shared value");
         }
     }
+}
+
+/// `policy explain` decides each change set of a session as `reconcile` does, siblings included:
+/// the same decision with the same evidence, and the same siblings whose changes the edit makes too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_explain_decides_a_sessions_change_sets_as_reconcile_does() {
+    let root = tempfile::tempdir().unwrap();
+    let repo = root.path().join("infra");
+    for (path, text) in shared_tags_files() {
+        write(&repo.join(path), &text);
+    }
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+    let records = vec![
+        tag_subnet(SUBNET_A, "2025-03-04T09:10:00Z", "tag-a"),
+        tag_subnet(SUBNET_B, "2025-03-04T09:10:40Z", "tag-b"),
+    ];
+    write(&root.path().join("events.json"), &json!({ "Records": records }).to_string());
+
+    let explain = Command::new(BIN)
+        .args(["policy", "explain", "--json", "--event"])
+        .arg(root.path().join("events.json"))
+        .arg("--repo")
+        .arg(&repo)
+        .env_remove("DRIFTBACK_LLM_API_KEY")
+        .output()
+        .unwrap();
+    assert!(explain.status.success(), "{}", text(&explain));
+    let explained: Value = serde_json::from_slice(&explain.stdout).unwrap();
+    let out = reconcile(root.path(), &repo);
+    assert!(out.status.success(), "{}", text(&out));
+
+    let store = driftback_store::Store::open_sqlite(&repo.join(".git/driftback/kb.sqlite")).await.unwrap();
+    let sets = explained["change_sets"].as_array().unwrap();
+    let ids: Vec<&str> = sets.iter().map(|c| c["change_set"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{explained}");
+    for set in sets {
+        let id = set["change_set"].as_str().unwrap();
+        let row = store.change_set(id).await.unwrap().unwrap_or_else(|| panic!("reconcile recorded no {id}"));
+        let logged = store.decisions(id).await.unwrap();
+        assert_eq!(set["decision"], logged.last().unwrap().decision.evidence, "{id}");
+        // The siblings the decided edit makes too: named in reconcile's notes, listed by explain.
+        let written_with: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|other| row.notes.iter().any(|n| n.contains(&format!("also makes change set {other} "))))
+            .collect();
+        let listed: Vec<&str> =
+            set["written_with"].as_array().into_iter().flatten().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(listed, written_with, "{id}: {:?}", row.notes);
+        assert_eq!(listed.len(), 1, "each change set's edit makes the other's: {explained}");
+    }
+    store.close().await;
 }

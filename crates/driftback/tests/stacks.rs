@@ -205,6 +205,21 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// staging workspace's queue lands on `driftback/app/staging/...`, in staging's variable file only.
 #[test]
 fn reconcile_routes_each_change_set_to_its_stack_and_workspace() {
+    let out = reconcile_in_two_stacks(&["--stacks"]);
+    assert!(!text(&out).contains("reading the repository as stacks, as serve does"), "{}", text(&out));
+}
+
+/// Without `--stacks`, a repository with no state file at its root is read as stacks, as `serve`
+/// reads it: the same branch, in the same file.
+#[test]
+fn reconcile_finds_the_stacks_of_a_repository_without_a_state_file_at_its_root() {
+    let out = reconcile_in_two_stacks(&[]);
+    assert!(text(&out).contains("reading the repository as stacks, as serve does: there is no "), "{}", text(&out));
+}
+
+/// `reconcile` with `flags` on a repository of two root modules with local states (none at the
+/// root), a change to the staging workspace's queue: checks where it lands, returns what was said.
+fn reconcile_in_two_stacks(flags: &[&str]) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let queue_state = |lineage: &str, name: &str, region: &str| {
         let url = format!("https://sqs.{region}.amazonaws.com/111111111111/{name}");
@@ -249,7 +264,9 @@ fn reconcile_routes_each_change_set_to_its_stack_and_workspace() {
     let events = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(events.path(), record.to_string()).unwrap();
     let out = Command::new(BIN)
-        .args(["reconcile", "--stacks", "--events"])
+        .arg("reconcile")
+        .args(flags)
+        .arg("--events")
         .arg(events.path())
         .arg("--repo")
         .arg(dir.path())
@@ -263,4 +280,5 @@ fn reconcile_routes_each_change_set_to_its_stack_and_workspace() {
     assert!(branch.starts_with("driftback/app/staging/module.queue.aws_sqs_queue.this-"), "{branches}");
     assert_eq!(git(dir.path(), &["diff", "--name-only", "main", branch]).trim(), "app/staging.tfvars");
     assert!(git(dir.path(), &["diff", "main", branch]).contains("+visibility_timeout = 120"));
+    out
 }

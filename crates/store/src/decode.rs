@@ -13,8 +13,9 @@ use sqlx::postgres::PgRow;
 use sqlx::sqlite::SqliteRow;
 
 use crate::records::{
-    ChangeSetRecord, DecisionRecord, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry,
-    LoggedDecision, PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord, StoredReconciliation,
+    ChangeSetRecord, CoveredChangeSet, DecisionRecord, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner,
+    KnowledgeEntry, LoggedDecision, PendingChangeSet, PullRequestRecord, QueuedChangeSet, ReconciliationRecord,
+    StoredReconciliation,
 };
 use crate::{StoreError, time};
 
@@ -171,6 +172,18 @@ pub(crate) fn logged_decision(row: &impl Columns) -> Result<LoggedDecision, Stor
 }
 
 /// The `queue_columns!()` of `change_set_queue`.
+/// `change_set_id, by_change_set_id, branch, commit_id, delivery` of `covered_change_sets`.
+pub(crate) fn covered(row: &impl Columns) -> Result<CoveredChangeSet, StoreError> {
+    let change_set_id = row.text("change_set_id")?;
+    Ok(CoveredChangeSet {
+        by_change_set_id: row.text("by_change_set_id")?,
+        branch: row.text("branch")?,
+        commit_id: row.text("commit_id")?,
+        delivery: row.json("delivery", format_args!("covered change set {change_set_id}"))?,
+        change_set_id,
+    })
+}
+
 pub(crate) fn queued(row: &impl Columns) -> Result<QueuedChangeSet, StoreError> {
     let id = row.text("id")?;
     let attempts = row.small_integer("attempts")?;

@@ -45,10 +45,10 @@ use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
 pub use records::{
-    BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt,
-    Disposition, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry, KnowledgeText,
-    LoggedDecision, NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus,
-    QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
+    BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, CoveredChangeSet, DecisionRecord, Delivery,
+    DeliveryReceipt, Disposition, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry,
+    KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState,
+    QueueStatus, QueuedChangeSet, ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
 };
 pub use url::redact_url;
 
@@ -281,6 +281,45 @@ impl Store {
     /// it.
     pub async fn finish_claim(&self, id: &str, owner: &str, outcome: &ClaimOutcome) -> Result<bool, StoreError> {
         dispatch!(self.finish_claim(id, owner, outcome))
+    }
+
+    /// The queued change sets (whatever their status) of the actor session `actor_session` whose
+    /// events overlap `from..=to` (last event at or after `from`, first at or before `to`), by
+    /// first event time, at most `max`: where the daemon finds a change set's siblings, the same
+    /// session's change sets on other resources.
+    pub async fn session_change_sets(
+        &self,
+        actor_session: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        max: usize,
+    ) -> Result<Vec<QueuedChangeSet>, StoreError> {
+        dispatch!(self.session_change_sets(actor_session, from, to, max))
+    }
+
+    /// Records, in one transaction, that each change set of `covered` had its change made by
+    /// another one's delivered edit, replacing what an earlier recording said of the same change
+    /// set.
+    pub async fn record_covered(&self, covered: &[CoveredChangeSet]) -> Result<(), StoreError> {
+        for c in covered {
+            check::check_nonempty("covered change set id", &c.change_set_id)?;
+            check::check_nonempty("covered change set's covering change set id", &c.by_change_set_id)?;
+            check::check_nonempty("covered change set branch", &c.branch)?;
+            check::check_nonempty("covered change set commit id", &c.commit_id)?;
+            if !c.delivery.is_object() {
+                return Err(StoreError::Data(format!(
+                    "covered change set {}: the delivery is not a JSON object",
+                    c.change_set_id
+                )));
+            }
+        }
+        dispatch!(self.record_covered(covered))
+    }
+
+    /// What [`Store::record_covered`] last recorded of `change_set_id`: the delivery that made its
+    /// change, if another change set's did.
+    pub async fn covered_change_set(&self, change_set_id: &str) -> Result<Option<CoveredChangeSet>, StoreError> {
+        dispatch!(self.covered_change_set(change_set_id))
     }
 
     // ---- source checkpoints -------------------------------------------------------------------

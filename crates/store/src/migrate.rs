@@ -41,6 +41,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "stack columns",
         sql: include_str!("../../../migrations/sqlite/0004_stack_columns.sql"),
     },
+    Migration {
+        version: 5,
+        name: "session siblings",
+        sql: include_str!("../../../migrations/sqlite/0005_session_siblings.sql"),
+    },
 ];
 
 /// Every Postgres migration this binary knows, in the order they are applied.
@@ -55,6 +60,11 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "stack columns",
         sql: include_str!("../../../migrations/postgres/0003_stack_columns.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "session siblings",
+        sql: include_str!("../../../migrations/postgres/0004_session_siblings.sql"),
     },
 ];
 

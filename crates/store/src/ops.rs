@@ -11,10 +11,10 @@ use crate::check::{self, to_i64};
 use crate::decode::{self, Columns, count};
 use crate::pending::{self, Placement};
 use crate::records::{
-    ChangeSetRecord, ClaimOutcome, DecisionRecord, Delivery, DeliveryReceipt, Disposition, EmbedderSpec, EventRecord,
-    FieldChangeRecord, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision, NewKnowledge, PendingChangeSet,
-    PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet, ReconciliationRecord,
-    SimilarEntry, Stats, StoredReconciliation,
+    ChangeSetRecord, ClaimOutcome, CoveredChangeSet, DecisionRecord, Delivery, DeliveryReceipt, Disposition,
+    EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry, KnowledgeText, LoggedDecision,
+    NewKnowledge, PendingChangeSet, PendingPlanner, PullRequestRecord, PullRequestState, QueueStatus, QueuedChangeSet,
+    ReconciliationRecord, SimilarEntry, Stats, StoredReconciliation,
 };
 use crate::sql::{Dialect, Exec, Lock, Stmt, execute, fetch_all, fetch_one, fetch_optional, stmt};
 
@@ -449,6 +449,69 @@ pub(crate) async fn finish_claim<D: Dialect>(
     );
     let finish = finish.text(id).text(owner).text(status.as_str()).optional_text(failure).boolean(keep_owner);
     Ok(execute(&mut db.pool(), finish).await? == 1)
+}
+
+pub(crate) async fn session_change_sets<D: Dialect>(
+    db: &D,
+    actor_session: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    limit_to: usize,
+) -> Result<Vec<QueuedChangeSet>, StoreError> {
+    list(
+        db,
+        stmt(concat!(
+            "SELECT ",
+            queue_columns!(),
+            " FROM change_set_queue WHERE actor_session = $1 AND last_event_time >= $2 AND first_event_time <= $3 \
+             ORDER BY first_event_time, id LIMIT $4"
+        ))
+        .text(actor_session)
+        .time(from)
+        .time(to)
+        .integer(limit(limit_to)),
+        decode::queued,
+    )
+    .await
+}
+
+/// One transaction: every row or none.
+pub(crate) async fn record_covered<D: Dialect>(db: &D, covered: &[CoveredChangeSet]) -> Result<(), StoreError> {
+    let mut tx = db.begin().await?;
+    for c in covered {
+        let upsert = stmt(
+            "INSERT INTO covered_change_sets (change_set_id, by_change_set_id, branch, commit_id, delivery, \
+             recorded_at) VALUES ($1, $2, $3, $4, $5, now()) \
+             ON CONFLICT (change_set_id) DO UPDATE SET by_change_set_id = EXCLUDED.by_change_set_id, \
+             branch = EXCLUDED.branch, commit_id = EXCLUDED.commit_id, delivery = EXCLUDED.delivery, \
+             recorded_at = now()",
+        );
+        let upsert = upsert
+            .text(&c.change_set_id)
+            .text(&c.by_change_set_id)
+            .text(&c.branch)
+            .text(&c.commit_id)
+            .json(&c.delivery);
+        execute(&mut tx, upsert).await?;
+    }
+    D::commit(tx).await?;
+    Ok(())
+}
+
+pub(crate) async fn covered_change_set<D: Dialect>(
+    db: &D,
+    change_set_id: &str,
+) -> Result<Option<CoveredChangeSet>, StoreError> {
+    find(
+        db,
+        stmt(
+            "SELECT change_set_id, by_change_set_id, branch, commit_id, delivery FROM covered_change_sets \
+             WHERE change_set_id = $1",
+        )
+        .text(change_set_id),
+        decode::covered,
+    )
+    .await
 }
 
 pub(crate) async fn checkpoint<D: Dialect>(db: &D, key: &str) -> Result<Option<String>, StoreError> {

@@ -234,6 +234,24 @@ pub struct QueuedChangeSet {
     pub created_at: DateTime<Utc>,
 }
 
+/// A change set whose change another change set's delivered edit already made: one actor
+/// session's edit of a value both read (a shared variable, a local) writes both, once. The
+/// delivery that stands for its own is kept here, so a daemon restarted between the two change
+/// sets does not write it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoveredChangeSet {
+    /// The change set whose change was made.
+    pub change_set_id: String,
+    /// The change set whose delivered edit made it.
+    pub by_change_set_id: String,
+    /// The branch and commit holding the edit.
+    pub branch: String,
+    pub commit_id: String,
+    /// The rest of the delivery as the caller keeps it (commit message, diff, pull request), a
+    /// JSON object.
+    pub delivery: serde_json::Value,
+}
+
 /// Input that could not be read as an event, kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BadRecord {

@@ -147,6 +147,10 @@ struct Explained {
     calls: Vec<String>,
     /// Why the change set could not be planned, when it could not.
     plan_error: Option<String>,
+    /// The same session's change sets whose changes the decided edit makes too: they share the
+    /// value's origin, which is edited once for all of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    written_with: Vec<String>,
     decision: Decision,
 }
 
@@ -170,7 +174,10 @@ async fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode
     // The same road as `reconcile`, with nothing delivered and nothing recorded.
     let mut driver = Driver::new(config, catalog, None, Delivery::Off)?;
     let mut explained = Vec::new();
-    for change_set in group(kept, &config.group) {
+    let change_sets = group(kept, &config.group);
+    // The same session's change sets plan alongside each other, as `reconcile` plans them.
+    driver.set_batch(change_sets.clone());
+    for change_set in change_sets {
         let driven = driver.drive(&mut workspace, &change_set).await?;
         let Some(decision) = driven.outcome.decision else { continue };
         explained.push(Explained {
@@ -181,6 +188,7 @@ async fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode
             event_ids: change_set.events.iter().map(|e| e.id.clone()).collect(),
             calls: calls(&change_set),
             plan_error: driven.outcome.plan_error,
+            written_with: driven.written_with,
             decision,
         });
     }
@@ -235,6 +243,12 @@ fn render(policy: &Policy, explained: &[Explained]) -> String {
         }
         if let Some(e) = &x.plan_error {
             out.push_str(&format!("  not planned: {e}\n"));
+        }
+        if !x.written_with.is_empty() {
+            out.push_str(&format!(
+                "  the edit also makes change set(s) {} of the same session: they share the value's origin\n",
+                x.written_with.join(", ")
+            ));
         }
         for f in &d.fields {
             let what = match &f.path {

@@ -12,7 +12,7 @@ use driftback_publish::{Author, GitRepo};
 use crate::config::Config;
 use crate::driver::{
     Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Stacks, Status, Workspace, load_catalog, notifier,
-    open_store,
+    open_store, routes_to_stacks,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -24,12 +24,16 @@ pub struct Args {
     /// The Terraform repository (a git working tree with a clean status).
     #[arg(long, value_name = "DIR")]
     pub repo: PathBuf,
-    /// Terraform state (format version 4). Default: DIR/terraform.tfstate.
+    /// Terraform state (format version 4): the repository is read as one root module with this
+    /// state. Default: DIR/terraform.tfstate; when there is none (and no [[stack]] is configured)
+    /// the repository is read as stacks, as with --stacks.
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
-    /// The repository holds many root modules: route each change set to the stack and workspace
-    /// whose state manages its resource, as `serve` does (stacks found in DIR and named by
-    /// [[stack]] entries; states read where they live, listed by `driftback stacks`).
+    /// Route each change set to the stack and workspace whose state manages its resource, as
+    /// `serve` does (stacks found in DIR and named by [[stack]] entries; states read where they
+    /// live, listed by `driftback stacks`). Without this flag, the repository is read as stacks
+    /// when the configuration names [[stack]]s or there is no DIR/terraform.tfstate, and neither
+    /// --state nor --workspace is given.
     #[arg(long, conflicts_with_all = ["state", "workspace"])]
     pub stacks: bool,
     /// Plan and decide, print what would happen, and write nothing (no branches, no knowledge base).
@@ -80,9 +84,31 @@ pub struct Commit {
 pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let git = if args.dry_run { None } else { Some(GitRepo::open_clean(&args.repo)?) };
     let catalog = load_catalog(config, &args.repo)?;
-    let mut road = if args.stacks {
+    let default_state = args.repo.join("terraform.tfstate");
+    let as_stacks =
+        args.stacks || (args.state.is_none() && args.workspace.is_none() && routes_to_stacks(config, &default_state));
+    let mut road = if as_stacks {
         let mut stacks = Stacks::new(config, &args.repo, catalog.clone());
         let found = stacks.refresh("the working tree").await?;
+        if !args.stacks {
+            if found.workspaces == 0 {
+                anyhow::bail!(
+                    "no Terraform state at {} and no stack whose state can be read in {} (a root module with a \
+                     backend, a lock file or a local state, or a [[stack]] of the configuration; `driftback stacks \
+                     --read` lists them): pass --state FILE",
+                    default_state.display(),
+                    args.repo.display()
+                );
+            }
+            let why = if config.stack.is_empty() {
+                format!("there is no {}", default_state.display())
+            } else {
+                "the configuration names [[stack]]s".to_string()
+            };
+            eprintln!(
+                "reading the repository as stacks, as serve does: {why} (--state FILE reads it as one root module)"
+            );
+        }
         eprintln!("stacks: {} workspace(s), {} resource(s) indexed", found.workspaces, stacks.indexed());
         Road::Stacks(Box::new(stacks))
     } else {

@@ -23,7 +23,7 @@ use driftback_store::{Store, StoreError};
 use crate::config::{Config, ServeConfig};
 use crate::driver::{
     Answered, Answerer, Deliverer, Delivery, Driver, PersonDecision, Publisher, Stacks, Workspace,
-    change_set_from_store, load_catalog, notifier, open_store, webhook_router,
+    change_set_from_store, load_catalog, notifier, open_store, routes_to_stacks, webhook_router,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -91,7 +91,7 @@ impl Site {
             Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?
                 .with_notifier(notifier(&config.notify, &config.publish));
         let catalog = load_catalog(config, repo_dir)?;
-        let stacks = if routes_to_stacks(config, repo_dir) {
+        let stacks = if routes_to_stacks(config, &repo_dir.join(&config.serve.state_path)) {
             tracing::info!(
                 configured = config.stack.len(),
                 "change sets are routed to the stack and workspace whose state manages their resource"
@@ -101,7 +101,8 @@ impl Site {
             None
         };
         let driver = Driver::new(config, catalog, Some(self.store.clone()), Delivery::Git(Box::new(deliverer)))?
-            .rows_recorded_by_caller();
+            .rows_recorded_by_caller()
+            .siblings_from_store();
         if let Some(reason) = driver.agent_off_reason() {
             tracing::info!("{reason}; change sets no recipe covers are escalated");
         }
@@ -115,13 +116,6 @@ impl Site {
             store: self.store.clone(),
         })
     }
-}
-
-/// Whether the repository is read as stacks (root modules with their own states, found by
-/// discovery and `[[stack]]`): when the configuration names stacks, or when there is no state file
-/// at `[serve] state_path` (a repository whose states live in backends).
-pub fn routes_to_stacks(config: &Config, repo_dir: &std::path::Path) -> bool {
-    !config.stack.is_empty() || !repo_dir.join(&config.serve.state_path).is_file()
 }
 
 pub fn reconciler_config(serve: &ServeConfig) -> ReconcilerConfig {

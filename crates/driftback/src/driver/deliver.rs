@@ -73,6 +73,68 @@ impl Delivered {
     }
 }
 
+impl Delivered {
+    /// What the knowledge base keeps of this delivery for `change_set_id`, whose change the edit
+    /// of `by` (this delivery's change set) made too.
+    pub(crate) fn covering(&self, change_set_id: &str, by: &str) -> driftback_store::CoveredChangeSet {
+        let pull_request = self
+            .pull_request
+            .as_ref()
+            .map(|(number, url, action)| serde_json::json!({"number": number, "url": url, "action": verb(action)}));
+        driftback_store::CoveredChangeSet {
+            change_set_id: change_set_id.to_string(),
+            by_change_set_id: by.to_string(),
+            branch: self.branch.clone(),
+            commit_id: self.commit.to_string(),
+            delivery: serde_json::json!({
+                "message": self.message,
+                "diff": self.diff,
+                "pushed": self.pushed,
+                "pull_request": pull_request,
+                "held_draft": self.held_draft,
+            }),
+        }
+    }
+
+    /// The delivery [`Delivered::covering`] kept, read back; an error names what is not as it
+    /// wrote it.
+    pub(crate) fn covered(kept: &driftback_store::CoveredChangeSet) -> anyhow::Result<Delivered> {
+        let d = &kept.delivery;
+        let bad = |what: &str| {
+            anyhow::anyhow!(
+                "the knowledge base's record that change set {} was written by change set {} has no readable {what}",
+                kept.change_set_id,
+                kept.by_change_set_id
+            )
+        };
+        let pull_request = match &d["pull_request"] {
+            serde_json::Value::Null => None,
+            pr => {
+                let action = match pr["action"].as_str() {
+                    Some("opened") => PullRequestAction::Created,
+                    Some("updated") => PullRequestAction::Updated,
+                    _ => return Err(bad("pull request action")),
+                };
+                let number = pr["number"].as_u64().ok_or_else(|| bad("pull request number"))?;
+                let url = pr["url"].as_str().ok_or_else(|| bad("pull request address"))?;
+                Some((number, url.to_string(), action))
+            }
+        };
+        Ok(Delivered {
+            branch: kept.branch.clone(),
+            commit: kept.commit_id.parse().map_err(|_| bad("commit id"))?,
+            message: d["message"].as_str().ok_or_else(|| bad("commit message"))?.to_string(),
+            diff: match &d["diff"] {
+                serde_json::Value::Null => None,
+                diff => Some(diff.as_str().ok_or_else(|| bad("diff"))?.to_string()),
+            },
+            pushed: d["pushed"].as_bool().ok_or_else(|| bad("push"))?,
+            pull_request,
+            held_draft: d["held_draft"].as_bool().ok_or_else(|| bad("held draft"))?,
+        })
+    }
+}
+
 fn verb(action: &PullRequestAction) -> &'static str {
     match action {
         PullRequestAction::Created => "opened",
@@ -414,5 +476,44 @@ impl Deliverer {
             pull_request: published.pull_request,
             held_draft: on_held_draft,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_covering_delivery_is_read_back_as_it_was() {
+        let commit: Oid = "0123456789abcdef0123456789abcdef01234567".parse().unwrap();
+        let opened = Delivered {
+            branch: "driftback/aws_subnet.a-1".into(),
+            commit,
+            message: "drift: tags\n\nDrift-Change-Set: cs-a".into(),
+            diff: Some("--- a/main.tf\n+++ b/main.tf\n".into()),
+            pushed: true,
+            pull_request: Some((7, "https://github.com/acme/infra/pull/7".into(), PullRequestAction::Updated)),
+            held_draft: false,
+        };
+        let local = Delivered { diff: None, pushed: false, pull_request: None, held_draft: true, ..opened.clone() };
+        for delivered in [opened, local] {
+            let kept = delivered.covering("cs-b", "cs-a");
+            assert_eq!((kept.change_set_id.as_str(), kept.by_change_set_id.as_str()), ("cs-b", "cs-a"));
+            let back = Delivered::covered(&kept).unwrap();
+            assert_eq!(format!("{back:?}"), format!("{delivered:?}"));
+        }
+        let broken = Delivered::covered(&local_kept()).unwrap_err().to_string();
+        assert!(broken.contains("commit id") && broken.contains("change set cs-b"), "{broken}");
+    }
+
+    fn local_kept() -> driftback_store::CoveredChangeSet {
+        driftback_store::CoveredChangeSet {
+            change_set_id: "cs-b".into(),
+            by_change_set_id: "cs-a".into(),
+            branch: "driftback/x".into(),
+            commit_id: "not a commit".into(),
+            delivery: serde_json::json!({"message": "m", "diff": null, "pushed": false, "pull_request": null,
+                                          "held_draft": false}),
+        }
     }
 }

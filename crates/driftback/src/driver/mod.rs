@@ -45,7 +45,7 @@ pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, ope
 pub use outcome::{HeldPart, Outcome, Status};
 pub use person::{Answer, PersonDecision, change_set_from_store};
 pub use publisher::{Publisher, notifier};
-pub use stacks::Stacks;
+pub use stacks::{Stacks, routes_to_stacks};
 pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
 
 use crate::config::Config;
@@ -71,6 +71,19 @@ pub struct Driven {
     /// Its row for the knowledge base, with the branch and commit when delivered.
     pub record: ChangeSetRecord,
     pub delivered: Option<Delivered>,
+    /// The same session's change sets whose changes the decided edit makes too (they share the
+    /// value's origin), by id.
+    pub written_with: Vec<String>,
+}
+
+/// Where a change set's siblings (the same actor session's change sets on other resources) are
+/// found.
+enum Siblings {
+    /// Among the change sets driven together: a file's (`reconcile`, `policy explain`), a
+    /// scenario's (`eval`).
+    Batch(Vec<ChangeSet>),
+    /// Among the daemon's queued change sets in the store ([`session::from_store`]).
+    Store,
 }
 
 /// The long-lived part of the road: the planner with its knowledge base, the store, the delivery.
@@ -82,16 +95,17 @@ pub struct Driver {
     /// Whether the driver writes the change set's row itself (`reconcile`), or its caller completes
     /// a row it holds (the daemon's reconcile loop).
     records_rows: bool,
-    /// The change sets of the batch being driven, where the same session's on other resources are
-    /// found ([`session`]), and how close in time they must be.
-    batch: Vec<ChangeSet>,
+    /// Where the same session's change sets on other resources are found ([`session`]), and how
+    /// close in time they must be.
+    siblings: Siblings,
     sibling_window: chrono::Duration,
-    /// Change sets of the batch whose change a sibling's delivered edit already made: the
-    /// sibling's id and delivery, which stand for theirs.
+    /// Without a store: change sets whose change a sibling's delivered edit already made, with the
+    /// sibling's id and delivery, which stand for theirs. With one, the store keeps them
+    /// ([`Store::record_covered`]), so a restarted daemon finds them.
     covered: std::collections::HashMap<String, (String, Delivered)>,
-    /// The recipes' plans of the batch's change sets as siblings, by workspace and change set
-    /// (`None`: no recipe plan). Valid while the workspace's code is unchanged: cleared when a
-    /// reconciled change set's edit becomes the code (`eval`).
+    /// The recipes' plans of siblings, by workspace and change set (`None`: no recipe plan). Valid
+    /// while the workspace's code is unchanged: cleared when a reconciled change set's edit becomes
+    /// the code (`eval`), and for each run (the daemon's change sets).
     sibling_plans: std::collections::HashMap<(Option<String>, String), Option<Plan>>,
 }
 
@@ -109,19 +123,26 @@ impl Driver {
             delivery,
             history: History::default(),
             records_rows: true,
-            batch: Vec::new(),
+            siblings: Siblings::Batch(Vec::new()),
             sibling_window,
             covered: Default::default(),
             sibling_plans: Default::default(),
         })
     }
 
-    /// The change sets driven together (a file's, a scenario's, the feed's pending ones): the same
-    /// session's change sets among them on other resources plan alongside each other.
+    /// The change sets driven together (a file's, a scenario's): the same session's change sets
+    /// among them on other resources plan alongside each other.
     pub fn set_batch(&mut self, batch: Vec<ChangeSet>) {
-        self.batch = batch;
+        self.siblings = Siblings::Batch(batch);
         self.covered.clear();
         self.sibling_plans.clear();
+    }
+
+    /// The change sets are the daemon's, one at a time: each one's siblings are the same session's
+    /// change sets in the store's queue (pending, claimed or done), as a batch would have them.
+    pub fn siblings_from_store(mut self) -> Driver {
+        self.siblings = Siblings::Store;
+        self
     }
 
     /// The caller completes each change set's row (the daemon's feed does, with its claim).
@@ -153,6 +174,7 @@ impl Driver {
     /// Start a new run: the ownership history of earlier change sets comes from the store alone.
     pub fn new_run(&mut self) {
         self.history = History::default();
+        self.sibling_plans.clear();
     }
 
     /// Drive one change set from its events to its commit and its records.
@@ -209,7 +231,7 @@ impl Driver {
         }
         outcome.decision = Some(decided.decision);
         let after = patched.unwrap_or_else(|| workspace.repo.clone());
-        let written_for = note_siblings_written(&mut outcome, &siblings, &workspace.repo, &after);
+        let written_with = note_siblings_written(&mut outcome, &siblings, &workspace.repo, &after);
         self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
         self.history.push(change_set, &outcome.ledger);
 
@@ -224,7 +246,12 @@ impl Driver {
                     self.sibling_plans.clear();
                 }
                 Delivery::Git(deliverer) => {
-                    let done = match self.covered.remove(&change_set.id) {
+                    let covered = match person {
+                        None => covered_by(self.store.as_ref(), &mut self.covered, &change_set.id).await?,
+                        // A person's answer is written as they decided, whatever a sibling wrote.
+                        Some(_) => None,
+                    };
+                    let done = match covered {
                         // A sibling's edit already made this change: its branch stands for this one.
                         Some((by, done)) => {
                             record.notes.push(format!(
@@ -247,9 +274,7 @@ impl Driver {
                                 .await?
                         }
                     };
-                    for id in &written_for {
-                        self.covered.insert(id.clone(), (change_set.id.clone(), done.clone()));
-                    }
+                    cover(self.store.as_ref(), &mut self.covered, &written_with, &change_set.id, &done).await?;
                     record.branch = Some(done.branch.clone());
                     record.commit_id = Some(done.commit.to_string());
                     record.diff = done.diff.clone();
@@ -305,7 +330,7 @@ impl Driver {
                 .map_err(|e| e.context("recording the agent's work in the knowledge base"))?;
         }
         tracing::debug!(change_set = %change_set.id, ms = started.elapsed().as_millis() as u64, "driven");
-        Ok(Driven { outcome, label, record, delivered })
+        Ok(Driven { outcome, label, record, delivered, written_with })
     }
 
     /// The policy's decision on `change_set` with its plan (or why it has none): who made it, and
@@ -349,7 +374,16 @@ impl Driver {
     ) -> anyhow::Result<Vec<session::Sibling>> {
         let mut added = Vec::new();
         let workspace_key = workspace.scope.as_ref().map(|s| format!("{}/{}", s.stack, s.workspace));
-        for sibling in session::siblings(change_set, &self.batch, self.sibling_window) {
+        let read;
+        let siblings = match (&self.siblings, &self.store) {
+            (Siblings::Batch(batch), _) => session::siblings(change_set, batch, self.sibling_window),
+            (Siblings::Store, Some(store)) => {
+                read = session::from_store(store, change_set, self.sibling_window).await?;
+                read.iter().collect()
+            }
+            (Siblings::Store, None) => Vec::new(),
+        };
+        for sibling in siblings {
             let cached = self
                 .sibling_plans
                 .entry((workspace_key.clone(), sibling.id.clone()))
@@ -372,6 +406,48 @@ impl Driver {
             }
         }
         Ok(added)
+    }
+}
+
+/// The sibling whose delivered edit already made `change_set_id`'s change, with its delivery: as
+/// the store keeps it, or taken from `memory` without a store.
+async fn covered_by(
+    store: Option<&Store>,
+    memory: &mut std::collections::HashMap<String, (String, Delivered)>,
+    change_set_id: &str,
+) -> anyhow::Result<Option<(String, Delivered)>> {
+    let Some(store) = store else { return Ok(memory.remove(change_set_id)) };
+    let kept = store
+        .covered_change_set(change_set_id)
+        .await
+        .map_err(|e| anyhow::Error::from(e).context("reading the covered change sets from the knowledge base"))?;
+    kept.map(|kept| Ok((kept.by_change_set_id.clone(), Delivered::covered(&kept)?))).transpose()
+}
+
+/// Remember that `by`'s delivery `done` made the changes of the change sets `ids` too: in the store,
+/// or in `memory` without one.
+async fn cover(
+    store: Option<&Store>,
+    memory: &mut std::collections::HashMap<String, (String, Delivered)>,
+    ids: &[String],
+    by: &str,
+    done: &Delivered,
+) -> anyhow::Result<()> {
+    match store {
+        Some(_) if ids.is_empty() => Ok(()),
+        Some(store) => {
+            let covered: Vec<_> = ids.iter().map(|id| done.covering(id, by)).collect();
+            store
+                .record_covered(&covered)
+                .await
+                .map_err(|e| anyhow::Error::from(e).context("recording the covered change sets in the knowledge base"))
+        }
+        None => {
+            for id in ids {
+                memory.insert(id.clone(), (by.to_string(), done.clone()));
+            }
+            Ok(())
+        }
     }
 }
 

@@ -134,24 +134,35 @@ pub async fn change_set_from_store(store: &Store, id: &str) -> anyhow::Result<Ch
         .change_set(id)
         .await?
         .with_context(|| format!("the knowledge base has no change set {id}: was it reconciled by this driftback?"))?;
+    change_set_of(store, id, record.resource_id, &record.event_ids).await
+}
+
+/// The change set `id` on `resource_id` made of the recorded events `event_ids`, read as intake
+/// read them. Fails naming the events the knowledge base lacks or cannot read.
+pub(crate) async fn change_set_of(
+    store: &Store,
+    id: &str,
+    resource_id: Option<String>,
+    event_ids: &[String],
+) -> anyhow::Result<ChangeSet> {
     let mut by_id: HashMap<String, ApiEvent> = HashMap::new();
-    for r in store.events_by_id(&record.event_ids).await? {
+    for r in store.events_by_id(event_ids).await? {
         let event = read_record(&r.raw)
             .and_then(|record| record.to_event())
             .map_err(|e| anyhow::anyhow!("event {} of change set {id} cannot be read again: {e}", r.event_id))?;
         by_id.insert(r.event_id, event);
     }
-    let missing: Vec<&str> = record.event_ids.iter().filter(|e| !by_id.contains_key(*e)).map(String::as_str).collect();
+    let missing: Vec<&str> = event_ids.iter().filter(|e| !by_id.contains_key(*e)).map(String::as_str).collect();
     if !missing.is_empty() {
         anyhow::bail!(
             "the knowledge base lacks events {} of change set {id}; it cannot be driven again",
             missing.join(", ")
         );
     }
-    let mut events: Vec<ApiEvent> = record.event_ids.iter().filter_map(|e| by_id.remove(e)).collect();
+    let mut events: Vec<ApiEvent> = event_ids.iter().filter_map(|e| by_id.remove(e)).collect();
     events.sort_by(time_order);
     let actor = events.first().map(|e| e.actor.clone()).with_context(|| format!("change set {id} has no events"))?;
-    Ok(ChangeSet { id: id.to_string(), resource_id: record.resource_id, actor, events })
+    Ok(ChangeSet { id: id.to_string(), resource_id, actor, events })
 }
 
 #[cfg(test)]

@@ -89,6 +89,14 @@ pub struct Refreshed {
     pub read: usize,
 }
 
+/// Whether a repository is read as stacks (root modules with their own states, found by discovery
+/// and `[[stack]]`) rather than as one root module with the state file `state_file`: when the
+/// configuration names stacks, or when there is no such file (a repository whose states live in
+/// backends or beside each root module). `serve` and `reconcile` decide alike.
+pub fn routes_to_stacks(config: &Config, state_file: &Path) -> bool {
+    !config.stack.is_empty() || !state_file.is_file()
+}
+
 impl Stacks {
     /// The stacks of the repository checked out in `dir`, as discovery and `[[stack]]` say.
     pub fn new(config: &Config, dir: &Path, catalog: Catalog) -> Stacks {

@@ -395,3 +395,70 @@ pub async fn next_reconciled(
         }
     }
 }
+
+/// The two subnets of [`shared_tags_files`], whose tags come from one shared local.
+pub const SUBNET_A: &str = "subnet-0aaaaaaaaaaaaaaa1";
+pub const SUBNET_B: &str = "subnet-0bbbbbbbbbbbbbbb2";
+
+/// A repository where two subnets' tags come from one shared local (`local.subnet_tags`), with its
+/// state: (path, text) pairs for [`bare_remote_with`].
+pub fn shared_tags_files() -> Vec<(&'static str, String)> {
+    let main = r#"locals {
+  subnet_tags = {
+    Team = "network"
+    Tier = "private"
+  }
+}
+
+resource "aws_vpc" "main" {
+  cidr_block = "10.0.0.0/16"
+}
+
+resource "aws_subnet" "a" {
+  vpc_id     = aws_vpc.main.id
+  cidr_block = "10.0.1.0/24"
+  tags       = local.subnet_tags
+}
+
+resource "aws_subnet" "b" {
+  vpc_id     = aws_vpc.main.id
+  cidr_block = "10.0.2.0/24"
+  tags       = local.subnet_tags
+}
+"#;
+    let tags = json!({"Team": "network", "Tier": "private"});
+    let provider = "provider[\"registry.terraform.io/hashicorp/aws\"]";
+    let subnet = |name: &str, id: &str, cidr: &str| {
+        json!({"mode": "managed", "type": "aws_subnet", "name": name, "provider": provider,
+               "instances": [{"schema_version": 1, "attributes": {
+                   "id": id, "arn": format!("arn:aws:ec2:us-east-1:123456789012:subnet/{id}"),
+                   "vpc_id": "vpc-0a1b2c3d4e5f60001", "cidr_block": cidr, "tags": tags, "tags_all": tags}}]})
+    };
+    let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 3, "lineage": "subnets", "outputs": {},
+    "resources": [
+        {"mode": "managed", "type": "aws_vpc", "name": "main", "provider": provider,
+         "instances": [{"schema_version": 1, "attributes": {"id": "vpc-0a1b2c3d4e5f60001",
+             "cidr_block": "10.0.0.0/16", "tags": {}, "tags_all": {}}}]},
+        subnet("a", SUBNET_A, "10.0.1.0/24"),
+        subnet("b", SUBNET_B, "10.0.2.0/24"),
+    ]});
+    vec![("main.tf", main.to_string()), ("terraform.tfstate", serde_json::to_string_pretty(&state).unwrap())]
+}
+
+/// The console user `maria` (one role session) tagging `subnet` `Team = platform` at `time`, as
+/// CloudTrail logs a `CreateTags` call.
+pub fn tag_subnet(subnet: &str, time: &str, event_id: &str) -> Value {
+    json!({
+        "eventVersion": "1.08",
+        "userIdentity": {"type": "AssumedRole", "principalId": "AROAEXAMPLE:maria",
+                         "arn": "arn:aws:sts::123456789012:assumed-role/Admin/maria", "accountId": "123456789012",
+                         "sessionContext": {"sessionIssuer": {"type": "Role",
+                             "arn": "arn:aws:iam::123456789012:role/Admin", "userName": "Admin"}}},
+        "eventTime": time, "eventSource": "ec2.amazonaws.com", "eventName": "CreateTags", "awsRegion": "us-east-1",
+        "sourceIPAddress": "203.0.113.7", "userAgent": "AWS Internal",
+        "requestParameters": {"resourcesSet": {"items": [{"resourceId": subnet}]},
+                              "tagSet": {"items": [{"key": "Team", "value": "platform"}]}},
+        "responseElements": {"_return": true}, "eventID": event_id, "readOnly": false, "eventType": "AwsApiCall",
+        "managementEvent": true, "recipientAccountId": "123456789012"
+    })
+}

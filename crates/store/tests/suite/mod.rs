@@ -258,6 +258,59 @@ pub async fn pending_change_sets_merge_until_claimed(f: Fixture) {
     assert!(store.save_pending(&pending("bad", 10, 5, &[])).await.is_err(), "first after last is refused");
 }
 
+pub async fn a_sessions_change_sets_and_the_covered_ones_are_found_again(f: Fixture) {
+    let store = &f.store;
+    let of = |id: &str, session: &str, first: i64, last: i64| PendingChangeSet {
+        actor_session: session.into(),
+        resource_key: format!("ec2:{id}"),
+        ..pending(id, first, last, &[id])
+    };
+    for p in [
+        of("a1", "alice", 0, 10),
+        of("a2", "alice", 100, 200),
+        of("a3", "alice", 400, 400),
+        of("b1", "bob", 100, 100),
+        of("a0", "alice", -500, -400),
+    ] {
+        assert!(store.save_pending(&p).await.unwrap());
+    }
+    // Done or pending, a change set of the session overlapping the span is listed, by first time.
+    let claimed = store.claim_due_change_sets("w", at(50), at(60), Duration::from_secs(60), 10).await.unwrap();
+    assert_eq!(claimed.iter().map(|c| c.change_set.id.as_str()).collect::<Vec<_>>(), ["a0", "a1"]);
+    assert!(store.finish_claim("a1", "w", &ClaimOutcome::Done).await.unwrap());
+    let ids = |sets: Vec<driftback_store::QueuedChangeSet>| -> Vec<String> {
+        sets.into_iter().map(|q| q.change_set.id).collect()
+    };
+    assert_eq!(ids(store.session_change_sets("alice", at(5), at(150), 10).await.unwrap()), ["a1", "a2"]);
+    assert_eq!(ids(store.session_change_sets("alice", at(-400), at(400), 10).await.unwrap()), ["a0", "a1", "a2", "a3"]);
+    assert_eq!(ids(store.session_change_sets("alice", at(-400), at(400), 2).await.unwrap()), ["a0", "a1"]);
+    assert_eq!(ids(store.session_change_sets("alice", at(201), at(399), 10).await.unwrap()), Vec::<String>::new());
+    assert_eq!(ids(store.session_change_sets("bob", at(0), at(1000), 10).await.unwrap()), ["b1"]);
+
+    let covered = |id: &str, by: &str, branch: &str| driftback_store::CoveredChangeSet {
+        change_set_id: id.into(),
+        by_change_set_id: by.into(),
+        branch: branch.into(),
+        commit_id: "0123abcd".into(),
+        delivery: json!({"message": "drift: tags\n\nDrift-Change-Set: a1", "diff": null, "pushed": true}),
+    };
+    assert_eq!(store.covered_change_set("a2").await.unwrap(), None);
+    store.record_covered(&[covered("a2", "a1", "driftback/x"), covered("a3", "a1", "driftback/x")]).await.unwrap();
+    // Recorded again by a later change set of the session: the later one is kept.
+    store.record_covered(&[covered("a3", "a2", "driftback/x")]).await.unwrap();
+    // Refused whole when one row is not whole.
+    let refused = store.record_covered(&[covered("a0", "a1", "driftback/x"), covered("b1", "a1", " ")]).await;
+    assert!(refused.unwrap_err().to_string().contains("branch is empty"));
+    let not_an_object = driftback_store::CoveredChangeSet { delivery: json!("text"), ..covered("a0", "a1", "b") };
+    assert!(store.record_covered(&[not_an_object]).await.is_err());
+    // A restarted daemon finds them.
+    let again = f.reopen().await;
+    assert_eq!(again.covered_change_set("a2").await.unwrap(), Some(covered("a2", "a1", "driftback/x")));
+    assert_eq!(again.covered_change_set("a3").await.unwrap(), Some(covered("a3", "a2", "driftback/x")));
+    assert_eq!(again.covered_change_set("a0").await.unwrap(), None);
+    again.close().await;
+}
+
 pub async fn claims_are_oldest_first_and_limited(f: Fixture) {
     let store = &f.store;
     for (id, last) in [("c3", 30), ("c1", 10), ("c2", 20)] {
@@ -1039,6 +1092,7 @@ macro_rules! store_suite {
             decisions_are_appended_once_per_distinct_decision,
             pending_change_sets_merge_until_claimed,
             claims_are_oldest_first_and_limited,
+            a_sessions_change_sets_and_the_covered_ones_are_found_again,
             replicas_never_claim_one_change_set_twice,
             checkpoints_are_replaced,
             field_ownership_ledger,
