@@ -13,8 +13,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::event::ApiEvent;
-use crate::filter::{Disposition, FilterConfig, actor_drop, call_drop};
+use crate::filter::{Caller, Disposition, DropReason, FilterConfig, actor_drop, call_drop, no_configuration};
 use crate::normalize::NormalizeError;
+use crate::normalize::normalize_api_name;
 use crate::read::{BadRecord, ReadError};
 use crate::record::{Checked, Content, Head, Loose, Place};
 
@@ -93,10 +94,19 @@ impl<'a> Record<'a> {
     /// [`Record::to_event`], without building the event.
     pub fn disposition(&self, config: &FilterConfig) -> Disposition {
         let c = &self.checked;
-        let reason = call_drop(c.failed(), c.read_only(), c.management(), c.event_type()).or_else(|| {
-            let actor = c.actor();
-            actor_drop([actor.principal_arn, actor.session_issuer, actor.source_identity], actor.via, config)
-        });
+        let reason = call_drop(c.failed(), c.read_only(), c.management(), c.event_type())
+            .or_else(|| {
+                let actor = c.actor();
+                actor_drop([actor.principal_arn, actor.session_issuer, actor.source_identity], actor.via, config)
+            })
+            .or_else(|| {
+                let actor = c.actor();
+                let caller = Caller { invoked_by: actor.invoked_by, session_issuer: actor.session_issuer };
+                // The request is read only for a call whose entry has a condition on it.
+                let request = || c.head.request.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+                no_configuration(c.source(), normalize_api_name(c.raw_name()), caller, request)
+                    .map(|_| DropReason::ChangesNoConfiguration)
+            });
         reason.map_or(Disposition::Keep, Disposition::Drop)
     }
 
@@ -513,6 +523,36 @@ mod tests {
         .unwrap();
         let (id, text) = &seen[0];
         assert_eq!(read_record(text).unwrap().id(), id);
+    }
+
+    #[test]
+    fn calls_that_change_no_configuration_are_dropped_as_the_event_filter_drops_them() {
+        use crate::filter::{DropReason, classify};
+        let config = FilterConfig::default();
+        let mut seen = Vec::new();
+        let storage = json!({"eventID": "s", "eventTime": "2024-03-01T10:00:00Z", "eventSource": "rds.amazonaws.com",
+            "eventName": "ModifyDBInstance", "userIdentity": {"type": "AWSService", "invokedBy": "rds.amazonaws.com"},
+            "requestParameters": {"dBInstanceIdentifier": "orders", "allocatedStorage": 120}});
+        let text = format!("{},{storage}]}}", GUIDE_1_0.trim_end().trim_end_matches("]}"));
+        scan(&text, "t", |entry| {
+            if let Entry::Record(r) = entry {
+                let by_event = classify(&r.to_event().unwrap(), &config);
+                assert_eq!(r.disposition(&config), by_event, "{}", r.raw_name());
+                seen.push((r.raw_name().to_string(), by_event));
+            }
+        })
+        .unwrap();
+        let dropped = Disposition::Drop(DropReason::ChangesNoConfiguration);
+        assert_eq!(
+            seen,
+            [
+                ("StartInstances".to_string(), dropped),
+                ("StopInstances".to_string(), dropped),
+                ("CreateUser".to_string(), Disposition::Keep),
+                ("AddUserToGroup".to_string(), Disposition::Keep),
+                ("ModifyDBInstance".to_string(), dropped),
+            ]
+        );
     }
 
     #[test]

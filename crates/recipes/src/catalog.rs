@@ -789,6 +789,35 @@ mod tests {
         }
     }
 
+    /// The event filter's table of calls that change no configuration names calls CloudTrail logs,
+    /// with request members those calls have; and no recipe waits for a call the filter always
+    /// drops.
+    #[test]
+    fn calls_the_filter_drops_as_changing_no_configuration_are_real_and_reach_no_recipe() {
+        use driftback_events::{NO_CONFIGURATION, When};
+        let calls = Calls::builtin();
+        let catalog = Catalog::builtin();
+        for entry in NO_CONFIGURATION {
+            let call = calls.check_event(entry.source, entry.name).unwrap_or_else(|e| panic!("{entry:?}: {e}"));
+            let members: &[&str] = match entry.when {
+                When::Always => &[],
+                When::RequestSetsNone(members) | When::ServiceSetsOnly { members, .. } => members,
+            };
+            for member in members {
+                call.check_path(member).unwrap_or_else(|e| panic!("{entry:?}: {e}"));
+            }
+            if entry.when == When::Always {
+                let recipes: Vec<&str> = catalog.for_event(entry.source, entry.name).map(|r| r.id.as_str()).collect();
+                assert!(
+                    recipes.is_empty(),
+                    "{} {} is dropped by the filter, yet {recipes:?} handle it",
+                    entry.source,
+                    entry.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_file_of_the_catalog_directory_is_built_in() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("catalog");
