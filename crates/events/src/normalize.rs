@@ -32,7 +32,7 @@ pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
     let head = Head::<IgnoredAny>::deserialize(record).map_err(|_| NormalizeError::NotAnObject)?;
     let checked = head.check(Place::alone(Content::Value(record)))?;
     let payload = |key: &str| obj.get(key).cloned().unwrap_or(Value::Null);
-    Ok(checked.event(payload("requestParameters"), payload("responseElements")))
+    Ok(checked.event(payload("requestParameters"), payload("responseElements"), &payload("resources")))
 }
 
 /// Strip the API version suffix some services put on event names: Lambda's

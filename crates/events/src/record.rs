@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::event::{Actor, ApiEvent, CallVia, IdentityType};
+use crate::event::{Actor, ApiEvent, CallVia, IdentityType, TouchedResource};
 use crate::normalize::{NormalizeError, call_via, looks_read_only, normalize_api_name};
 
 /// The prefix of an event id driftback derived for a record CloudTrail gave none ([`derived_id`]).
@@ -265,6 +265,8 @@ pub(crate) struct Head<'a, P> {
     pub(crate) request: Option<P>,
     #[serde(rename = "responseElements", default = "none")]
     pub(crate) response: Option<P>,
+    #[serde(default = "none")]
+    pub(crate) resources: Option<P>,
     /// An EventBridge envelope's `detail-type`, `source` and `detail`.
     #[serde(rename = "detail-type", borrow, default)]
     pub(crate) detail_type: Loose<'a>,
@@ -540,8 +542,13 @@ impl<'a, P> Checked<'a, P> {
         self.head.recipient_account.text().or(self.identity().account_id.text()).unwrap_or_default()
     }
 
-    /// The event, with the request and response given as parsed by the caller.
-    pub(crate) fn event(&self, request: serde_json::Value, response: serde_json::Value) -> ApiEvent {
+    /// The event, with the request, response and `resources` given as parsed by the caller.
+    pub(crate) fn event(
+        &self,
+        request: serde_json::Value,
+        response: serde_json::Value,
+        resources: &serde_json::Value,
+    ) -> ApiEvent {
         let raw_name = self.raw_name();
         ApiEvent {
             id: self.id().to_string(),
@@ -560,6 +567,7 @@ impl<'a, P> Checked<'a, P> {
             error_code: self.head.error_code.text().map(str::to_string),
             management: self.management(),
             event_type: self.event_type().to_string(),
+            resources: TouchedResource::read(resources),
         }
     }
 }

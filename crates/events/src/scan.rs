@@ -120,7 +120,8 @@ impl<'a> Record<'a> {
         };
         let request = payload(self.checked.head.request, "requestParameters")?;
         let response = payload(self.checked.head.response, "responseElements")?;
-        Ok(self.checked.event(request, response))
+        let resources = payload(self.checked.head.resources, "resources")?;
+        Ok(self.checked.event(request, response, &resources))
     }
 }
 

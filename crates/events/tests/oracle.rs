@@ -4,8 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use driftback_events::{
-    Actor, ApiEvent, CallVia, FilterConfig, IacTool, IdentityType, NormalizeError, classify, decode, normalize,
-    normalize_api_name, read_record,
+    Actor, ApiEvent, CallVia, FilterConfig, IacTool, IdentityType, NormalizeError, TouchedResource, classify, decode,
+    normalize, normalize_api_name, read_record,
 };
 use serde_json::{Value, json};
 
@@ -77,6 +77,22 @@ fn reference(record: &Value) -> Result<ApiEvent, NormalizeError> {
         error_code: text("errorCode").map(str::to_string),
         management,
         event_type: text("eventType").unwrap_or("AwsApiCall").to_string(),
+        resources: match obj.get("resources") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| {
+                    let s =
+                        |key: &str| item.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+                    TouchedResource {
+                        arn: s("ARN").or_else(|| s("ARNPrefix")),
+                        resource_type: s("type"),
+                        account_id: s("accountId"),
+                    }
+                })
+                .filter(|r| r.arn.is_some() || r.resource_type.is_some())
+                .collect(),
+            _ => Vec::new(),
+        },
     })
 }
 
@@ -177,7 +193,9 @@ fn base() -> Value {
         "userAgent": "aws-cli/2.15", "sourceIPAddress": "203.0.113.9", "sessionCredentialFromConsole": true,
         "readOnly": false, "managementEvent": true, "eventCategory": "Management", "errorCode": "E",
         "eventType": "AwsApiCall", "recipientAccountId": "2",
-        "requestParameters": {"instanceId": "i-1"}, "responseElements": {"_return": true}
+        "requestParameters": {"instanceId": "i-1"}, "responseElements": {"_return": true},
+        "resources": [{"ARN": "arn:aws:ec2:us-east-1:1:instance/i-1", "accountId": "1", "type": "AWS::EC2::Instance"},
+                      {"ARNPrefix": "arn:aws:s3:::b/logs/"}, {"accountId": "1"}]
     })
 }
 
