@@ -90,6 +90,8 @@ pub(crate) fn call_via(
     }
     if from_console
         || ua == "aws internal"
+        // Event version 1.0's console (the CloudTrail User Guide's examples).
+        || ua == "awsconsole"
         || ua.contains("console.amazonaws.com")
         || ua.starts_with("mozilla/")
         || ua.contains("console.aws.amazon.com")
@@ -179,6 +181,14 @@ mod tests {
                 IdentityType::AssumedRole,
                 CallVia::Sdk,
                 "dave",
+            ),
+            (
+                // Event version 1.0's console, as the CloudTrail User Guide's examples show it.
+                json!({"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/Alice", "userName": "Alice"}),
+                "AWSConsole",
+                IdentityType::IamUser,
+                CallVia::Console,
+                "Alice",
             ),
             (
                 json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/tofu/x"}),
