@@ -76,6 +76,9 @@ pub enum When {
     Always,
     /// The request sets none of these members (given, they configure something).
     RequestSetsNone(&'static [&'static str]),
+    /// The request has each of these members with this text (a list of that one text counts; `*`:
+    /// any value): the step of a protocol that changes values, not configuration.
+    RequestHas(&'static [(&'static str, &'static str)]),
     /// The service itself made the call (`invokedBy`, the source address, or its service-linked
     /// role's path names it) and the request sets only these members: what the service does
     /// within bounds the configuration gave it.
@@ -140,6 +143,18 @@ pub const NO_CONFIGURATION: &[NoConfiguration] = &[
     ),
     no_config(
         "secretsmanager.amazonaws.com",
+        "PutSecretValue",
+        When::RequestHas(&[("versionStages", "AWSPENDING")]),
+        "a rotation function's new value, staged AWSPENDING (the rotation's createSecret step): no value is current yet",
+    ),
+    no_config(
+        "secretsmanager.amazonaws.com",
+        "UpdateSecretVersionStage",
+        When::RequestHas(&[("versionStage", "AWSCURRENT"), ("moveToVersionId", "*"), ("removeFromVersionId", "*")]),
+        "a rotation's last step (finishSecret) makes the new value current: a value, never configuration",
+    ),
+    no_config(
+        "secretsmanager.amazonaws.com",
         "RotateSecret",
         When::RequestSetsNone(&["rotationRules", "rotationLambdaARN"]),
         "a rotation with the stored settings (as the service's schedule starts it) changes the value only",
@@ -172,6 +187,15 @@ pub(crate) fn no_configuration(
         When::Always => true,
         When::RequestSetsNone(members) => {
             members.iter().all(|m| request.as_ref().and_then(|r| r.get(m)).is_none_or(Value::is_null))
+        }
+        When::RequestHas(members) => {
+            members.iter().all(|(member, want)| match request.as_ref().and_then(|r| r.get(member)) {
+                None | Some(Value::Null) => false,
+                Some(_) if *want == "*" => true,
+                Some(Value::String(s)) => s == want,
+                Some(Value::Array(items)) => matches!(items.as_slice(), [Value::String(s)] if s == want),
+                Some(_) => false,
+            })
         }
         When::ServiceSetsOnly { service, members } => {
             let by_service = caller.invoked_by == Some(service)
@@ -334,6 +358,19 @@ mod tests {
         assert_eq!(classify(&rotate(Value::Null), &config), drop);
         let with_rules = rotate(json!({"secretId": "db", "rotationRules": {"automaticallyAfterDays": 7}}));
         assert_eq!(classify(&with_rules, &config), Disposition::Keep);
+        // The rotation function's steps: a pending value, then the new value made current.
+        let secrets = |name, request| call("secretsmanager.amazonaws.com", name, request);
+        let pending = json!({"secretId": "db", "clientRequestToken": "t", "versionStages": ["AWSPENDING"]});
+        assert_eq!(classify(&secrets("PutSecretValue", pending), &config), drop);
+        let current = json!({"secretId": "db", "clientRequestToken": "t", "versionStages": ["AWSCURRENT"]});
+        assert_eq!(classify(&secrets("PutSecretValue", current), &config), Disposition::Keep);
+        let plain = json!({"secretId": "db", "secretString": "HIDDEN_DUE_TO_SECURITY_REASONS"});
+        assert_eq!(classify(&secrets("PutSecretValue", plain), &config), Disposition::Keep);
+        let finish =
+            json!({"secretId": "db", "versionStage": "AWSCURRENT", "moveToVersionId": "t", "removeFromVersionId": "o"});
+        assert_eq!(classify(&secrets("UpdateSecretVersionStage", finish), &config), drop);
+        let label = json!({"secretId": "db", "versionStage": "blue", "moveToVersionId": "t"});
+        assert_eq!(classify(&secrets("UpdateSecretVersionStage", label), &config), Disposition::Keep);
 
         // Storage grown by RDS storage autoscaling, and nothing else, by RDS itself.
         let grown = |identity: Value, request: Value| {

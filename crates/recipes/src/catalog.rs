@@ -889,6 +889,7 @@ mod tests {
             let members: &[&str] = match entry.when {
                 When::Always => &[],
                 When::RequestSetsNone(members) | When::ServiceSetsOnly { members, .. } => members,
+                When::RequestHas(members) => &members.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
             };
             for member in members {
                 call.check_path(member).unwrap_or_else(|e| panic!("{entry:?}: {e}"));
