@@ -173,9 +173,15 @@ pub fn resolve_actor(actor: &Actor, named: &[NamedActor]) -> ActorInfo {
     let service_linked = actor.is_service_linked();
     if actor.is_aws_service() {
         info.kind = ActorKind::AwsService;
-        info.id = service_name(actor, role.as_deref()).unwrap_or_else(|| actor.display_name.clone());
-        if !info.names.contains(&info.id) {
-            info.names.push(info.id.clone());
+        let principals = service_principals(actor);
+        info.id = service_name(&principals, role.as_deref()).unwrap_or_else(|| actor.display_name.clone());
+        // The service answers to every principal it acted through and to its family's name, so a
+        // rule naming `application-autoscaling.amazonaws.com` holds for its ECS and DynamoDB
+        // principals too.
+        for name in principals.iter().cloned().chain([info.id.clone()]) {
+            if !info.names.contains(&name) {
+                info.names.push(name);
+            }
         }
         info.evidence.push(if service_linked {
             format!("service-linked role {}", role.as_deref().unwrap_or("?"))
@@ -184,6 +190,9 @@ pub fn resolve_actor(actor: &Actor, named: &[NamedActor]) -> ActorInfo {
         } else {
             format!("invoked by {}", actor.invoked_by.as_deref().unwrap_or("an AWS service"))
         });
+        if let Some(specific) = principals.iter().find(|p| **p != info.id) {
+            info.evidence.push(format!("service principal {specific} is {}'s", info.id));
+        }
         return info;
     }
     if actor.identity_type == IdentityType::Root {
@@ -279,18 +288,30 @@ fn sso_permission_set(role: &str) -> Option<String> {
     Some(set.to_string())
 }
 
-/// The service behind a service call: `invokedBy`, or the service in a service-linked role's path
-/// (`role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling`).
-fn service_name(actor: &Actor, role: Option<&str>) -> Option<String> {
-    if let Some(service) = actor.invoked_by.as_deref().filter(|s| s.ends_with(".amazonaws.com")) {
-        return Some(service.to_string());
-    }
-    if let Some(issuer) = &actor.session_issuer {
-        if let Some((_, rest)) = issuer.split_once("/aws-service-role/") {
-            if let Some(service) = rest.split('/').next().filter(|s| s.ends_with(".amazonaws.com")) {
-                return Some(service.to_string());
-            }
+/// The service principals a service call names: `invokedBy`, and the service in a service-linked
+/// role's path (`role/aws-service-role/ecs.application-autoscaling.amazonaws.com/...`).
+fn service_principals(actor: &Actor) -> Vec<String> {
+    let invoked = actor.invoked_by.as_deref().filter(|s| service_family(s).is_some());
+    let linked = actor
+        .session_issuer
+        .as_deref()
+        .and_then(|issuer| issuer.split_once("/aws-service-role/"))
+        .and_then(|(_, rest)| rest.split('/').next())
+        .filter(|s| service_family(s).is_some());
+    let mut out: Vec<String> = Vec::new();
+    for principal in [invoked, linked].into_iter().flatten() {
+        if !out.iter().any(|p| p == principal) {
+            out.push(principal.to_string());
         }
+    }
+    out
+}
+
+/// The service behind a service call: the family of its principals (`invokedBy` first, then the
+/// service-linked role's path), else what a service-linked role's name says.
+fn service_name(principals: &[String], role: Option<&str>) -> Option<String> {
+    if let Some(family) = principals.iter().find_map(|p| service_family(p)) {
+        return Some(family);
     }
     // AWSServiceRoleForApplicationAutoScaling_DynamoDBTable -> application-autoscaling.amazonaws.com
     let role = role?.strip_prefix("AWSServiceRoleFor")?;
@@ -309,4 +330,59 @@ fn service_name(actor: &Actor, role: Option<&str>) -> Option<String> {
         .find(|(k, _)| *k == base)
         .map(|(_, s)| s.to_string())
         .or_else(|| Some(format!("AWSServiceRoleFor{role}")))
+}
+
+/// The service a service principal belongs to, as `<service>.amazonaws.com`: the last label before
+/// the domain that is not a region. A prefix names what the service acts on
+/// (`ecs.application-autoscaling.amazonaws.com`, `dynamodb.application-autoscaling.amazonaws.com`:
+/// Application Auto Scaling scaling ECS and DynamoDB) or a part of it
+/// (`delivery.logs.amazonaws.com`); a region label is where (`logs.us-east-1.amazonaws.com`); the
+/// China partition's principals (`.amazonaws.com.cn`) belong to the same services. `None` when the
+/// text is not a service principal.
+fn service_family(principal: &str) -> Option<String> {
+    let rest = principal.strip_suffix(".amazonaws.com.cn").or_else(|| principal.strip_suffix(".amazonaws.com"))?;
+    let service = rest.rsplit('.').find(|label| !is_region(label))?;
+    let valid =
+        !service.is_empty() && service.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    valid.then(|| format!("{service}.amazonaws.com"))
+}
+
+/// `us-east-1`, `ap-southeast-4`, `us-gov-west-1`, `cn-north-1`: two letters, one or two words, a
+/// number.
+fn is_region(label: &str) -> bool {
+    let parts: Vec<&str> = label.split('-').collect();
+    let (Some(first), Some(last)) = (parts.first(), parts.last()) else { return false };
+    (3..=4).contains(&parts.len())
+        && first.len() == 2
+        && first.bytes().all(|b| b.is_ascii_lowercase())
+        && !last.is_empty()
+        && last.bytes().all(|b| b.is_ascii_digit())
+        && parts[1..parts.len() - 1].iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_principals_belong_to_their_service() {
+        for (principal, family) in [
+            ("application-autoscaling.amazonaws.com", Some("application-autoscaling.amazonaws.com")),
+            ("ecs.application-autoscaling.amazonaws.com", Some("application-autoscaling.amazonaws.com")),
+            ("dynamodb.application-autoscaling.amazonaws.com", Some("application-autoscaling.amazonaws.com")),
+            ("autoscaling.amazonaws.com", Some("autoscaling.amazonaws.com")),
+            ("delivery.logs.amazonaws.com", Some("logs.amazonaws.com")),
+            ("logs.us-east-1.amazonaws.com", Some("logs.amazonaws.com")),
+            ("states.us-gov-west-1.amazonaws.com", Some("states.amazonaws.com")),
+            ("ecs.application-autoscaling.amazonaws.com.cn", Some("application-autoscaling.amazonaws.com")),
+            ("AWS Internal", None),
+            ("203.0.113.7", None),
+            ("amazonaws.com", None),
+            ("evil.com", None),
+            ("x.amazonaws.com.example.org", None),
+        ] {
+            assert_eq!(service_family(principal).as_deref(), family, "{principal}");
+        }
+        assert!(is_region("ap-southeast-4") && is_region("us-gov-west-1") && !is_region("application-autoscaling"));
+    }
 }

@@ -85,6 +85,35 @@ fn actors() {
     }
 }
 
+/// Application Auto Scaling acting for ECS and DynamoDB, as its records show it: through its
+/// service-linked roles, with a principal that names the scaled service.
+#[test]
+fn services_answer_to_their_family_and_their_own_principals() {
+    let linked = |role: &str, principal: &str, invoked_by: &str| {
+        json!({"type": "AssumedRole",
+               "arn": format!("arn:aws:sts::123456789012:assumed-role/{role}/ApplicationAutoScaling"),
+               "sessionContext": {"sessionIssuer": {"type": "Role", "userName": role,
+                   "arn": format!("arn:aws:iam::123456789012:role/aws-service-role/{principal}/{role}")}},
+               "invokedBy": invoked_by})
+    };
+    let ecs = "ecs.application-autoscaling.amazonaws.com";
+    let ddb = "dynamodb.application-autoscaling.amazonaws.com";
+    let family = "application-autoscaling.amazonaws.com";
+    for (identity, ua, specific) in [
+        (linked("AWSServiceRoleForApplicationAutoScaling_ECSService", ecs, ecs), ecs, ecs),
+        (linked("AWSServiceRoleForApplicationAutoScaling_DynamoDBTable", ddb, family), family, ddb),
+        // No invokedBy: the service-linked role's path says which.
+        (linked("AWSServiceRoleForApplicationAutoScaling_ECSService", ecs, ""), "", ecs),
+        (json!({"type": "AWSService", "invokedBy": ecs}), ecs, ecs),
+    ] {
+        let cs = change_set(identity.clone(), ua, "ecs.amazonaws.com", "UpdateService", json!({"service": "api"}));
+        let a = attribute(&cs, &[]);
+        assert_eq!((a.actor.kind, a.actor.id.as_str()), (ActorKind::AwsService, family), "{identity}");
+        assert!(a.actor.matches(family) && a.actor.matches(specific) && a.actor.matches("*.application-autoscaling.*"));
+        assert!(!a.actor.matches("autoscaling.amazonaws.com"), "{:?}", a.actor.names);
+    }
+}
+
 #[test]
 fn named_actors_come_first_and_match_by_pattern() {
     let named = [NamedActor {

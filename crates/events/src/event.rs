@@ -34,6 +34,41 @@ pub struct ApiEvent {
     pub management: bool,
     /// `eventType`, e.g. `AwsApiCall`.
     pub event_type: String,
+    /// `resources[]`: the resources CloudTrail says the call touched (records from 1.01 on, for
+    /// some services; empty when absent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<TouchedResource>,
+}
+
+/// One entry of a record's `resources[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TouchedResource {
+    /// `ARN` (or `ARNPrefix`, for a resource named by a prefix).
+    pub arn: Option<String>,
+    /// `type`, e.g. `AWS::DynamoDB::Table`.
+    pub resource_type: Option<String>,
+    /// `accountId`.
+    pub account_id: Option<String>,
+}
+
+impl TouchedResource {
+    /// The entries of a `resources` value: a list of objects; anything else, or an entry with
+    /// nothing in it, is left out.
+    pub(crate) fn read(value: &Value) -> Vec<TouchedResource> {
+        let text = |item: &Value, key: &str| {
+            item.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
+        };
+        let Value::Array(items) = value else { return Vec::new() };
+        items
+            .iter()
+            .map(|item| TouchedResource {
+                arn: text(item, "ARN").or_else(|| text(item, "ARNPrefix")),
+                resource_type: text(item, "type"),
+                account_id: text(item, "accountId"),
+            })
+            .filter(|r| r.arn.is_some() || r.resource_type.is_some())
+            .collect()
+    }
 }
 
 impl ApiEvent {

@@ -16,8 +16,8 @@ mod resource;
 mod scan;
 mod sources;
 
-pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType, is_transport_key};
-pub use filter::{Disposition, DropReason, FilterConfig, classify};
+pub use event::{Actor, ApiEvent, CallVia, IacTool, IdentityType, TouchedResource, is_transport_key};
+pub use filter::{Disposition, DropReason, FilterConfig, NO_CONFIGURATION, NoConfiguration, When, classify};
 pub use group::{
     ChangeSet, Group, GroupConfig, Grouper, JoinWindow, Placement, ResourceKey, change_set_id, group, time_order,
 };

@@ -5,7 +5,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::event::{ApiEvent, CallVia, IacTool, IdentityType};
-use crate::record::Head;
+use crate::record::{Content, Head, Place};
 
 /// Why a JSON value is not a CloudTrail record we can use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -24,14 +24,15 @@ pub enum NormalizeError {
     Payload { field: &'static str, message: String },
 }
 
-/// Normalise one CloudTrail record.
+/// Normalise one CloudTrail record, given alone (a record without `eventID` gets the id it would
+/// get alone in a file: see [`crate::Record::id`]).
 pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
     let obj = record.as_object().ok_or(NormalizeError::NotAnObject)?;
     // Reading a `Head` from a `Value` cannot fail: every field type accepts any JSON value.
     let head = Head::<IgnoredAny>::deserialize(record).map_err(|_| NormalizeError::NotAnObject)?;
-    let checked = head.check()?;
+    let checked = head.check(Place::alone(Content::Value(record)))?;
     let payload = |key: &str| obj.get(key).cloned().unwrap_or(Value::Null);
-    Ok(checked.event(payload("requestParameters"), payload("responseElements")))
+    Ok(checked.event(payload("requestParameters"), payload("responseElements"), &payload("resources")))
 }
 
 /// Strip the API version suffix some services put on event names: Lambda's
@@ -89,6 +90,8 @@ pub(crate) fn call_via(
     }
     if from_console
         || ua == "aws internal"
+        // Event version 1.0's console (the CloudTrail User Guide's examples).
+        || ua == "awsconsole"
         || ua.contains("console.amazonaws.com")
         || ua.starts_with("mozilla/")
         || ua.contains("console.aws.amazon.com")
@@ -178,6 +181,14 @@ mod tests {
                 IdentityType::AssumedRole,
                 CallVia::Sdk,
                 "dave",
+            ),
+            (
+                // Event version 1.0's console, as the CloudTrail User Guide's examples show it.
+                json!({"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/Alice", "userName": "Alice"}),
+                "AWSConsole",
+                IdentityType::IamUser,
+                CallVia::Console,
+                "Alice",
             ),
             (
                 json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/tofu/x"}),

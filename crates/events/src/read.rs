@@ -147,7 +147,8 @@ mod tests {
         assert_eq!(ids(&batch), ["a", "c"]);
         assert_eq!(batch.bad.len(), 1);
         assert_eq!(batch.bad[0].location, "trail.json: record 2");
-        assert!(batch.bad[0].reason.contains("eventID"), "{}", batch.bad[0].reason);
+        // Without an eventID a record is still judged by the rest: here, it has no time.
+        assert!(batch.bad[0].reason.contains("eventTime"), "{}", batch.bad[0].reason);
 
         let lines = format!(
             "{}\n{{not json\n{{\"detail-type\":\"Scheduled Event\",\"detail\":{{}}}}\n{}\n",

@@ -16,8 +16,11 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::event::{Actor, ApiEvent, CallVia, IdentityType};
+use crate::event::{Actor, ApiEvent, CallVia, IdentityType, TouchedResource};
 use crate::normalize::{NormalizeError, call_via, looks_read_only, normalize_api_name};
+
+/// The prefix of an event id driftback derived for a record CloudTrail gave none ([`derived_id`]).
+pub const DERIVED_ID_PREFIX: &str = "derived-";
 
 /// A JSON value the pipeline reads as text or as a flag, whatever it turns out to be.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -228,6 +231,8 @@ struct SessionAttributes<'a> {
 pub(crate) struct Head<'a, P> {
     #[serde(rename = "eventID", borrow, default)]
     pub(crate) id: Loose<'a>,
+    #[serde(rename = "requestID", borrow, default)]
+    request_id: Loose<'a>,
     #[serde(rename = "eventTime", borrow, default)]
     time: Loose<'a>,
     #[serde(rename = "eventSource", borrow, default)]
@@ -260,6 +265,8 @@ pub(crate) struct Head<'a, P> {
     pub(crate) request: Option<P>,
     #[serde(rename = "responseElements", default = "none")]
     pub(crate) response: Option<P>,
+    #[serde(default = "none")]
+    pub(crate) resources: Option<P>,
     /// An EventBridge envelope's `detail-type`, `source` and `detail`.
     #[serde(rename = "detail-type", borrow, default)]
     pub(crate) detail_type: Loose<'a>,
@@ -281,16 +288,46 @@ fn none<P>() -> Option<P> {
 pub(crate) struct Checked<'a, P> {
     pub(crate) head: Head<'a, P>,
     pub(crate) time: DateTime<Utc>,
+    /// The id driftback derived, for a record written without `eventID` ([`derived_id`]).
+    pub(crate) derived_id: Option<String>,
+}
+
+/// Where a record stands in the input it came in, for [`derived_id`]: its position (from 1) among
+/// the entries of its container (a log file's or a list's records, the lines of JSON lines; 1 for
+/// a record alone), and its JSON.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place<'t> {
+    pub(crate) position: usize,
+    pub(crate) content: Content<'t>,
+}
+
+/// A record's JSON, as the reader has it; parsed again only for a record without `eventID`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Content<'t> {
+    Text(&'t str),
+    Value(&'t serde_json::Value),
+}
+
+impl<'t> Place<'t> {
+    /// A record given alone (one line, one `CloudTrailEvent`, one `Value`).
+    pub(crate) fn alone(content: Content<'t>) -> Place<'t> {
+        Place { position: 1, content }
+    }
 }
 
 impl<'a, P> Head<'a, P> {
-    /// Check the fields every event needs, in a fixed order, naming the first one missing.
-    pub(crate) fn check(self) -> Result<Checked<'a, P>, NormalizeError> {
+    /// Check the fields every event needs, in a fixed order, naming the first one missing. A record
+    /// without `eventID` (event versions 1.0x did not always write it) gets a [`derived_id`] from
+    /// `place`; one whose `eventID` is there but is not text is refused naming it.
+    pub(crate) fn check(self, place: Place<'_>) -> Result<Checked<'a, P>, NormalizeError> {
         let required = |field: &Loose, name: &'static str| match field.text() {
             Some(_) => Ok(()),
             None => Err(NormalizeError::MissingField(name)),
         };
-        required(&self.id, "eventID")?;
+        let written_without_id = matches!(self.id, Loose::Absent | Loose::Null);
+        if !written_without_id {
+            required(&self.id, "eventID")?;
+        }
         let raw_time = self.time.text().ok_or(NormalizeError::MissingField("eventTime"))?;
         let time = DateTime::parse_from_rfc3339(raw_time)
             .map(|t| t.with_timezone(&Utc))
@@ -300,7 +337,91 @@ impl<'a, P> Head<'a, P> {
         if self.identity.0.is_none() {
             return Err(NormalizeError::MissingField("userIdentity"));
         }
-        Ok(Checked { head: self, time })
+        let derived_id = written_without_id.then(|| {
+            let text = |field: &Loose| field.text().unwrap_or_default().to_string();
+            derived_id(
+                &[&text(&self.request_id), raw_time, &text(&self.source), &text(&self.name)],
+                place.position,
+                place.content,
+            )
+        });
+        Ok(Checked { head: self, time, derived_id })
+    }
+}
+
+/// The event id of a record CloudTrail wrote without one: `derived-` and 32 hex digits of a
+/// SHA-256 over, in this order, NUL-separated:
+///
+/// - `requestID` (empty when absent): one per API request, so two calls of the same name in the
+///   same second stay apart where the record has it;
+/// - `eventTime`, `eventSource`, `eventName` as written: which call, and when;
+/// - the record's position in its container: two records that are the same text in one file
+///   (nothing in a 1.0 record tells them apart) stay two events, and reading the same file again
+///   gives each the same position;
+/// - the record's content with its keys sorted: the 1.0 records AWS's guides print have no
+///   `requestID`, so two different calls of one name in one second, each first in its own file,
+///   differ only in what they say (who, on what).
+///
+/// So the same record read again from the same file gets the same id and is deduplicated, and no
+/// two different records share one.
+pub(crate) fn derived_id(fields: &[&str], position: usize, content: Content<'_>) -> String {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    for field in fields {
+        hash.update(field.as_bytes());
+        hash.update([0]);
+    }
+    hash.update(position.to_string().as_bytes());
+    hash.update([0]);
+    let parsed;
+    let value = match content {
+        Content::Value(value) => Some(value),
+        Content::Text(text) => {
+            parsed = serde_json::from_str::<serde_json::Value>(text).ok();
+            parsed.as_ref()
+        }
+    };
+    match (value, content) {
+        (Some(value), _) => canonical(value, &mut hash),
+        // JSON the reader took apart but cannot hold as a value (nested too deep): its text.
+        (None, Content::Text(text)) => hash.update(text.as_bytes()),
+        (None, Content::Value(_)) => unreachable!("a value is given"),
+    }
+    let digest = hash.finalize();
+    let mut id = String::with_capacity(DERIVED_ID_PREFIX.len() + 32);
+    id.push_str(DERIVED_ID_PREFIX);
+    for byte in &digest[..16] {
+        id.push_str(&format!("{byte:02x}"));
+    }
+    id
+}
+
+/// Feed a value to the hash with object keys in sorted order, whatever order they were written in.
+fn canonical(value: &serde_json::Value, hash: &mut sha2::Sha256) {
+    use serde_json::Value;
+    use sha2::Digest;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            hash.update(b"{");
+            for key in keys {
+                hash.update(serde_json::Value::String(key.clone()).to_string().as_bytes());
+                hash.update(b":");
+                canonical(&map[key], hash);
+                hash.update(b",");
+            }
+            hash.update(b"}");
+        }
+        Value::Array(items) => {
+            hash.update(b"[");
+            for item in items {
+                canonical(item, hash);
+                hash.update(b",");
+            }
+            hash.update(b"]");
+        }
+        scalar => hash.update(scalar.to_string().as_bytes()),
     }
 }
 
@@ -338,8 +459,9 @@ impl<'a, P> Checked<'a, P> {
         field.text().unwrap_or_default()
     }
 
+    /// `eventID`, or the id derived for a record written without one.
     pub(crate) fn id(&self) -> &str {
-        Self::text(&self.head.id)
+        self.derived_id.as_deref().unwrap_or_else(|| Self::text(&self.head.id))
     }
     pub(crate) fn source(&self) -> &str {
         Self::text(&self.head.source)
@@ -420,8 +542,13 @@ impl<'a, P> Checked<'a, P> {
         self.head.recipient_account.text().or(self.identity().account_id.text()).unwrap_or_default()
     }
 
-    /// The event, with the request and response given as parsed by the caller.
-    pub(crate) fn event(&self, request: serde_json::Value, response: serde_json::Value) -> ApiEvent {
+    /// The event, with the request, response and `resources` given as parsed by the caller.
+    pub(crate) fn event(
+        &self,
+        request: serde_json::Value,
+        response: serde_json::Value,
+        resources: &serde_json::Value,
+    ) -> ApiEvent {
         let raw_name = self.raw_name();
         ApiEvent {
             id: self.id().to_string(),
@@ -440,6 +567,7 @@ impl<'a, P> Checked<'a, P> {
             error_code: self.head.error_code.text().map(str::to_string),
             management: self.management(),
             event_type: self.event_type().to_string(),
+            resources: TouchedResource::read(resources),
         }
     }
 }

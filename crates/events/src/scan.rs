@@ -13,10 +13,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::event::ApiEvent;
-use crate::filter::{Disposition, FilterConfig, actor_drop, call_drop};
+use crate::filter::{Caller, Disposition, DropReason, FilterConfig, actor_drop, call_drop, no_configuration};
 use crate::normalize::NormalizeError;
+use crate::normalize::normalize_api_name;
 use crate::read::{BadRecord, ReadError};
-use crate::record::{Checked, Head, Loose};
+use crate::record::{Checked, Content, Head, Loose, Place};
 
 const ENVELOPE_DETAIL_TYPE: &str = "AWS API Call via CloudTrail";
 
@@ -25,23 +26,41 @@ type RawHead<'a> = Head<'a, &'a RawValue>;
 /// One CloudTrail record as it sits in the input, its required fields checked.
 #[derive(Debug)]
 pub struct Record<'a> {
-    text: &'a str,
+    /// The record's text; for a record written without `eventID`, with the derived one added.
+    text: std::borrow::Cow<'a, str>,
     checked: Checked<'a, &'a RawValue>,
     /// Whether it came inside an EventBridge envelope (whose `source` was checked).
     enveloped: bool,
 }
 
 impl<'a> Record<'a> {
+    fn new(text: &'a str, checked: Checked<'a, &'a RawValue>, enveloped: bool) -> Record<'a> {
+        let text = match &checked.derived_id {
+            None => std::borrow::Cow::Borrowed(text),
+            // The id is hex: no escaping. A record is an object with members (it was checked).
+            Some(id) => {
+                let rest = text.trim_start().strip_prefix('{').unwrap_or(text);
+                std::borrow::Cow::Owned(format!("{{\"eventID\":\"{id}\",{rest}"))
+            }
+        };
+        Record { text, checked, enveloped }
+    }
+
     /// The record's JSON text, exactly as in the input (for an EventBridge envelope: its `detail`).
-    pub fn text(&self) -> &'a str {
-        self.text
+    /// A record written without `eventID` (event versions 1.0x) has the id driftback derived for it
+    /// added as its first member, so that reading the text again, alone (as the knowledge base
+    /// does), gives the same id.
+    pub fn text(&self) -> &str {
+        &self.text
     }
     /// Whether it came inside an EventBridge envelope from an `aws.*` source that agrees with its
     /// `eventSource` (a bare record, or one in a log file or a list, did not).
     pub fn enveloped(&self) -> bool {
         self.enveloped
     }
-    /// `eventID`.
+    /// `eventID`; for a record written without one, an id derived from its request id, time,
+    /// call, position in its container and content (`derived-...`, see docs/operations.md): the
+    /// same each time the same input is read.
     pub fn id(&self) -> &str {
         self.checked.id()
     }
@@ -75,10 +94,19 @@ impl<'a> Record<'a> {
     /// [`Record::to_event`], without building the event.
     pub fn disposition(&self, config: &FilterConfig) -> Disposition {
         let c = &self.checked;
-        let reason = call_drop(c.failed(), c.read_only(), c.management(), c.event_type()).or_else(|| {
-            let actor = c.actor();
-            actor_drop([actor.principal_arn, actor.session_issuer, actor.source_identity], actor.via, config)
-        });
+        let reason = call_drop(c.failed(), c.read_only(), c.management(), c.event_type())
+            .or_else(|| {
+                let actor = c.actor();
+                actor_drop([actor.principal_arn, actor.session_issuer, actor.source_identity], actor.via, config)
+            })
+            .or_else(|| {
+                let actor = c.actor();
+                let caller = Caller { invoked_by: actor.invoked_by, session_issuer: actor.session_issuer };
+                // The request is read only for a call whose entry has a condition on it.
+                let request = || c.head.request.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+                no_configuration(c.source(), normalize_api_name(c.raw_name()), caller, request)
+                    .map(|_| DropReason::ChangesNoConfiguration)
+            });
         reason.map_or(Disposition::Keep, Disposition::Drop)
     }
 
@@ -92,7 +120,8 @@ impl<'a> Record<'a> {
         };
         let request = payload(self.checked.head.request, "requestParameters")?;
         let response = payload(self.checked.head.response, "responseElements")?;
-        Ok(self.checked.event(request, response))
+        let resources = payload(self.checked.head.resources, "resources")?;
+        Ok(self.checked.event(request, response, &resources))
     }
 }
 
@@ -117,7 +146,7 @@ pub fn read_record(text: &str) -> Result<Record<'_>, NormalizeError> {
         });
     }
     let head = serde_json::from_str::<RawHead>(text).map_err(|e| NormalizeError::Malformed(message(&e)))?;
-    Ok(Record { text, checked: head.check()?, enveloped: false })
+    Ok(Record::new(text, head.check(Place::alone(Content::Text(text)))?, false))
 }
 
 /// Scan text holding CloudTrail records: a CloudTrail log file (`{"Records": [...]}`), a JSON array of
@@ -210,7 +239,7 @@ fn records<'a>(text: &'a str, at: usize, origin: &str, visit: &mut impl FnMut(En
         }
         let len = match parsed {
             Some((head, len)) => {
-                visit(entry(&rest[..len], head, location));
+                visit(entry(&rest[..len], head, index, location));
                 len
             }
             None => {
@@ -269,7 +298,7 @@ fn document<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) 
             if head.id.is_absent() && head.detail_type.is_absent() {
                 return Err(ReadError::NotCloudTrail { origin: origin.to_string(), found: "object without Records" });
             }
-            visit(entry(text.trim(), head, || format!("{origin}: line 1")));
+            visit(entry(text.trim(), head, 1, || format!("{origin}: line 1")));
             Ok(())
         }
         Err(e) => match serde_json::from_str::<IgnoredAny>(text) {
@@ -301,7 +330,7 @@ fn lines<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) {
         let location = || format!("{origin}: line {}", i + 1);
         let head = if line.starts_with('{') { serde_json::from_str::<RawHead<'a>>(line).ok() } else { None };
         match head {
-            Some(head) => visit(entry(line, head, location)),
+            Some(head) => visit(entry(line, head, i + 1, location)),
             None => {
                 let reason = match serde_json::from_str::<IgnoredAny>(line) {
                     Ok(_) => not_a_record(line),
@@ -313,12 +342,13 @@ fn lines<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) {
     }
 }
 
-/// One entry of a container: a record, or an EventBridge envelope around one.
-fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String) -> Entry<'a> {
+/// One entry of a container, at `position` in it (from 1): a record, or an EventBridge envelope
+/// around one.
+fn entry<'a>(text: &'a str, head: RawHead<'a>, position: usize, location: impl FnOnce() -> String) -> Entry<'a> {
     let bad = |reason: String| Entry::Bad(BadRecord { location: location(), reason });
     if head.detail_type.is_absent() {
-        return match head.check() {
-            Ok(checked) => Entry::Record(Record { text, checked, enveloped: false }),
+        return match head.check(Place { position, content: Content::Text(text) }) {
+            Ok(checked) => Entry::Record(Record::new(text, checked, false)),
             Err(e) => bad(e.to_string()),
         };
     }
@@ -343,14 +373,14 @@ fn entry<'a>(text: &'a str, head: RawHead<'a>, location: impl FnOnce() -> String
         return bad("EventBridge envelope without a `detail` object".into());
     };
     match serde_json::from_str::<RawHead<'a>>(detail) {
-        Ok(record) => match record.check() {
+        Ok(record) => match record.check(Place { position, content: Content::Text(detail) }) {
             // The service that sent the envelope is the one whose call it carries.
             Ok(checked) if !crate::sources::envelope_agrees(&envelope_source, checked.source()) => bad(format!(
                 "EventBridge envelope from source \"{envelope_source}\" carries a record of eventSource \"{}\", \
                  which that service does not send; it may be forged",
                 checked.source()
             )),
-            Ok(checked) => Entry::Record(Record { text: detail, checked, enveloped: true }),
+            Ok(checked) => Entry::Record(Record::new(detail, checked, true)),
             Err(e) => bad(e.to_string()),
         },
         Err(e) => bad(NormalizeError::Malformed(message(&e)).to_string()),
@@ -414,6 +444,129 @@ mod tests {
             "eventName": "CreateTags", "userIdentity": {"type": "Root"}, "requestParameters": {"a": [1]}
         })
         .to_string()
+    }
+
+    /// The CloudTrail User Guide's log file examples of event version 1.0, as printed: no
+    /// `eventID`, no `requestID`, no `eventType`, no `recipientAccountId`.
+    const GUIDE_1_0: &str = include_str!("../testdata/cloudtrail-guide-1.0.json");
+
+    fn ids_of(text: &str) -> Vec<String> {
+        let mut ids = Vec::new();
+        scan(text, "t", |entry| match entry {
+            Entry::Record(r) => ids.push(r.id().to_string()),
+            Entry::Bad(b) => panic!("{}: {}", b.location, b.reason),
+        })
+        .unwrap();
+        ids
+    }
+
+    #[test]
+    fn records_without_an_event_id_get_a_derived_one_that_reading_again_keeps() {
+        let first = ids_of(GUIDE_1_0);
+        assert_eq!(first.len(), 4, "every 1.0 record is kept: {first:?}");
+        assert!(first.iter().all(|id| id.starts_with(crate::record::DERIVED_ID_PREFIX) && id.len() == 40), "{first:?}");
+        let mut unique = first.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 4, "{first:?}");
+        // The same file read again: the same ids, so the store deduplicates them.
+        assert_eq!(ids_of(GUIDE_1_0), first);
+        // Layout does not matter, position and content do.
+        let value: Value = serde_json::from_str(GUIDE_1_0).unwrap();
+        assert_eq!(ids_of(&value.to_string()), first);
+        let records = value["Records"].as_array().unwrap();
+        let lines: String = records.iter().map(|r| format!("{r}\n")).collect();
+        assert_eq!(ids_of(&lines), first, "JSON lines number records as a log file does");
+        let swapped = ids_of(&json!({"Records": [records[1], records[0]]}).to_string());
+        assert_ne!(swapped[0], first[1], "a record's position is part of its id");
+        // Two records that are the same text in one file stay two events.
+        let twice = json!({"Records": [records[3], records[3]]}).to_string();
+        let both = ids_of(&twice);
+        assert_ne!(both[0], both[1]);
+        // The same record with another user added is another event, even at the same place.
+        let mut other = records[3].clone();
+        other["requestParameters"]["userName"] = json!("Carol");
+        let other = json!({"Records": [records[0], records[1], records[2], other]}).to_string();
+        assert_ne!(ids_of(&other)[3], first[3]);
+    }
+
+    #[test]
+    fn a_derived_id_travels_with_the_record_text() {
+        let mut texts = Vec::new();
+        scan(GUIDE_1_0, "t", |entry| {
+            if let Entry::Record(r) = entry {
+                texts.push((r.id().to_string(), r.text().to_string(), r.to_event().unwrap()));
+            }
+        })
+        .unwrap();
+        for (id, text, event) in texts {
+            assert_eq!(event.id, id);
+            // Read again alone, as the knowledge base reads what it kept: the same id, the same event.
+            let again = read_record(&text).unwrap();
+            assert_eq!(again.id(), id);
+            assert_eq!(again.to_event().unwrap(), event);
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(value["eventID"], json!(id));
+        }
+        // A record given alone reads the same whichever reader reads it.
+        let alone = serde_json::from_str::<Value>(GUIDE_1_0).unwrap()["Records"][3].clone();
+        assert_eq!(read_record(&alone.to_string()).unwrap().id(), crate::normalize(&alone).unwrap().id);
+        // Inside an envelope, the detail's text carries it.
+        let envelope = format!(
+            r#"{{"version":"0","id":"x","detail-type":"AWS API Call via CloudTrail","source":"aws.iam","detail":{alone}}}"#
+        );
+        let mut seen = Vec::new();
+        scan(&envelope, "m", |entry| {
+            if let Entry::Record(r) = entry {
+                seen.push((r.id().to_string(), r.text().to_string()));
+            }
+        })
+        .unwrap();
+        let (id, text) = &seen[0];
+        assert_eq!(read_record(text).unwrap().id(), id);
+    }
+
+    #[test]
+    fn calls_that_change_no_configuration_are_dropped_as_the_event_filter_drops_them() {
+        use crate::filter::{DropReason, classify};
+        let config = FilterConfig::default();
+        let mut seen = Vec::new();
+        let storage = json!({"eventID": "s", "eventTime": "2024-03-01T10:00:00Z", "eventSource": "rds.amazonaws.com",
+            "eventName": "ModifyDBInstance", "userIdentity": {"type": "AWSService", "invokedBy": "rds.amazonaws.com"},
+            "requestParameters": {"dBInstanceIdentifier": "orders", "allocatedStorage": 120}});
+        let text = format!("{},{storage}]}}", GUIDE_1_0.trim_end().trim_end_matches("]}"));
+        scan(&text, "t", |entry| {
+            if let Entry::Record(r) = entry {
+                let by_event = classify(&r.to_event().unwrap(), &config);
+                assert_eq!(r.disposition(&config), by_event, "{}", r.raw_name());
+                seen.push((r.raw_name().to_string(), by_event));
+            }
+        })
+        .unwrap();
+        let dropped = Disposition::Drop(DropReason::ChangesNoConfiguration);
+        assert_eq!(
+            seen,
+            [
+                ("StartInstances".to_string(), dropped),
+                ("StopInstances".to_string(), dropped),
+                ("CreateUser".to_string(), Disposition::Keep),
+                ("AddUserToGroup".to_string(), Disposition::Keep),
+                ("ModifyDBInstance".to_string(), dropped),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_event_id_that_is_there_but_not_text_is_refused_by_name() {
+        for id in [json!(7), json!(""), json!({"a": 1})] {
+            let mut r: Value = serde_json::from_str(&record()).unwrap();
+            r["eventID"] = id.clone();
+            let got = entries(&format!("[{r}]")).unwrap();
+            assert!(got[0].as_ref().is_err_and(|e| e.contains("eventID")), "{id}: {got:?}");
+        }
+        let mut r: Value = serde_json::from_str(&record()).unwrap();
+        r["eventID"] = Value::Null;
+        assert!(entries(&format!("[{r}]")).unwrap()[0].as_ref().unwrap().id.starts_with("derived-"));
     }
 
     #[test]

@@ -419,11 +419,11 @@ mod tests {
         let filter = FilterConfig::default();
         // The caller's account (arn:aws:iam::1:...) stands in when the record names no recipient.
         let text = [
-            record("here", "StopInstances", false)
+            record("here", "ModifyInstanceAttribute", false)
                 .replace("\"awsRegion\"", "\"recipientAccountId\":\"123456789012\",\"awsRegion\""),
-            record("other-account", "StopInstances", false)
+            record("other-account", "ModifyInstanceAttribute", false)
                 .replace("\"awsRegion\"", "\"recipientAccountId\":\"999999999999\",\"awsRegion\""),
-            record("other-region", "StopInstances", false).replace(
+            record("other-region", "ModifyInstanceAttribute", false).replace(
                 "\"awsRegion\":\"us-east-1\"",
                 "\"recipientAccountId\":\"123456789012\",\"awsRegion\":\"ap-south-1\"",
             ),
@@ -459,12 +459,12 @@ mod tests {
 
         let mut intake = Intake::default();
         intake.add_record_text("{\"eventID\": 3}", "cloudtrail page 1", &filter);
-        intake.add_record_text(&record("c", "StopInstances", false), "cloudtrail page 1", &filter);
+        intake.add_record_text(&record("c", "ModifyInstanceAttribute", false), "cloudtrail page 1", &filter);
         assert_eq!(intake.bad.len(), 1);
         assert_eq!(intake.events.len(), 1);
 
         // An event id that is not plain text is bad input, not an event.
-        let intake = Intake::from_text(&record("d\\u0000", "StopInstances", false), "sqs message 9", &filter);
+        let intake = Intake::from_text(&record("d\\u0000", "ModifyInstanceAttribute", false), "sqs message 9", &filter);
         assert!(intake.events.is_empty());
         assert!(intake.bad[0].reason.contains("control characters"), "{:?}", intake.bad);
     }
@@ -472,9 +472,9 @@ mod tests {
     #[test]
     fn a_message_must_be_an_envelope_unless_bare_records_are_accepted() {
         let filter = FilterConfig::default();
-        let bare = record("bare", "StopInstances", false);
-        let log_file = format!(r#"{{"Records":[{}]}}"#, record("listed", "StopInstances", false));
-        let enveloped = envelope(&record("enveloped", "StopInstances", false));
+        let bare = record("bare", "ModifyInstanceAttribute", false);
+        let log_file = format!(r#"{{"Records":[{}]}}"#, record("listed", "ModifyInstanceAttribute", false));
+        let enveloped = envelope(&record("enveloped", "ModifyInstanceAttribute", false));
         for (text, id) in [(&bare, "bare"), (&log_file, "listed")] {
             let refused = Intake::from_message(text, "sqs message 1", &filter, false);
             assert!(refused.events.is_empty(), "{id}: {:?}", refused.events);
@@ -494,10 +494,10 @@ mod tests {
     #[test]
     fn blank_ids_are_bad_input() {
         let filter = FilterConfig::default();
-        let intake = Intake::from_text(&record("   ", "StopInstances", false), "m", &filter);
+        let intake = Intake::from_text(&record("   ", "ModifyInstanceAttribute", false), "m", &filter);
         assert!(intake.events.is_empty());
         assert!(intake.bad[0].reason.contains("eventID \"   \" is blank"), "{:?}", intake.bad);
-        let blank_resource = record("r", "StopInstances", false).replace("\"i-1\"", "\"   \"");
+        let blank_resource = record("r", "ModifyInstanceAttribute", false).replace("\"i-1\"", "\"   \"");
         let intake = Intake::from_text(&blank_resource, "m", &filter);
         assert!(intake.events.is_empty());
         assert!(intake.bad[0].reason.contains("a resource identifier is blank"), "{:?}", intake.bad);
@@ -506,7 +506,7 @@ mod tests {
     #[test]
     fn nul_characters_are_read_as_the_store_keeps_them() {
         let filter = FilterConfig::default();
-        let text = record("n", "StopInstances", false)
+        let text = record("n", "ModifyInstanceAttribute", false)
             .replace("\"i-1\"", "\"i-1\\u0000x\"")
             .replace("user/alice", "user/al\\u0000ice");
         let intake = Intake::from_text(&text, "m", &filter);

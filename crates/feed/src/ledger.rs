@@ -283,7 +283,7 @@ mod tests {
             .enumerate()
             .map(|(n, id)| {
                 format!(
-                    r#"{{"eventVersion":"1.09","eventID":"{id}","eventTime":"2024-03-01T10:00:{:02}Z","eventSource":"ec2.amazonaws.com","eventName":"StopInstances","awsRegion":"us-east-1","eventType":"AwsApiCall","managementEvent":true,"readOnly":false,"userIdentity":{{"type":"IAMUser","arn":"arn:aws:iam::1:user/alice","userName":"alice"}},"requestParameters":{{"instanceId":"i-{id}"}}}}"#,
+                    r#"{{"eventVersion":"1.09","eventID":"{id}","eventTime":"2024-03-01T10:00:{:02}Z","eventSource":"ec2.amazonaws.com","eventName":"ModifyInstanceAttribute","awsRegion":"us-east-1","eventType":"AwsApiCall","managementEvent":true,"readOnly":false,"userIdentity":{{"type":"IAMUser","arn":"arn:aws:iam::1:user/alice","userName":"alice"}},"requestParameters":{{"instanceId":"i-{id}"}}}}"#,
                     second + n as u32
                 )
             })

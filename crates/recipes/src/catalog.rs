@@ -3,8 +3,12 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use driftback_events::ApiEvent;
 
 use crate::calls::Calls;
+use crate::extract::event_value;
 
 /// The generated catalog (`scripts/generate-recipes.py`): the long tail of update calls, tried after
 /// the hand-written recipes.
@@ -331,7 +335,41 @@ pub struct SetNamedRule {
     pub paths: BTreeMap<String, String>,
 }
 
+/// How deep below `responseElements` an identifier is looked for (`tableDescription.tableName` is
+/// two steps down).
+const RESPONSE_DEPTH: usize = 3;
+
 impl Recipe {
+    /// The identifier of the resource the call changes, read where the API logs it: the `key` path
+    /// (its first alternative present, in `requestParameters` unless it says `response.`); else
+    /// the same member in `responseElements` (DynamoDB's console `UpdateTable` names its table
+    /// only in `tableDescription.tableName`), nearest the top first; else the one ARN of this
+    /// service in the record's `resources[]`. Only text counts. `None` without a `key`.
+    pub fn identifier(&self, event: &ApiEvent) -> Option<String> {
+        let key = self.key.as_deref()?;
+        let text = |v: Value| match v {
+            Value::String(s) if !s.is_empty() => Some(s),
+            _ => None,
+        };
+        if let Some(found) = event_value(event, key).and_then(text) {
+            return Some(found);
+        }
+        let members: Vec<&str> = key.split('|').map(|alternative| member_name(alternative.trim())).collect();
+        if let Some(found) = members.iter().find_map(|m| shallowest(&event.response, m, RESPONSE_DEPTH)) {
+            return Some(found);
+        }
+        resource_arn(event)
+    }
+
+    /// What the recipe's resource is called in a sentence: `dynamodb table` for
+    /// `aws_dynamodb_table`, `resource` for any type.
+    pub fn resource_noun(&self) -> String {
+        match self.types.first().map(String::as_str) {
+            None | Some("*") => "resource".to_string(),
+            Some(rtype) => rtype.strip_prefix("aws_").unwrap_or(rtype).replace('_', " "),
+        }
+    }
+
     /// The kinds of action the recipe takes (`set`, `map_merge`, `delete`, ...), in a fixed order.
     pub fn actions(&self) -> Vec<&'static str> {
         [
@@ -655,6 +693,55 @@ fn check_names(r: &Recipe) -> Result<(), String> {
     Ok(())
 }
 
+/// The member a path ends at: `VolumeId` for `ModifyVolumeRequest.VolumeId`, `subnetId` for
+/// `networkInterfaceSet.items[0].subnetId`, `queueUrl` for `response.queueUrl`.
+fn member_name(path: &str) -> &str {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    last.split('[').next().unwrap_or(last)
+}
+
+/// The text of the first `member` found in `value`, level by level from the top, at most `depth`
+/// objects down (through lists).
+fn shallowest(value: &Value, member: &str, depth: usize) -> Option<String> {
+    let mut level: Vec<&Value> = vec![value];
+    for _ in 0..=depth {
+        let mut next = Vec::new();
+        for v in level {
+            match v {
+                Value::Object(map) => {
+                    if let Some(Value::String(s)) =
+                        map.get(member).filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+                    {
+                        return Some(s.clone());
+                    }
+                    next.extend(map.values());
+                }
+                Value::Array(items) => next.extend(items.iter()),
+                _ => {}
+            }
+        }
+        level = next;
+    }
+    None
+}
+
+/// The ARN of the one resource of the event's service that `resources[]` names.
+fn resource_arn(event: &ApiEvent) -> Option<String> {
+    let service = event.service();
+    let mut arns: Vec<&str> = event
+        .resources
+        .iter()
+        .filter_map(|r| r.arn.as_deref())
+        .filter(|arn| arn.split(':').nth(2) == Some(service))
+        .collect();
+    arns.sort_unstable();
+    arns.dedup();
+    match arns.as_slice() {
+        [one] => Some(one.to_string()),
+        _ => None,
+    }
+}
+
 /// The event paths of an import id: the path itself, or the `{path}`s of a template.
 pub(crate) fn template_paths(template: &str) -> Vec<&str> {
     if !template.contains('{') {
@@ -786,6 +873,36 @@ mod tests {
         {
             let err = Catalog::builtin().disable(&[wrong.to_string()]).unwrap_err().to_string();
             assert!(err.contains(wrong) && err.contains("<eventSource>:<eventName>"), "{err}");
+        }
+    }
+
+    /// The event filter's table of calls that change no configuration names calls CloudTrail logs,
+    /// with request members those calls have; and no recipe waits for a call the filter always
+    /// drops.
+    #[test]
+    fn calls_the_filter_drops_as_changing_no_configuration_are_real_and_reach_no_recipe() {
+        use driftback_events::{NO_CONFIGURATION, When};
+        let calls = Calls::builtin();
+        let catalog = Catalog::builtin();
+        for entry in NO_CONFIGURATION {
+            let call = calls.check_event(entry.source, entry.name).unwrap_or_else(|e| panic!("{entry:?}: {e}"));
+            let members: &[&str] = match entry.when {
+                When::Always => &[],
+                When::RequestSetsNone(members) | When::ServiceSetsOnly { members, .. } => members,
+                When::RequestHas(members) => &members.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
+            };
+            for member in members {
+                call.check_path(member).unwrap_or_else(|e| panic!("{entry:?}: {e}"));
+            }
+            if entry.when == When::Always {
+                let recipes: Vec<&str> = catalog.for_event(entry.source, entry.name).map(|r| r.id.as_str()).collect();
+                assert!(
+                    recipes.is_empty(),
+                    "{} {} is dropped by the filter, yet {recipes:?} handle it",
+                    entry.source,
+                    entry.name
+                );
+            }
         }
     }
 

@@ -66,10 +66,16 @@ impl Plan {
 pub enum PlanError {
     #[error("no recipe for {service} {name}")]
     NoRecipe { service: String, name: String },
-    #[error("the resource {id:?} changed by {name} is not managed by this Terraform state")]
+    #[error("{} changed by {name} is not managed by this Terraform state", resource_said(id))]
     NotManaged { id: String, name: String },
     #[error("{name} names no resource driftback can recognise")]
     NoResource { name: String },
+    /// The call is known, but its record does not say which resource it changed.
+    #[error(
+        "the record of {name} names no {what}: it has no `{key}` in requestParameters or responseElements, and \
+         resources[] names none; a person must say which {what} it changed"
+    )]
+    NoIdentifier { name: String, what: String, key: String },
     #[error("{name} on {id:?} matches several resources in the state ({addresses}); a person must choose")]
     Ambiguous { id: String, name: String, addresses: String },
     #[error(
@@ -81,6 +87,15 @@ pub enum PlanError {
     /// The call sets something the recipe does not map: writing the rest would lose it silently.
     #[error("{name} also sets {params}, which recipe {recipe} does not map to Terraform; a person (or the agent) must")]
     Unmapped { recipe: String, name: String, params: String },
+}
+
+/// A resource as an escalation names it: by what it is when its identifier says so (the SQS queue
+/// of an account and region, whatever host its URL names), with the identifier as recorded.
+fn resource_said(id: &str) -> String {
+    match driftback_terraform::state::Identity::parse(id) {
+        Some(identity) => format!("{identity} ({id:?})"),
+        None => format!("the resource {id:?}"),
+    }
 }
 
 /// Plan a change set with the catalog's recipes.
@@ -182,6 +197,8 @@ impl Planner<'_> {
         // Whether any recipe's conditions held: when none did, no recipe knows this form of the
         // call (API Gateway v1's UpdateStage beside v2's), and it goes where unknown calls go.
         let mut applied = false;
+        // A recipe whose conditions held but whose identifier the record does not give.
+        let mut unnamed: Option<&Recipe> = None;
         let holds = |recipe: &Recipe, event: &ApiEvent| {
             recipe.if_request_is.iter().all(|(path, want)| {
                 // Compared as written: `"UPSERT"`, or `true` as "true".
@@ -234,18 +251,23 @@ impl Planner<'_> {
                 }
                 return Ok(());
             }
-            let id = match &recipe.key {
-                Some(key) => match event_value(event, key) {
-                    Some(Value::String(s)) => s,
-                    _ => match resource_id {
-                        Some(id) => id.to_string(),
-                        None => continue,
-                    },
-                },
-                None => match resource_id {
-                    Some(id) => id.to_string(),
-                    None => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
-                },
+            // The identifier where the API logs it (request, response, resources[]: see
+            // `Recipe::identifier`), the change set's resource standing in after the request.
+            let in_request = recipe.key.as_deref().and_then(|key| match event_value(event, key) {
+                Some(Value::String(s)) => Some(s),
+                _ => None,
+            });
+            let id = match in_request.or_else(|| resource_id.map(str::to_string)).or_else(|| recipe.identifier(event)) {
+                Some(id) => id,
+                None if recipe.key.is_none() => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
+                None => {
+                    let conditions_hold =
+                        recipe.if_request_has.iter().all(|p| event_value(event, p).is_some()) && holds(recipe, event);
+                    if conditions_hold && unnamed.is_none() {
+                        unnamed = Some(recipe);
+                    }
+                    continue;
+                }
             };
             if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) || !holds(recipe, event) {
                 continue;
@@ -257,12 +279,8 @@ impl Planner<'_> {
                 return Ok(());
             }
             if let Some(cond) = &recipe.if_state_has {
-                let has = self
-                    .state
-                    .instances
-                    .iter()
-                    .any(|i| i.address.rtype == cond.rtype && i.attr_str(&cond.attr) == Some(&id));
-                if !has {
+                // Compared as identities: a queue URL in another host form names the same queue.
+                if !self.state.has(&cond.rtype, &cond.attr, &id) {
                     continue;
                 }
             }
@@ -320,9 +338,14 @@ impl Planner<'_> {
         }
         match last_missing {
             Some(id) => Err(PlanError::NotManaged { id, name: event.raw_name.clone() }),
-            None if !applied => {
-                Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() })
-            }
+            None if !applied => match unnamed {
+                Some(recipe) => Err(PlanError::NoIdentifier {
+                    name: event.raw_name.clone(),
+                    what: recipe.resource_noun(),
+                    key: recipe.key.clone().unwrap_or_default(),
+                }),
+                None => Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() }),
+            },
             None => Err(PlanError::NoResource { name: event.raw_name.clone() }),
         }
     }

@@ -201,11 +201,14 @@ impl State {
     }
 
     /// Managed instances whose identifier is `id`: the attribute `id` or `arn`, or, when `attrs` is
-    /// given, one of those attributes. An ARN also matches by its last segment on name attributes.
+    /// given, one of those attributes. An ARN also matches by its last segment on name attributes,
+    /// and an identifier with an [`Identity`] (a queue URL in any of its host forms, a queue ARN)
+    /// matches every value that names the same resource.
     pub fn find<'a>(&'a self, id: &str, types: &[&str], attrs: &[&str]) -> Vec<&'a StateInstance> {
         let default_attrs: &[&str] = &["id", "arn"];
         let attrs = if attrs.is_empty() { default_attrs } else { attrs };
         let short = id.starts_with("arn:").then(|| arn_resource_name(id)).flatten();
+        let identity = Identity::parse(id);
         self.instances
             .iter()
             .filter(|i| !i.address.data)
@@ -217,10 +220,103 @@ impl State {
                                 // A DNS name written fully qualified (`www.example.com.`).
                                 || (id.ends_with('.') && v == id.trim_end_matches('.'))
                                 || (short.is_some_and(|s| s == v) && *a != "arn" && *a != "id")
+                                || identity.as_ref().is_some_and(|want| Identity::parse(v).as_ref() == Some(want))
                     })
                 })
             })
             .collect()
+    }
+
+    /// Whether a managed instance of type `rtype` has `attr` naming the same resource as `id`
+    /// (compared as [`State::find`] compares).
+    pub fn has(&self, rtype: &str, attr: &str, id: &str) -> bool {
+        !self.find(id, &[rtype], &[attr]).is_empty()
+    }
+}
+
+/// What an identifier names, whichever of the forms AWS writes it in: the one place where a
+/// record's identifier and the state's values are compared as resources rather than as strings.
+/// Today it knows SQS queues; ARNs and names of other resources join here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Identity {
+    /// An SQS queue by region, account and name: a queue URL in any of SQS's host forms
+    /// (`https://sqs.<region>.amazonaws.com/<account>/<name>`, `https://<region>.queue.amazonaws.com/...`,
+    /// the legacy `https://queue.amazonaws.com/...` of us-east-1, the `.amazonaws.com.cn` hosts of
+    /// the China regions, FIPS and dual-stack hosts), or its ARN (`arn:<partition>:sqs:<region>:<account>:<name>`).
+    Queue { region: String, account: String, name: String },
+}
+
+impl Identity {
+    /// The identity `text` names, when it is a form this knows.
+    pub fn parse(text: &str) -> Option<Identity> {
+        if let Some(rest) = text.strip_prefix("arn:") {
+            return Identity::from_arn(rest);
+        }
+        Identity::from_queue_url(text)
+    }
+
+    /// `<partition>:<service>:<region>:<account>:<resource>` (what follows `arn:`).
+    fn from_arn(rest: &str) -> Option<Identity> {
+        let mut parts = rest.splitn(5, ':');
+        let (_partition, service, region, account, resource) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        match service {
+            "sqs" => Identity::queue(region, account, resource),
+            _ => None,
+        }
+    }
+
+    fn from_queue_url(text: &str) -> Option<Identity> {
+        let lower = text.get(..8).map(str::to_ascii_lowercase).unwrap_or_default();
+        let rest = if lower.starts_with("https://") {
+            &text[8..]
+        } else if lower.starts_with("http://") {
+            &text[7..]
+        } else {
+            return None;
+        };
+        let (host, path) = rest.split_once('/')?;
+        let host = host.to_ascii_lowercase();
+        let (account, name) = path.strip_suffix('/').unwrap_or(path).split_once('/')?;
+        // The partition's domain; the SQS developer guide's older examples print `amazon.com`.
+        let (domain, base) = [".amazonaws.com.cn", ".amazonaws.com", ".api.aws", ".amazon.com"]
+            .iter()
+            .find_map(|domain| host.strip_suffix(domain).map(|base| (*domain, base)))?;
+        let labels: Vec<&str> = base.split('.').collect();
+        let region = match labels.as_slice() {
+            // https://queue.amazonaws.com/<account>/<name>: us-east-1's legacy host.
+            ["queue"] if domain == ".amazonaws.com" => "us-east-1",
+            ["sqs" | "sqs-fips", region] => region,
+            [region, "queue"] => region,
+            _ => return None,
+        };
+        Identity::queue(region, account, name)
+    }
+
+    fn queue(region: &str, account: &str, name: &str) -> Option<Identity> {
+        let region_ok = !region.is_empty()
+            && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && region.ends_with(|c: char| c.is_ascii_digit());
+        let account_ok = account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit());
+        let base = name.strip_suffix(".fifo").unwrap_or(name);
+        let name_ok = !base.is_empty()
+            && name.len() <= 80
+            && base.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        (region_ok && account_ok && name_ok).then(|| Identity::Queue {
+            region: region.to_string(),
+            account: account.to_string(),
+            name: name.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Identity::Queue { region, account, name } => {
+                write!(f, "the SQS queue {name} of account {account} in {region}")
+            }
+        }
     }
 }
 
@@ -282,6 +378,77 @@ mod tests {
         );
         assert!(found("ami-1", &[], &[]).is_empty(), "data sources manage nothing");
         assert!(found("i-0abc", &["aws_s3_bucket"], &[]).is_empty());
+    }
+
+    #[test]
+    fn queues_are_found_by_region_account_and_name_whatever_the_url_host() {
+        let state = State::parse(
+            r#"{"version": 4, "resources": [
+              {"mode": "managed", "type": "aws_sqs_queue", "name": "jobs", "instances": [{"attributes": {
+                 "id": "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue",
+                 "url": "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue",
+                 "arn": "arn:aws:sqs:us-east-2:123456789012:MyQueue", "name": "MyQueue"}}]},
+              {"mode": "managed", "type": "aws_sqs_queue", "name": "legacy", "instances": [{"attributes": {
+                 "id": "https://queue.amazonaws.com/123456789012/legacy.fifo",
+                 "url": "https://queue.amazonaws.com/123456789012/legacy.fifo", "name": "legacy.fifo"}}]},
+              {"mode": "managed", "type": "aws_sqs_queue_policy", "name": "jobs", "instances": [{"attributes": {
+                 "id": "https://us-east-2.queue.amazonaws.com/123456789012/MyQueue",
+                 "queue_url": "https://us-east-2.queue.amazonaws.com/123456789012/MyQueue"}}]},
+              {"mode": "managed", "type": "aws_sqs_queue", "name": "beijing", "instances": [{"attributes": {
+                 "id": "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/MyQueue"}}]}
+            ]}"#,
+            "s",
+        )
+        .unwrap();
+        let found = |id: &str, types: &[&str], attrs: &[&str]| -> Vec<String> {
+            state.find(id, types, attrs).iter().map(|i| i.address.to_string()).collect()
+        };
+        for url in [
+            "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue",
+            "https://us-east-2.queue.amazonaws.com/123456789012/MyQueue",
+            "https://SQS.us-east-2.amazonaws.com/123456789012/MyQueue",
+            "http://sqs.us-east-2.amazonaws.com/123456789012/MyQueue",
+            // As the SQS developer guide's examples print it.
+            "https://sqs.us-east-2.amazon.com/123456789012/MyQueue",
+            "arn:aws:sqs:us-east-2:123456789012:MyQueue",
+        ] {
+            assert_eq!(found(url, &["aws_sqs_queue"], &["id", "url"]), ["aws_sqs_queue.jobs"], "{url}");
+            assert_eq!(found(url, &["aws_sqs_queue_policy"], &["queue_url"]), ["aws_sqs_queue_policy.jobs"], "{url}");
+            assert!(state.has("aws_sqs_queue_policy", "queue_url", url), "{url}");
+        }
+        // us-east-1's legacy host is the same queue as its regional hosts.
+        for url in [
+            "https://sqs.us-east-1.amazonaws.com/123456789012/legacy.fifo",
+            "https://us-east-1.queue.amazonaws.com/123456789012/legacy.fifo",
+        ] {
+            assert_eq!(found(url, &["aws_sqs_queue"], &["id", "url"]), ["aws_sqs_queue.legacy"], "{url}");
+        }
+        // The same name elsewhere is another queue: another region, account, partition or name.
+        for url in [
+            "https://sqs.us-west-2.amazonaws.com/123456789012/MyQueue",
+            "https://sqs.us-east-2.amazonaws.com/210987654321/MyQueue",
+            "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue2",
+            "https://queue.amazonaws.com/123456789012/MyQueue",
+            "https://sqs.us-east-2.example.com/123456789012/MyQueue",
+        ] {
+            assert!(found(url, &["aws_sqs_queue"], &["id", "url"]).is_empty(), "{url}");
+        }
+        assert_eq!(
+            found("https://cn-north-1.queue.amazonaws.com.cn/123456789012/MyQueue", &["aws_sqs_queue"], &[]),
+            ["aws_sqs_queue.beijing"]
+        );
+        assert_eq!(
+            Identity::parse("https://queue.amazonaws.com/123456789012/jobs").unwrap().to_string(),
+            "the SQS queue jobs of account 123456789012 in us-east-1"
+        );
+        for not_a_queue in [
+            "MyQueue",
+            "https://sqs.us-east-2.amazonaws.com/MyQueue",
+            "arn:aws:sns:us-east-2:123456789012:t",
+            "https://sqs.us-east-2.amazonaws.com/123456789012/a/b",
+        ] {
+            assert_eq!(Identity::parse(not_a_queue), None, "{not_a_queue}");
+        }
     }
 
     #[test]
