@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it: formatting, lints, then the whole test suite.
-# Needs a Rust toolchain, git, and python3 with pip (once, to fetch Postgres with pgvector for the
-# store's tests and moto's SQS/EventBridge server for the feed's: scripts/postgres.sh and
-# scripts/moto.sh start them on loopback for the test run and stop them afterwards, whatever the outcome).
+# Needs a Rust toolchain, git, and python3 with pip and venv (once, to fetch Postgres with pgvector
+# for the store's tests, moto's SQS/EventBridge server for the feed's, and checkov, the security
+# scanner the checkov_* tests check the security judgement against: scripts/postgres.sh and
+# scripts/moto.sh start their servers on loopback for the test run and stop them afterwards, whatever
+# the outcome; scripts/checkov.sh installs checkov into target/checkov-venv and starts nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v git >/dev/null || { echo "git is required by the tests" >&2; exit 1; }
@@ -17,4 +19,4 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -j 2 -- -D warnings
 scripts/check-deploy.sh
-DRIFTBACK_REQUIRE_SERVICES=1 scripts/postgres.sh scripts/moto.sh cargo test --workspace -j 2
+DRIFTBACK_REQUIRE_SERVICES=1 scripts/postgres.sh scripts/moto.sh scripts/checkov.sh cargo test --workspace -j 2

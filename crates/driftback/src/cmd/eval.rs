@@ -568,15 +568,6 @@ resource "aws_instance" "app" {
         Workspace::load(&Config::default(), dir, None).unwrap()
     }
 
-    fn event(source: &str, name: &str, request: Value) -> driftback_events::ApiEvent {
-        driftback_events::normalize(&json!({
-            "eventID": "e-1", "eventTime": "2024-03-01T10:00:00Z", "eventSource": source, "eventName": name,
-            "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::1:user/alice"}, "userAgent": "aws-cli/2.15",
-            "requestParameters": request
-        }))
-        .unwrap()
-    }
-
     #[test]
     fn a_branch_that_weakens_a_control_is_dangerous_an_ordinary_one_is_not() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,22 @@
+terraform {
+  required_version = ">= 1.7"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = "~> 5.80"
+    }
+  }
+}
+
+provider "aws" {
+  region = "us-east-1"
+
+  default_tags {
+    tags = {
+      Environment = var.environment
+      Stack       = "edge"
+      ManagedBy   = "terraform"
+    }
+  }
+}
