@@ -17,18 +17,18 @@ const CALL: &str = "ec2.amazonaws.com:ModifyNetworkInterfaceAttribute";
 
 const MAIN_TF: &str = r#"resource "aws_network_interface" "core" {
   subnet_id         = "subnet-1"
-  source_dest_check = true
+  source_dest_check = false
 }
 
 resource "aws_network_interface" "edge" {
   subnet_id         = "subnet-1"
-  source_dest_check = true
+  source_dest_check = false
 }
 "#;
 
 const STATE: &str = r#"{"version": 4, "resources": [
-  {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": true}}]},
-  {"mode": "managed", "type": "aws_network_interface", "name": "edge", "instances": [{"attributes": {"id": "eni-0edge", "source_dest_check": true}}]}
+  {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": false}}]},
+  {"mode": "managed", "type": "aws_network_interface", "name": "edge", "instances": [{"attributes": {"id": "eni-0edge", "source_dest_check": false}}]}
 ]}"#;
 
 fn events(id: &str, interface: &str) -> String {
@@ -41,7 +41,7 @@ fn events(id: &str, interface: &str) -> String {
         "awsRegion": "us-east-1",
         "sourceIPAddress": "203.0.113.87",
         "userAgent": "AWS Internal",
-        "requestParameters": {"networkInterfaceId": interface, "sourceDestCheck": {"value": false}},
+        "requestParameters": {"networkInterfaceId": interface, "sourceDestCheck": {"value": true}},
         "responseElements": {"requestId": "r", "_return": true},
         "eventID": id,
         "readOnly": false,
@@ -54,7 +54,7 @@ fn events(id: &str, interface: &str) -> String {
 
 fn scenario(address: &str) -> String {
     format!(
-        "project = \"net\"\ndescription = \"source/destination check turned off in the console (a NAT instance)\"\ncategory = \"attribute\"\n\n[[expect.attr]]\naddress = \"{address}\"\npath = \"source_dest_check\"\nequals = false\n"
+        "project = \"net\"\ndescription = \"source/destination check turned back on in the console (the interface no longer routes for others)\"\ncategory = \"attribute\"\n\n[[expect.attr]]\naddress = \"{address}\"\npath = \"source_dest_check\"\nequals = true\n"
     )
 }
 
@@ -62,11 +62,11 @@ fn scenario(address: &str) -> String {
 fn script(address: &str) -> Vec<Reply> {
     vec![
         Reply::call("read_hcl", json!({"address": address})),
-        Reply::call("edit_hcl", json!({"address": address, "path": "source_dest_check", "value": false})),
+        Reply::call("edit_hcl", json!({"address": address, "path": "source_dest_check", "value": true})),
         Reply::call("validate", json!({})),
         Reply::call(
             "finish",
-            json!({"summary": "source/destination check off", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
+            json!({"summary": "source/destination check on", "intent": "unknown", "motivation": "unknown", "confidence": 0.8}),
         ),
     ]
 }
@@ -170,7 +170,7 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     assert!(text(&out).contains("reconciled: 1"), "{}", text(&out));
     let branch = git(r, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
     let diff = git(r, &["diff", "main", branch.trim()]);
-    assert!(diff.contains("+  source_dest_check = false"), "{diff}");
+    assert!(diff.contains("+  source_dest_check = true"), "{diff}");
     let message = git(r, &["log", "-1", "--format=%B", branch.trim()]);
     assert!(
         message.contains("learned recipe learned-ec2-modify-network-interface-attribute-aws-network-interface"),
@@ -179,8 +179,8 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
     // The commit lists the edit with its proof: the member that sets it and how it was read.
     assert!(
         message.contains(
-            "proof: aws_network_interface.core.source_dest_check = false <- ec2:ModifyNetworkInterfaceAttribute \
-             sourceDestCheck.value = false (as recorded)"
+            "proof: aws_network_interface.core.source_dest_check = true <- ec2:ModifyNetworkInterfaceAttribute \
+             sourceDestCheck.value = true (as recorded)"
         ),
         "{message}"
     );
@@ -211,7 +211,7 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
         .unwrap_or_else(|| panic!("no branch for the edge interface: {branches}"));
     assert!(
         learned_commit.contains(
-            "proof: aws_network_interface.edge.source_dest_check = false <- ec2:ModifyNetworkInterfaceAttribute"
+            "proof: aws_network_interface.edge.source_dest_check = true <- ec2:ModifyNetworkInterfaceAttribute"
         ),
         "{learned_commit}"
     );

@@ -229,6 +229,18 @@ fn no_corpus_branch_makes_a_checkov_check_fail_that_passed_before() {
         );
     }
 
+    // Checks the baseline disagrees with on purpose, each with its reason.
+    let disagreements: toml::Table = toml::from_str(
+        &std::fs::read_to_string(root().join("crates/security/data/checkov-disagreements.toml")).unwrap(),
+    )
+    .unwrap();
+    let known: BTreeMap<String, String> = disagreements["disagreement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["check"].as_str().unwrap().to_string(), d["reason"].as_str().unwrap().to_string()))
+        .collect();
+    let mut disagreed = Vec::new();
     let empty = BTreeMap::new();
     let (mut compared, mut excused) = (0, 0);
     let mut regressions = Vec::new();
@@ -244,6 +256,8 @@ fn no_corpus_branch_makes_a_checkov_check_fail_that_passed_before() {
                     if before && !passed {
                         if step.status == "escalated" {
                             excused += 1;
+                        } else if let Some(reason) = known.get(&key.2) {
+                            disagreed.push(format!("{} {} on {}: {reason}", scenario.id, key.2, key.1));
                         } else {
                             let (dir, resource, check) = key;
                             regressions.push(format!(
@@ -276,6 +290,9 @@ fn no_corpus_branch_makes_a_checkov_check_fail_that_passed_before() {
         regressions.len(),
         if excused > 0 { format!(" ({excused} more in escalated change sets)") } else { String::new() },
     );
+    for d in &disagreed {
+        println!("checkov oracle: known disagreement: {d}");
+    }
     assert!(compared > 0, "no check was compared between a base and a branch");
     assert!(
         regressions.is_empty(),
