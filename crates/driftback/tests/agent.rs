@@ -242,3 +242,35 @@ fn reconcile_learns_into_the_store_and_kb_recipes_lists_the_recipe_with_its_coun
         assert!(matches[0]["entry"]["recipe_toml"].as_str().unwrap().contains("learned-ec2-modify-network-interface"));
     }
 }
+
+/// Every road passes through the security baseline: the model's edit turning source/destination
+/// checking off on an interface that has it (EC2.180) is a claim the policy holds for a person,
+/// never a branch.
+#[test]
+fn the_agents_weakening_is_held_for_a_person() {
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    write(&r.join("main.tf"), &MAIN_TF.replace("source_dest_check = false", "source_dest_check = true"));
+    write(&r.join("terraform.tfstate"), &STATE.replace("\"source_dest_check\": false", "\"source_dest_check\": true"));
+    git(r, &["init", "-q", "-b", "main"]);
+    git(r, &["add", "."]);
+    git(r, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+    let trail = tempfile::tempdir().unwrap();
+    let off = events("e-1", "eni-0c0re")
+        .replace("\"sourceDestCheck\":{\"value\":true}", "\"sourceDestCheck\":{\"value\":false}");
+    assert!(off.contains("\"value\":false"), "{off}");
+    write(&trail.path().join("off.json"), &off);
+    let mut replies = script("aws_network_interface.core");
+    replies[1] = Reply::call(
+        "edit_hcl",
+        json!({"address": "aws_network_interface.core", "path": "source_dest_check", "value": false}),
+    );
+    let model = ScriptedModel::start(replies);
+    let out = driftback(
+        &model,
+        &["reconcile", "--events", trail.path().join("off.json").to_str().unwrap(), "--repo", r.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("EC2.180"), "{}", text(&out));
+    assert!(git(r, &["branch", "--list", "driftback/*"]).trim().is_empty(), "a branch was written: {}", text(&out));
+}
