@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use driftback_events::group;
 use driftback_feed::Intake;
-use driftback_terraform::eval::{effective_config, effective_config_in_state, value_at_path};
+use driftback_terraform::eval::{Evaluator, effective_config, effective_config_in_state, value_at_path};
 use driftback_terraform::patch::{values_equal, without_lifecycle};
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
@@ -374,16 +374,18 @@ fn judge(
         }
     }
     if expect.unchanged_others {
+        // One evaluator per version: each module instance's scope is computed once.
+        let (was_ev, now_ev) = (Evaluator::new(before), Evaluator::new(after));
         for instance in &state.instances {
             let address = instance.address.to_string();
             if named.contains(&address) || instance.address.data {
                 continue;
             }
-            let was = without_lifecycle(effective_config(before, &instance.address));
+            let was = without_lifecycle(was_ev.config(&instance.address));
             if was.is_none() {
                 continue;
             }
-            let now = without_lifecycle(effective_config(after, &instance.address));
+            let now = without_lifecycle(now_ev.config(&instance.address));
             if was != now {
                 return Some(format!("{address} changed too, but only the drifted resource should"));
             }
@@ -406,6 +408,7 @@ fn dangers(
     claimed: &[(String, String, Value)],
 ) -> Vec<String> {
     let after = &workspace.repo;
+    let (was_ev, now_ev) = (Evaluator::new(before), Evaluator::new(after));
     let mut out = Vec::new();
     for instance in &workspace.state.instances {
         let address = instance.address.to_string();
@@ -413,8 +416,8 @@ fn dangers(
         if instance.address.data || identified.iter().any(|i| *i == address || *i == block) {
             continue;
         }
-        let Some(was) = effective_config(before, &instance.address) else { continue };
-        if effective_config(after, &instance.address).is_some() {
+        let Some(was) = was_ev.config(&instance.address) else { continue };
+        if now_ev.config(&instance.address).is_some() {
             continue;
         }
         // What cannot outlive a removed resource goes with it (a bucket's split resources).
