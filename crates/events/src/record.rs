@@ -373,19 +373,13 @@ pub(crate) fn derived_id(fields: &[&str], position: usize, content: Content<'_>)
     }
     hash.update(position.to_string().as_bytes());
     hash.update([0]);
-    let parsed;
-    let value = match content {
-        Content::Value(value) => Some(value),
-        Content::Text(text) => {
-            parsed = serde_json::from_str::<serde_json::Value>(text).ok();
-            parsed.as_ref()
-        }
-    };
-    match (value, content) {
-        (Some(value), _) => canonical(value, &mut hash),
-        // JSON the reader took apart but cannot hold as a value (nested too deep): its text.
-        (None, Content::Text(text)) => hash.update(text.as_bytes()),
-        (None, Content::Value(_)) => unreachable!("a value is given"),
+    match content {
+        Content::Value(value) => canonical(value, &mut hash),
+        Content::Text(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(value) => canonical(&value, &mut hash),
+            // JSON the reader took apart but cannot hold as a value (nested too deep): its text.
+            Err(_) => hash.update(text.as_bytes()),
+        },
     }
     let digest = hash.finalize();
     let mut id = String::with_capacity(DERIVED_ID_PREFIX.len() + 32);
