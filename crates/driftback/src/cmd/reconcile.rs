@@ -25,8 +25,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub repo: PathBuf,
     /// Terraform state (format version 4): the repository is read as one root module with this
-    /// state. Default: DIR/terraform.tfstate; when there is none (and no [[stack]] is configured)
-    /// the repository is read as stacks, as with --stacks.
+    /// state. Default: DIR/terraform.tfstate; when there is none, or the configuration names
+    /// [[stack]]s, the repository is read as stacks (see --stacks).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Route each change set to the stack and workspace whose state manages its resource, as

@@ -390,6 +390,7 @@ impl GitReconciler {
         };
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();
+        driver.at_code(&base.to_string());
         match person {
             Some(person) => driver.drive_answered(&mut workspace, change_set, person).await,
             None => driver.drive(&mut workspace, change_set).await,

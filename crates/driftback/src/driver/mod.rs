@@ -103,10 +103,13 @@ pub struct Driver {
     /// sibling's id and delivery, which stand for theirs. With one, the store keeps them
     /// ([`Store::record_covered`]), so a restarted daemon finds them.
     covered: std::collections::HashMap<String, (String, Delivered)>,
-    /// The recipes' plans of siblings, by workspace and change set (`None`: no recipe plan). Valid
-    /// while the workspace's code is unchanged: cleared when a reconciled change set's edit becomes
-    /// the code (`eval`), and for each run (the daemon's change sets).
+    /// The recipes' plans of siblings, by workspace (with its state's version) and change set
+    /// (`None`: no recipe plan). Valid while the workspace's code and state are unchanged: cleared
+    /// when a reconciled change set's edit becomes the code (`eval`), when the state gains
+    /// resources, and when the daemon's base commit moves ([`Driver::at_code`]).
     sibling_plans: std::collections::HashMap<(Option<String>, String), Option<Plan>>,
+    /// The commit the daemon's workspaces were last read at.
+    code: Option<String>,
 }
 
 impl Driver {
@@ -127,6 +130,7 @@ impl Driver {
             sibling_window,
             covered: Default::default(),
             sibling_plans: Default::default(),
+            code: None,
         })
     }
 
@@ -174,7 +178,15 @@ impl Driver {
     /// Start a new run: the ownership history of earlier change sets comes from the store alone.
     pub fn new_run(&mut self) {
         self.history = History::default();
-        self.sibling_plans.clear();
+    }
+
+    /// The workspaces driven next are read at `commit` (the daemon's base): the siblings' plans
+    /// made at another commit are dropped.
+    pub fn at_code(&mut self, commit: &str) {
+        if self.code.as_deref() != Some(commit) {
+            self.sibling_plans.clear();
+            self.code = Some(commit.to_string());
+        }
     }
 
     /// Drive one change set from its events to its commit and its records.
@@ -373,7 +385,10 @@ impl Driver {
         workspace: &Workspace,
     ) -> anyhow::Result<Vec<session::Sibling>> {
         let mut added = Vec::new();
-        let workspace_key = workspace.scope.as_ref().map(|s| format!("{}/{}", s.stack, s.workspace));
+        let workspace_key = workspace
+            .scope
+            .as_ref()
+            .map(|s| format!("{}/{}@{}", s.stack, s.workspace, s.state_version.as_deref().unwrap_or_default()));
         let read;
         let siblings = match (&self.siblings, &self.store) {
             (Siblings::Batch(batch), _) => session::siblings(change_set, batch, self.sibling_window),

@@ -145,24 +145,51 @@ pub(crate) async fn change_set_of(
     resource_id: Option<String>,
     event_ids: &[String],
 ) -> anyhow::Result<ChangeSet> {
-    let mut by_id: HashMap<String, ApiEvent> = HashMap::new();
-    for r in store.events_by_id(event_ids).await? {
-        let event = read_record(&r.raw)
-            .and_then(|record| record.to_event())
-            .map_err(|e| anyhow::anyhow!("event {} of change set {id} cannot be read again: {e}", r.event_id))?;
-        by_id.insert(r.event_id, event);
-    }
-    let missing: Vec<&str> = event_ids.iter().filter(|e| !by_id.contains_key(*e)).map(String::as_str).collect();
+    let events = read_events(store, event_ids).await?;
+    change_set_from(id, resource_id, event_ids, &events)
+}
+
+/// The recorded events among `ids`, each read as intake read it, or why it cannot be.
+pub(crate) async fn read_events(
+    store: &Store,
+    ids: &[String],
+) -> anyhow::Result<HashMap<String, Result<ApiEvent, String>>> {
+    Ok(store
+        .events_by_id(ids)
+        .await?
+        .into_iter()
+        .map(|r| {
+            let event = read_record(&r.raw).and_then(|record| record.to_event()).map_err(|e| e.to_string());
+            (r.event_id, event)
+        })
+        .collect())
+}
+
+/// The change set `id` on `resource_id` made of the events `event_ids` out of `events` (read by
+/// [`read_events`]). Fails naming the events missing or unreadable.
+pub(crate) fn change_set_from(
+    id: &str,
+    resource_id: Option<String>,
+    event_ids: &[String],
+    events: &HashMap<String, Result<ApiEvent, String>>,
+) -> anyhow::Result<ChangeSet> {
+    let missing: Vec<&str> = event_ids.iter().filter(|e| !events.contains_key(*e)).map(String::as_str).collect();
     if !missing.is_empty() {
         anyhow::bail!(
             "the knowledge base lacks events {} of change set {id}; it cannot be driven again",
             missing.join(", ")
         );
     }
-    let mut events: Vec<ApiEvent> = event_ids.iter().filter_map(|e| by_id.remove(e)).collect();
-    events.sort_by(time_order);
-    let actor = events.first().map(|e| e.actor.clone()).with_context(|| format!("change set {id} has no events"))?;
-    Ok(ChangeSet { id: id.to_string(), resource_id, actor, events })
+    let mut read = Vec::with_capacity(event_ids.len());
+    for event_id in event_ids {
+        match &events[event_id] {
+            Ok(event) => read.push(event.clone()),
+            Err(e) => anyhow::bail!("event {event_id} of change set {id} cannot be read again: {e}"),
+        }
+    }
+    read.sort_by(time_order);
+    let actor = read.first().map(|e| e.actor.clone()).with_context(|| format!("change set {id} has no events"))?;
+    Ok(ChangeSet { id: id.to_string(), resource_id, actor, events: read })
 }
 
 #[cfg(test)]

@@ -153,11 +153,19 @@ pub(crate) async fn from_store(
         }
         (from, to) = (from.min(first - window), to.max(last + window));
     };
+    let chosen = siblings(change_set, &read, window);
+    let ids: Vec<String> = chosen.iter().flat_map(|s| s.row.event_ids.iter().cloned()).collect();
+    let events = super::person::read_events(store, &ids)
+        .await
+        .map_err(|e| e.context("reading the sibling change sets' events from the knowledge base"))?;
     let mut found = Vec::new();
-    for sibling in siblings(change_set, &read, window) {
-        match super::person::change_set_of(store, &sibling.row.id, sibling.resource_id.clone(), &sibling.row.event_ids)
-            .await
-        {
+    for sibling in chosen {
+        match super::person::change_set_from(
+            &sibling.row.id,
+            sibling.resource_id.clone(),
+            &sibling.row.event_ids,
+            &events,
+        ) {
             Ok(set) => found.push(set),
             Err(e) => tracing::warn!(
                 change_set = %change_set.id,
