@@ -496,7 +496,12 @@ async fn a_writable_held_edit_is_a_draft_pull_request_updated_per_resource_and_a
     assert!(posted.filter(|r| r.body["head"] == head.as_str()).all(|r| r.body["draft"] == true));
     let body = draft["body"].as_str().unwrap();
     assert!(body.starts_with("<!-- driftback:escalation aws_security_group.web -->"), "{body}");
-    assert!(body.contains("**Held for a person.**") && body.contains("`default:security-baseline`") && body.contains("EC2.13"), "{body}");
+    assert!(
+        body.contains("**Held for a person.**")
+            && body.contains("`default:security-baseline`")
+            && body.contains("EC2.13"),
+        "{body}"
+    );
     assert!(body.contains("## Timeline") && body.contains("## Who made the change"), "{body}");
     let labels = server.inner.lock().unwrap().labels[&number].clone();
     assert!(labels.contains(&"decision:escalate".to_string()) && labels.contains(&"drift".to_string()), "{labels:?}");
