@@ -474,14 +474,14 @@ async fn a_knowledge_write_the_store_refuses_is_counted_and_the_reconciliation_s
 /// agent can reconcile it.
 const ENI_TF: &str = r#"resource "aws_network_interface" "core" {
   subnet_id         = "subnet-1"
-  source_dest_check = true
+  source_dest_check = false
 }
 "#;
 
 const ENI_CALL: &str = "ec2.amazonaws.com:ModifyNetworkInterfaceAttribute";
 
 const ENI_STATE: &str = r#"{"version": 4, "resources": [
-  {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": true}}]}
+  {"mode": "managed", "type": "aws_network_interface", "name": "core", "instances": [{"attributes": {"id": "eni-0c0re", "source_dest_check": false}}]}
 ]}"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -503,7 +503,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
         "awsRegion": "us-east-1",
         "sourceIPAddress": "203.0.113.87",
         "userAgent": "AWS Internal",
-        "requestParameters": {"networkInterfaceId": "eni-0c0re", "sourceDestCheck": {"value": false}},
+        "requestParameters": {"networkInterfaceId": "eni-0c0re", "sourceDestCheck": {"value": true}},
         "responseElements": {"requestId": "r", "_return": true},
         "eventID": format!("agent-{suffix}"),
         "readOnly": false,
@@ -520,7 +520,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
         Reply::call("read_hcl", json!({"address": "aws_network_interface.core"})),
         Reply::call(
             "edit_hcl",
-            json!({"address": "aws_network_interface.core", "path": "source_dest_check", "value": false}),
+            json!({"address": "aws_network_interface.core", "path": "source_dest_check", "value": true}),
         ),
         Reply::call("validate", json!({})),
         Reply::call(
@@ -566,7 +566,7 @@ async fn serve_hands_what_no_recipe_covers_to_the_agent_and_keeps_its_transcript
     let branches = remote_branches(&remote);
     assert_eq!(branches.len(), 1, "{branches:?}");
     let diff = git(&remote, &["diff", "main", &branches[0]]);
-    assert!(diff.contains("+  source_dest_check = false"), "{diff}");
+    assert!(diff.contains("+  source_dest_check = true"), "{diff}");
     let message = git(&remote, &["log", "-1", "--format=%B", &branches[0]]);
     let change_set = message.lines().find_map(|l| l.strip_prefix("Drift-Change-Set: ")).expect(&message).trim();
 

@@ -566,7 +566,8 @@ fn settle(
         }
         (DecisionKind::Reconcile | DecisionKind::IgnoreChanges, _) => {}
     }
-    let patched = write(outcome, decided, workspace);
+    // A person's answer decided it: the security gate is theirs to pass.
+    let patched = write(outcome, decided, workspace, decision.rule == person::PERSON_RULE);
     // A split whose written part changes nothing, or cannot be written: the change set waits as a
     // whole (what failed says why, in the status or the notes).
     if let Some(part) = outcome.held.take() {
@@ -587,7 +588,7 @@ fn settle(
 
 /// Apply the decided plan on a copy and gate it: the outcome's status, files and edits. Returns
 /// the repository with the patch applied, when it is.
-fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace) -> Option<Repo> {
+fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace, by_person: bool) -> Option<Repo> {
     if decided.is_empty() {
         return None;
     }
@@ -613,7 +614,7 @@ fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace) -> Option
             }
             // Fail closed on security too: whatever road the edit came by, the code it writes must
             // not weaken a control the policy did not hold or accept.
-            if workspace.policy.judges_security() {
+            if workspace.policy.judges_security() && !by_person {
                 let weakened = security::weakenings(
                     &workspace.repo,
                     &after,
