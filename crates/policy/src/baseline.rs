@@ -26,6 +26,11 @@ impl Accept {
     pub fn covers(&self, control: &str, address: &str) -> bool {
         self.control == control && self.addresses.iter().any(|a| glob(a, address))
     }
+
+    /// As [`Accept::covers`], for an instance named with its key or by its block.
+    pub fn covers_instance(&self, control: &str, address: &Address) -> bool {
+        self.covers(control, &address.to_string()) || self.covers(control, &address.without_key().to_string())
+    }
 }
 
 /// One control a plan would weaken on one resource.
@@ -96,10 +101,7 @@ pub fn weakenings(plan: &Plan, state: Option<&State>, accepts: &[Accept]) -> Vec
             let address = change.address.to_string();
             let accepted_by = accepts
                 .iter()
-                .find(|a| {
-                    a.covers(&finding.control.id, &address)
-                        || a.covers(&finding.control.id, &change.address.without_key().to_string())
-                })
+                .find(|a| a.covers_instance(&finding.control.id, &change.address))
                 .map(|a| format!("{} accepted {} on {address}: {}", a.by, finding.control.id, a.reason));
             out.push(Weakening {
                 address: change.address.clone(),

@@ -101,7 +101,6 @@ pub fn weakenings(
         let others = |t: &str| state.values_of_type(t);
         let (b, a) = (b.map(|b| with_links(rtype, &b, &others)), a.map(|a| with_links(rtype, &a, &others)));
         let shown = address.to_string();
-        let bare = address.without_key().to_string();
         let goes_with_another = || {
             state.get(&address).is_some_and(|mine| {
                 let mine = Value::Object(mine.attributes.clone());
@@ -113,7 +112,7 @@ pub fn weakenings(
                 continue;
             }
             let id = &finding.control.id;
-            if accepts.iter().any(|x| x.covers(id, &shown) || x.covers(id, &bare)) {
+            if accepts.iter().any(|x| x.covers_instance(id, &address)) {
                 continue;
             }
             out.push(CodeWeakening { address: shown.clone(), control: id.clone(), text: finding.describe() });
