@@ -46,6 +46,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("accessanalyzer.toml", include_str!("../catalog/accessanalyzer.toml")),
     ("guardduty.toml", include_str!("../catalog/guardduty.toml")),
     ("acm.toml", include_str!("../catalog/acm.toml")),
+    ("ecr.toml", include_str!("../catalog/ecr.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -445,6 +446,11 @@ pub struct BlockRule {
     /// type already says): they do not count as unmapped.
     #[serde(default)]
     pub implied: Vec<String>,
+    /// Item member -> the member whose presence makes it say nothing more, by the API's contract
+    /// (a listener action's `forwardConfig`, which must name the one `targetGroupArn` when both are
+    /// sent, as the console does): not unmapped when the other is there.
+    #[serde(default)]
+    pub redundant_with: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

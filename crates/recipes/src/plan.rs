@@ -319,6 +319,7 @@ impl Planner<'_> {
                         return Ok(());
                     }
                     let ops = self.ops(recipe, event, &address)?;
+                    let ops = self.documents_in_code_form(&address, ops);
                     let ops = self.without_ignored(&address, ops);
                     self.push(address, ops, &recipe.id, false);
                     return Ok(());
@@ -686,7 +687,9 @@ impl Planner<'_> {
             let unread: Vec<String> = items
                 .iter()
                 .filter_map(Value::as_object)
-                .flat_map(|o| o.keys())
+                .flat_map(|o| {
+                    o.keys().filter(move |k| !rule.redundant_with.get(*k).is_some_and(|other| o.contains_key(other)))
+                })
                 .filter(|k| !read.contains(&k.as_str()))
                 .map(|k| format!("{}.{k}", rule.items))
                 .collect();
@@ -696,6 +699,24 @@ impl Planner<'_> {
                     name: event.raw_name.clone(),
                     params: unread.join(", "),
                 });
+            }
+            // The blocks the state already has, sent again (the console's form sends every action):
+            // nothing changed, nothing to write.
+            let current = self
+                .state
+                .get(address)
+                .and_then(|i| i.attributes.get(&rule.block))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let same_as_state = current.len() == items.len()
+                && items.iter().zip(&current).all(|(item, have)| {
+                    item_attrs(item, &rule.attrs)
+                        .iter()
+                        .all(|(k, v)| have.get(k).is_some_and(|h| driftback_terraform::patch::values_equal(h, v)))
+                });
+            if same_as_state {
+                continue;
             }
             // The blocks the code has go first (none yet: only the new ones are added).
             if config.as_ref().and_then(|c| c.get(&rule.block)).is_some_and(|b| !is_empty_json(b)) {
@@ -978,6 +999,33 @@ impl Planner<'_> {
         let mut ops = Vec::new();
         json_diff(path, &old, &new, &mut ops);
         Some(ops)
+    }
+
+    /// A JSON document set whole (a topic's `Policy` through `SetTopicAttributes`, a domain's
+    /// `AccessPolicies`), whatever recipe rule read it: where the code builds it with
+    /// `jsonencode({...})`, it changes member by member, so the code keeps its form and references.
+    fn documents_in_code_form(&self, address: &Address, ops: Vec<Op>) -> Vec<Op> {
+        let is_document =
+            |text: &str| matches!(serde_json::from_str::<Value>(text), Ok(Value::Object(_) | Value::Array(_)));
+        if !ops.iter().any(|op| matches!(op, Op::Set { path, value: AttrValue::Literal(Value::String(text)) } if path.0.len() == 1 && is_document(text))) {
+            return ops;
+        }
+        let config = effective_config(self.repo, address);
+        let mut out = Vec::new();
+        for op in ops {
+            match &op {
+                Op::Set { path, value: AttrValue::Literal(value @ Value::String(text)) }
+                    if path.0.len() == 1 && is_document(text) =>
+                {
+                    match self.json_members(address, config.as_ref(), path, value) {
+                        Some(members) => out.extend(members),
+                        None => out.push(op),
+                    }
+                }
+                _ => out.push(op),
+            }
+        }
+        out
     }
 
     /// Changes to arguments the resource's `lifecycle { ignore_changes }` lists are not drift:
@@ -1510,14 +1558,79 @@ fn json_diff(path: &AttrPath, old: &Value, new: &Value, ops: &mut Vec<Op>) {
         // Lists of the same length change item by item (one container of several).
         (Value::Array(o), Value::Array(n)) if o.len() == n.len() => {
             for (i, (ov, nv)) in o.iter().zip(n).enumerate() {
-                let mut segs = path.0.clone();
-                segs.push(Seg::Index(i));
-                json_diff(&AttrPath(segs), ov, nv, ops);
+                json_diff(&with_index(path, i), ov, nv, ops);
             }
         }
+        // A list that gained or lost items (a statement, an action): item by item where it can.
+        (Value::Array(o), Value::Array(n)) if list_edits(path, o, n, ops) => {}
         _ if driftback_terraform::patch::values_equal(old, new) => {}
         _ => ops.push(Op::Set { path: path.clone(), value: AttrValue::Literal(new.clone()) }),
     }
+}
+
+/// The edits that turn list `old` into `new` while the items both keep stay as the code writes
+/// them: items are matched as a longest common subsequence; between two kept items, an item of each
+/// side is one item changed in place, the old side's extra items are removed, and the new side's
+/// extra items are added. Added only at the end, where the code can append them; `false` (and no
+/// ops) when a new item goes anywhere else.
+fn list_edits(path: &AttrPath, old: &[Value], new: &[Value], ops: &mut Vec<Op>) -> bool {
+    use driftback_terraform::patch::values_equal;
+    let (m, k) = (old.len(), new.len());
+    let mut common = vec![vec![0usize; k + 1]; m + 1];
+    for i in (0..m).rev() {
+        for j in (0..k).rev() {
+            common[i][j] = if values_equal(&old[i], &new[j]) {
+                common[i + 1][j + 1] + 1
+            } else {
+                common[i + 1][j].max(common[i][j + 1])
+            };
+        }
+    }
+    let (mut changed, mut removed, mut added) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut gap_old, mut gap_new) = (Vec::new(), Vec::new());
+    let mut close_gap = |gap_old: &mut Vec<usize>, gap_new: &mut Vec<usize>| {
+        let paired = gap_old.len().min(gap_new.len());
+        changed.extend(gap_old.iter().copied().zip(gap_new.iter().copied()).take(paired));
+        removed.extend(gap_old.drain(..).skip(paired));
+        added.extend(gap_new.drain(..).skip(paired));
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < m && j < k {
+        if values_equal(&old[i], &new[j]) {
+            close_gap(&mut gap_old, &mut gap_new);
+            (i, j) = (i + 1, j + 1);
+        } else if common[i + 1][j] >= common[i][j + 1] {
+            gap_old.push(i);
+            i += 1;
+        } else {
+            gap_new.push(j);
+            j += 1;
+        }
+    }
+    gap_old.extend(i..m);
+    gap_new.extend(j..k);
+    close_gap(&mut gap_old, &mut gap_new);
+    // New items only at the end: after the edits in place and the removals, the list is `new`
+    // without them, so each goes at its own index.
+    if added.iter().enumerate().any(|(n, &at)| at != k - added.len() + n) {
+        return false;
+    }
+    for (o, n) in changed {
+        json_diff(&with_index(path, o), &old[o], &new[n], ops);
+    }
+    for o in removed.into_iter().rev() {
+        ops.push(Op::Remove { path: with_index(path, o) });
+    }
+    for n in added {
+        ops.push(Op::Set { path: with_index(path, n), value: AttrValue::Literal(new[n].clone()) });
+    }
+    true
+}
+
+fn with_index(path: &AttrPath, index: usize) -> AttrPath {
+    let mut segs = path.0.clone();
+    segs.push(Seg::Index(index));
+    AttrPath(segs)
 }
 
 fn is_empty_json(value: &Value) -> bool {
@@ -2098,5 +2211,52 @@ mod secret_tests {
         for name in ["PWD", "TOKENIZER_PATH", "HTTP_TOKENS", "KMS_KEY", "API_KEY_ID", "SECRET_NAME", "", "_"] {
             assert!(!credential_name(name), "{name}");
         }
+    }
+}
+
+#[cfg(test)]
+mod document_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn diff(old: Value, new: Value) -> Vec<String> {
+        let mut ops = Vec::new();
+        json_diff(&AttrPath::parse("policy").unwrap(), &old, &new, &mut ops);
+        ops.iter()
+            .map(|op| match op {
+                Op::Set { path, value: AttrValue::Literal(v) } => format!("set {path} = {v}"),
+                Op::Remove { path } => format!("remove {path}"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_list_that_loses_an_item_keeps_the_others_where_the_code_writes_them() {
+        let ops = diff(json!({"Action": ["a", "b", "c"]}), json!({"Action": ["a", "c"]}));
+        assert_eq!(ops, ["remove policy[\"Action\"][1]"]);
+    }
+
+    #[test]
+    fn a_new_item_at_the_end_is_added_and_a_changed_one_is_changed_in_place() {
+        let old = json!({"Statement": [{"Sid": "A", "Action": "x"}, {"Sid": "B", "Action": "y"}]});
+        let new = json!({"Statement": [{"Sid": "A", "Action": "x"}, {"Sid": "B", "Action": "z"}, {"Sid": "C"}]});
+        assert_eq!(
+            diff(old, new),
+            ["set policy[\"Statement\"][1][\"Action\"] = \"z\"", "set policy[\"Statement\"][2] = {\"Sid\":\"C\"}"]
+        );
+    }
+
+    #[test]
+    fn removals_go_from_the_end_so_each_index_is_still_the_item_meant() {
+        let ops = diff(json!(["a", "b", "c", "d"]), json!(["b", "d"]));
+        assert_eq!(ops, ["remove policy[2]", "remove policy[0]"]);
+    }
+
+    #[test]
+    fn a_new_item_in_the_middle_rewrites_the_list_whole() {
+        let ops = diff(json!(["a", "c"]), json!(["a", "b", "c"]));
+        assert_eq!(ops, ["set policy = [\"a\",\"b\",\"c\"]"]);
     }
 }

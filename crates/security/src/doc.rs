@@ -83,6 +83,7 @@ fn held(c: &Control) -> String {
             parts.push("no wider than before: no new grant, no Deny or condition dropped".into())
         }
         Some(ChangeTest::CidrsNotWidened) => parts.push("no address range let in that was not before".into()),
+        Some(ChangeTest::TlsMinimumNotLowered) => parts.push("no older TLS version accepted than before".into()),
         None => {}
     }
     match c.missing {

@@ -18,6 +18,7 @@ mod document;
 mod links;
 mod predicate;
 mod table;
+mod tls;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -201,6 +202,11 @@ fn judge_one<'a>(c: &'a Control, before: Option<&Value>, after: Option<&Value>) 
             match (status(c, b), status(c, a)) {
                 (Verdict::Pass, Verdict::Fail) => Some(finding(FindingKind::Weakened, vb, va)),
                 (Verdict::Pass, Verdict::Unknown) => Some(finding(FindingKind::Unverifiable, vb, va)),
+                _ if c.change == Some(ChangeTest::TlsMinimumNotLowered) && applies(c, a) => {
+                    let (Some(Value::String(was)), Some(Value::String(now))) = (&vb, &va) else { return None };
+                    let why = tls::lowered(was, now)?;
+                    Some(finding(FindingKind::Widened(vec![why]), vb, va))
+                }
                 _ => None,
             }
         }

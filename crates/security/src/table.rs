@@ -32,6 +32,9 @@ pub enum ChangeTest {
     PolicyNotWidened,
     /// A list of CIDR blocks lets in an address no block let in before.
     CidrsNotWidened,
+    /// Besides the control's own test: a load balancer security policy that accepts an older TLS
+    /// version than the one before, even when neither is on the control's list.
+    TlsMinimumNotLowered,
 }
 
 /// One control, judged on one resource shape.
@@ -168,6 +171,10 @@ fn control(file: &str, c: RawControl) -> Result<Control, TableError> {
     }
     match (&c.holds, &c.change, c.on_delete) {
         (None, None, false) => return Err(bad("needs `holds`, `change` or `on_delete = true`".into())),
+        (None, Some(ChangeTest::TlsMinimumNotLowered), _) => {
+            return Err(bad("`change = \"tls_minimum_not_lowered\"` adds to a `holds` test: give one".into()));
+        }
+        (Some(_), Some(ChangeTest::TlsMinimumNotLowered), _) => {}
         (Some(_), Some(_), _) => return Err(bad("`holds` and `change` are exclusive: one entry, one test".into())),
         _ => {}
     }

@@ -165,7 +165,13 @@ impl<'a> Tracer<'a> {
         // a literal there would cut the link and freeze today's value.
         if let (true, Change::Set(value), Some(span)) = (tail.is_empty(), change, expr.span()) {
             if !refers_to_other_objects(expr) {
-                self.replace(file, span, value, trail);
+                match (expr, value) {
+                    // A document written as a heredoc stays one.
+                    (Expression::HeredocTemplate(_), AttrValue::Literal(Value::String(new))) => {
+                        self.replace_heredoc(file, span, new, trail)
+                    }
+                    _ => self.replace(file, span, value, trail),
+                }
             }
         }
     }
@@ -549,7 +555,13 @@ impl<'a> Tracer<'a> {
         depth: usize,
     ) {
         let Some(Seg::Index(i)) = tail.first() else { return };
-        let Some(item) = array.iter().nth(*i) else { return };
+        let Some(item) = array.iter().nth(*i) else {
+            // One past the end: the list gains an item (a policy's new statement).
+            if let (Change::Set(value), true) = (change, tail.len() == 1 && *i == array.len()) {
+                self.append_item(file, array, value, trail);
+            }
+            return;
+        };
         if tail.len() > 1 || matches!(change, Change::Set(_)) {
             return self.expr(site, file, item, &tail[1..], change, trail, depth + 1);
         }
@@ -559,6 +571,90 @@ impl<'a> Tracer<'a> {
         let new = tidy_list_end(&new, range.start);
         let place = place(trail, file, text, range.start);
         self.push(file.to_path_buf(), new, format!("removed item {i} of the list in {place}"));
+    }
+
+    /// Add `value` as the last item of a list literal, in the list's own layout: one item per line
+    /// when it is written so, with its trailing comma kept or left out as the list has it.
+    fn append_item(&mut self, file: &Path, array: &Array, value: &AttrValue, trail: &str) {
+        let (Some(text), Some(span)) = (self.repo.text(file), array.span()) else { return };
+        let Some(last) = array.iter().last() else {
+            // `[]`: the list is the one item.
+            let Ok(rendered) = value.render(&edit::indent_of(text, span.start)) else { return };
+            let new = format!("{}[{rendered}]{}", &text[..span.start], &text[span.end..]);
+            let place = place(trail, file, text, span.start);
+            return self.push(file.to_path_buf(), new, format!("added an item to the list in {place}"));
+        };
+        let Some(last_span) = last.span() else { return };
+        let indent = edit::indent_of(text, last_span.start);
+        let rendered = match (value, last) {
+            // An object item written like the ones before it: their keys in their order.
+            (AttrValue::Literal(v), Expression::Object(sibling)) => {
+                let like: Vec<String> = sibling.iter().filter_map(|(k, _)| edit::object_key_str(text, k)).collect();
+                crate::render::render_value_like(v, &indent, &like)
+            }
+            _ => match value.render(&indent) {
+                Ok(rendered) => rendered,
+                Err(_) => return,
+            },
+        };
+        let after_last = &text[last_span.end..span.end];
+        let comma = after_last.trim_start_matches([' ', '\t']).starts_with(',');
+        let multiline = text[span.start..last_span.start].contains('\n');
+        let (at, insert) = match (multiline, comma) {
+            (true, true) => {
+                let at = last_span.end + after_last.find(',').unwrap_or(0) + 1;
+                (at, format!("\n{indent}{rendered},"))
+            }
+            (true, false) => (last_span.end, format!(",\n{indent}{rendered}")),
+            (false, _) => (last_span.end, format!(", {rendered}")),
+        };
+        let new = format!("{}{insert}{}", &text[..at], &text[at..]);
+        let place = place(trail, file, text, span.start);
+        self.push(file.to_path_buf(), new, format!("added an item at the end of the list in {place}"));
+    }
+
+    /// The heredoc at `span` holds `new` instead, with its own delimiter and indentation; a JSON
+    /// document is written pretty-printed, as heredoc documents are. Template sequences in the
+    /// data are escaped, so data stays data.
+    fn replace_heredoc(&mut self, file: &Path, span: Range<usize>, new: &str, trail: &str) {
+        let Some(text) = self.repo.text(file) else { return };
+        let Some(opening) = text[span.clone()].lines().next() else { return };
+        let Some(marker) = opening.trim().strip_prefix("<<") else { return };
+        let (indented, delimiter) = match marker.strip_prefix('-') {
+            Some(d) => (true, d.trim()),
+            None => (false, marker.trim()),
+        };
+        let content = match serde_json::from_str::<Value>(new) {
+            Ok(document @ (Value::Object(_) | Value::Array(_))) => {
+                serde_json::to_string_pretty(&document).unwrap_or_else(|_| new.to_string())
+            }
+            _ => new.to_string(),
+        };
+        let content = content.replace("${", "$${").replace("%{", "%%{");
+        if delimiter.is_empty() || content.lines().any(|line| line.trim() == delimiter) {
+            return;
+        }
+        let indent = edit::indent_of(text, span.start);
+        let (body_indent, end_indent) =
+            if indented { (format!("{indent}  "), indent) } else { (String::new(), String::new()) };
+        let mut out = format!("<<{}{delimiter}\n", if indented { "-" } else { "" });
+        for line in content.lines() {
+            if !line.is_empty() {
+                out.push_str(&body_indent);
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str(&end_indent);
+        out.push_str(delimiter);
+        // The span may or may not hold the newline after the closing delimiter: keep what follows as it was.
+        let tail_newline = text[span.clone()].ends_with('\n');
+        if tail_newline {
+            out.push('\n');
+        }
+        let new_text = format!("{}{out}{}", &text[..span.start], &text[span.end..]);
+        let place = place(trail, file, text, span.start);
+        self.push(file.to_path_buf(), new_text, format!("wrote the document in the heredoc in {place}"));
     }
 
     fn replace(&mut self, file: &Path, span: Range<usize>, value: &AttrValue, trail: &str) {

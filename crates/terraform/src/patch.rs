@@ -266,7 +266,7 @@ fn set_value(
         candidates.push(c);
     }
     if let Some((expr, tail, used)) = &found {
-        if !tail.is_empty() && !keyed {
+        if !tail.is_empty() && !keyed && !is_text_argument(&address.rtype, &path.0[..*used]) {
             if let Some(c) = merge_overlay(&text, location, expr, &AttrPath(path.0[..*used].to_vec()), tail, value) {
                 candidates.push(c);
             }
@@ -284,7 +284,7 @@ fn set_value(
     };
     let check = |config: Option<Value>| match (&want, config.map(|c| document_value(&c, path))) {
         (None, _) => true,
-        (Some(want), Some(Member::Known(got))) => values_equal(&got, want),
+        (Some(want), Some(Member::Known(got))) => values_equal(&got, want) || same_document(&got, want),
         // A member of a JSON document built from other resources: the edit went to the member's
         // literal in the object it is built from; the whole cannot be evaluated here.
         (Some(_), Some(Member::Computed)) => true,
@@ -317,10 +317,24 @@ fn remove_value(
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
     let config = effective_config(repo, address);
-    if config.as_ref().and_then(|c| value_at_path(c, path)).is_none() {
+    let Some(config) = config.filter(|c| !matches!(document_value(c, path), Member::Missing)) else {
         applied.notes.push(format!("{address}: {path} is not set: nothing to remove"));
         return Ok(());
-    }
+    };
+    // An item of a list (a policy's statement, an action): the list keeps the others, in order.
+    let list_without = match path.0.split_last() {
+        Some((Seg::Index(i), parent)) => {
+            let parent = AttrPath(parent.to_vec());
+            match document_value(&config, &parent) {
+                Member::Known(Value::Array(mut items)) if *i < items.len() => {
+                    items.remove(*i);
+                    Some((parent, Some(items)))
+                }
+                _ => Some((parent, None)),
+            }
+        }
+        _ => None,
+    };
     let site = site_of(repo, address, location);
     let text = repo.text(&location.file).unwrap_or_default().to_string();
     let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
@@ -341,7 +355,18 @@ fn remove_value(
         }
     }
     let candidates = tracer.out;
-    let check = |config: Option<Value>| config.is_some_and(|c| value_at_path(&c, path).is_none());
+    let check = |config: Option<Value>| {
+        let Some(config) = config else { return false };
+        match (&list_without, document_value(&config, path)) {
+            // A member of a document built from other resources: the edit went to its literal.
+            (_, Member::Computed) => true,
+            (None, got) => matches!(got, Member::Missing),
+            (Some((parent, Some(want))), _) => {
+                matches!(document_value(&config, parent), Member::Known(got) if values_equal(&got, &Value::Array(want.clone())))
+            }
+            (Some((parent, None)), _) => matches!(document_value(&config, parent), Member::Computed),
+        }
+    };
     let chosen = choose(repo, address, Some(path), candidates, &check, &|_| false, alongside)
         .map_err(|e| refused(format!("{path}: {e}")))?;
     applied.notes.push(format!("{address}: {path}: {}", chosen.note));
@@ -860,7 +885,21 @@ pub fn without_lifecycle(config: Option<Value>) -> Option<Value> {
     if let Some(map) = config.as_object_mut() {
         map.remove("lifecycle");
     }
+    without_nulls(&mut config);
     Some(config)
+}
+
+/// An argument set to `null` is an argument left out, as Terraform reads it
+/// (`x = each.key == "a" ? 1 : null` leaves the other instances as they were).
+fn without_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(without_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_nulls),
+        _ => {}
+    }
 }
 
 /// The instances an edit of some files can change. References to other resources stay symbolic in
@@ -963,6 +1002,13 @@ fn document_value(config: &Value, path: &AttrPath) -> Member {
         };
     }
     Member::Missing
+}
+
+/// Two texts that hold the same JSON document (a heredoc pretty-prints what the call sent
+/// compact): the provider compares documents, not their spelling.
+fn same_document(a: &Value, b: &Value) -> bool {
+    let parse = |v: &Value| v.as_str().and_then(|t| serde_json::from_str::<Value>(t).ok());
+    matches!((parse(a), parse(b)), (Some(x @ (Value::Object(_) | Value::Array(_))), Some(y)) if x == y)
 }
 
 fn with_key(path: &AttrPath, key: &str) -> AttrPath {
@@ -1146,6 +1192,11 @@ fn merge_overlay(
     tail: &[Seg],
     value: &AttrValue,
 ) -> Option<Candidate> {
+    // merge() takes maps: a document the code writes as text (`jsonencode({...})`, a heredoc) is
+    // a string, and merging into it would not even validate.
+    if yields_text(expr) {
+        return None;
+    }
     let span = expr.span()?;
     let rendered = value.render("").ok()?;
     let new = format!(
@@ -1165,6 +1216,40 @@ fn merge_overlay(
         ),
         also: Vec::new(),
     })
+}
+
+/// A top-level argument the provider's schema types as a string (a policy document): no
+/// `merge()` can overlay a member of it.
+fn is_text_argument(rtype: &str, path: &[Seg]) -> bool {
+    let [Seg::Name(name)] = path else { return false };
+    crate::Schema::newest()
+        .ok()
+        .and_then(|schema| schema.resource(rtype))
+        .and_then(|resource| resource.argument(name))
+        .is_some_and(|attribute| matches!(attribute.value_type(), crate::schema::ValueType::String))
+}
+
+/// An expression whose value is text whatever its arguments: a string, a template, or a function
+/// that returns a string.
+fn yields_text(expr: &Expression) -> bool {
+    const TEXT_FUNCTIONS: &[&str] = &[
+        "jsonencode",
+        "yamlencode",
+        "templatefile",
+        "format",
+        "join",
+        "file",
+        "replace",
+        "tostring",
+        "base64encode",
+        "trimspace",
+    ];
+    match expr {
+        Expression::String(_) | Expression::StringTemplate(_) | Expression::HeredocTemplate(_) => true,
+        Expression::FuncCall(call) => TEXT_FUNCTIONS.contains(&call.name.name.as_str()),
+        Expression::Parenthesis(inner) => yields_text(inner.inner()),
+        _ => false,
+    }
 }
 
 /// AWS resources that configure another one and cannot outlive it: `(parent type, child type

@@ -149,6 +149,27 @@ pub fn render_value(v: &Value, indent: &str) -> String {
     }
 }
 
+/// As [`render_value`], an object's keys in the order `like` gives (a sibling item's order, as the
+/// code writes its statements `Sid`, `Effect`, `Action`), then the others.
+pub fn render_value_like(v: &Value, indent: &str, like: &[String]) -> String {
+    let Value::Object(map) = v else { return render_value(v, indent) };
+    if map.is_empty() {
+        return render_value(v, indent);
+    }
+    let keys: Vec<&String> =
+        like.iter().filter(|k| map.contains_key(*k)).chain(map.keys().filter(|k| !like.contains(k))).collect();
+    let inner = format!("{indent}  ");
+    let width = keys.iter().map(|k| render_key(k).len()).max().unwrap_or(0);
+    let mut out = String::from("{\n");
+    for k in keys {
+        let key = render_key(k);
+        out.push_str(&format!("{inner}{key:<width$} = {}\n", render_value(&map[k], &inner)));
+    }
+    out.push_str(indent);
+    out.push('}');
+    out
+}
+
 /// Render a whole block body (without braces), each line starting with `indent`.
 pub fn render_block_body(spec: &BlockSpec, indent: &str) -> Result<String, String> {
     let mut out = String::new();

@@ -1142,3 +1142,122 @@ resource "aws_cloudfront_distribution" "site" {
         "{text}"
     );
 }
+
+const TOPIC: &str = r#"variable "region" {
+  default = "eu-west-1"
+}
+
+resource "aws_sns_topic" "events" {
+  name = "events"
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid       = "Account"
+        Effect    = "Allow"
+        Principal = { AWS = "arn:aws:iam::111122223333:root" }
+        Action    = ["sns:Publish", "sns:Subscribe"]
+        Resource  = "arn:aws:sns:${var.region}:111122223333:events"
+      },
+    ]
+  })
+}
+"#;
+
+fn topic() -> Repo {
+    Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), TOPIC.to_string())]))
+}
+
+fn policy(repo: &Repo) -> Value {
+    serde_json::from_str(value(repo, "aws_sns_topic.events", "policy").unwrap().as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_new_item_of_a_list_inside_jsonencode_is_appended_in_the_lists_layout() {
+    let mut r = topic();
+    let statement = json!({"Action": "sns:Publish", "Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"},
+                           "Resource": "*", "Sid": "Events"});
+    set(&mut r, "aws_sns_topic.events", "policy.Statement[1]", statement.clone()).unwrap();
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("policy = jsonencode({"), "the document stays jsonencode: {text}");
+    assert!(text.contains("${var.region}"), "the first statement keeps its interpolation: {text}");
+    // The new statement is written with its keys in the order the statement before it uses.
+    let sid = text.find("= \"Events\"").expect(text);
+    let effect = text[sid..].find("Effect").unwrap();
+    let principal = text[sid..].find("Principal").unwrap();
+    assert!(effect < principal, "{text}");
+    assert_eq!(policy(&r)["Statement"][1], statement);
+    assert_eq!(policy(&r)["Statement"].as_array().unwrap().len(), 2);
+    driftback_terraform::edit::parse(text).unwrap();
+}
+
+#[test]
+fn an_item_removed_from_a_list_inside_jsonencode_leaves_the_others_in_order() {
+    let mut r = topic();
+    let applied = patch::apply(
+        &mut r,
+        &addr("aws_sns_topic.events"),
+        &Op::Remove { path: AttrPath::parse("policy.Statement[0].Action[1]").unwrap() },
+    )
+    .unwrap();
+    assert_eq!(policy(&r)["Statement"][0]["Action"], json!(["sns:Publish"]), "{:?}", applied.notes);
+    assert!(r.text(Path::new("main.tf")).unwrap().contains("policy = jsonencode({"));
+
+    // An index past the end removes nothing and says so.
+    let before = r.text(Path::new("main.tf")).unwrap().to_string();
+    let applied = patch::apply(
+        &mut r,
+        &addr("aws_sns_topic.events"),
+        &Op::Remove { path: AttrPath::parse("policy.Statement[3]").unwrap() },
+    )
+    .unwrap();
+    assert_eq!(r.text(Path::new("main.tf")).unwrap(), before);
+    assert!(applied.notes.iter().any(|n| n.contains("nothing to remove")), "{:?}", applied.notes);
+}
+
+#[test]
+fn a_document_written_as_a_heredoc_stays_a_heredoc_with_its_data_escaped() {
+    let code = "resource \"aws_sqs_queue\" \"q\" {\n  name   = \"q\"\n  policy = <<-EOT\n    {\"Version\": \"2012-10-17\", \"Statement\": []}\n  EOT\n}\n";
+    let mut r = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), code.to_string())]));
+    let new = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sqs:SendMessage",
+                     "Resource": "*", "Condition": {"StringEquals": {"aws:SourceArn": "${hostile}"}}}]});
+    set(&mut r, "aws_sqs_queue.q", "policy", json!(new.to_string())).unwrap();
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("policy = <<-EOT\n    {\n"), "{text}");
+    assert!(text.contains("\n  EOT\n}"), "{text}");
+    assert!(text.contains("$${hostile}"), "a template sequence in the data is escaped: {text}");
+    let got: Value = serde_json::from_str(value(&r, "aws_sqs_queue.q", "policy").unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(got, new);
+}
+
+#[test]
+fn a_member_of_a_document_built_by_jsonencode_in_a_shared_local_is_never_merged_into_the_string() {
+    let code = "locals {\n  doc = jsonencode({ Version = \"2012-10-17\", Statement = [] })\n}\nresource \"aws_sqs_queue\" \"a\" {\n  name   = \"a\"\n  policy = local.doc\n}\nresource \"aws_sqs_queue\" \"b\" {\n  name   = \"b\"\n  policy = local.doc\n}\n";
+    let mut r = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), code.to_string())]));
+    let result = set(&mut r, "aws_sqs_queue.a", "policy.Version", json!("2008-10-17"));
+    let text = r.text(Path::new("main.tf")).unwrap();
+    assert!(!text.contains("merge("), "{text}");
+    assert!(result.is_err() || value(&r, "aws_sqs_queue.b", "policy") == value(&r, "aws_sqs_queue.a", "policy"));
+}
+
+#[test]
+fn an_argument_no_instance_sets_is_given_to_the_drifted_key_only() {
+    let mut r = repo();
+    let others = others(&r, &["aws_sqs_queue.jobs[\"ingest\"]"]);
+    let applied = set(&mut r, "aws_sqs_queue.jobs[\"ingest\"]", "max_message_size", json!(1024)).unwrap();
+    assert_eq!(value(&r, "aws_sqs_queue.jobs[\"ingest\"]", "max_message_size"), Some(json!(1024)));
+    // The other key gets `null`, which is the argument left out: its configuration is unchanged.
+    assert_eq!(value(&r, "aws_sqs_queue.jobs[\"render\"]", "max_message_size"), None, "{:?}", applied.notes);
+    let after = super_others(&r);
+    for (address, config) in &others {
+        assert_eq!(
+            driftback_terraform::patch::without_lifecycle(after.get(address).cloned()),
+            driftback_terraform::patch::without_lifecycle(Some(config.clone())),
+            "{address}"
+        );
+    }
+}
+
+fn super_others(repo: &Repo) -> BTreeMap<String, Value> {
+    others(repo, &["aws_sqs_queue.jobs[\"ingest\"]"])
+}
