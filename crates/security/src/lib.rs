@@ -284,6 +284,9 @@ fn attributes(c: &Control) -> Vec<String> {
     for w in &c.when {
         predicate_paths(w, &mut add);
     }
+    for with in &c.held_with {
+        add(with);
+    }
     out
 }
 

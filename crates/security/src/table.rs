@@ -57,6 +57,9 @@ pub struct Control {
     pub checkov: Vec<String>,
     pub checkov_note: String,
     pub on_delete: bool,
+    /// Top-level arguments AWS accepts only in step with the control's own (a replication group's
+    /// Multi-AZ needs automatic failover): held with it when the same change sets them.
+    pub held_with: Vec<String>,
     pub examples: Vec<Example>,
     /// The file it was read from (`rds.toml`).
     pub file: String,
@@ -132,6 +135,8 @@ struct RawControl {
     checkov_note: String,
     #[serde(default)]
     on_delete: bool,
+    #[serde(default)]
+    held_with: Vec<String>,
     #[serde(rename = "example", default)]
     examples: Vec<Example>,
 }
@@ -209,6 +214,7 @@ fn control(file: &str, c: RawControl) -> Result<Control, TableError> {
         checkov: c.checkov,
         checkov_note: c.checkov_note,
         on_delete: c.on_delete,
+        held_with: c.held_with,
         examples: c.examples,
         file: file.to_string(),
     })
