@@ -329,9 +329,7 @@ impl<'a, P> Head<'a, P> {
             required(&self.id, "eventID")?;
         }
         let raw_time = self.time.text().ok_or(NormalizeError::MissingField("eventTime"))?;
-        let time = DateTime::parse_from_rfc3339(raw_time)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| NormalizeError::BadTime(raw_time.to_string()))?;
+        let time = parse_event_time(raw_time).ok_or_else(|| NormalizeError::BadTime(raw_time.to_string()))?;
         required(&self.source, "eventSource")?;
         required(&self.name, "eventName")?;
         if self.identity.0.is_none() {
@@ -347,6 +345,16 @@ impl<'a, P> Head<'a, P> {
         });
         Ok(Checked { head: self, time, derived_id })
     }
+}
+
+/// `eventTime` as CloudTrail writes it (ISO 8601 in UTC, `2024-03-01T10:00:00Z`), or as CloudTrail
+/// Lake and Athena give it back in query results and exports (`2024-03-01 10:00:00.000`, a SQL
+/// timestamp without zone, which is UTC).
+pub(crate) fn parse_event_time(raw: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+        return Some(t.with_timezone(&Utc));
+    }
+    chrono::NaiveDateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S%.f").ok().map(|t| t.and_utc())
 }
 
 /// The event id of a record CloudTrail wrote without one: `derived-` and 32 hex digits of a
