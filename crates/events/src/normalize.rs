@@ -218,6 +218,25 @@ mod tests {
     }
 
     #[test]
+    fn aws_internal_without_a_principal_is_aws_at_work() {
+        // As the KMS Developer Guide prints SynchronizeMultiRegionKey: no type, no ARN.
+        let event =
+            normalize(&record(json!({"accountId": "111122223333", "invokedBy": "AWS Internal"}), "AWS Internal"))
+                .unwrap();
+        assert_eq!(event.actor.identity_type, IdentityType::AwsService);
+        assert_eq!(event.actor.via, CallVia::AwsService);
+        // A person's session whose user agent or caller reads "AWS Internal" is still that person.
+        let person = json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/admin/dana",
+                            "invokedBy": "AWS Internal"});
+        let event = normalize(&record(person, "AWS Internal")).unwrap();
+        assert_eq!(event.actor.identity_type, IdentityType::AssumedRole);
+        assert_ne!(event.actor.via, CallVia::AwsService);
+        // No type and another caller stays unknown.
+        let event = normalize(&record(json!({"invokedBy": "partner.example.com"}), "")).unwrap();
+        assert_eq!(event.actor.identity_type, IdentityType::Unknown);
+    }
+
+    #[test]
     fn event_time_is_read_as_cloudtrail_and_cloudtrail_lake_write_it() {
         let at = |raw: &str| {
             let mut r = record(json!({"type": "Root"}), "");

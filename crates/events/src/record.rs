@@ -498,8 +498,18 @@ impl<'a, P> Checked<'a, P> {
     /// Who made the call and how.
     pub(crate) fn actor(&self) -> ActorRef<'_> {
         let identity = self.identity();
-        let identity_type = identity.kind.text().map(IdentityType::from_cloudtrail).unwrap_or(IdentityType::Unknown);
         let principal_arn = identity.arn.text();
+        // AWS's own operations (KMS synchronising a multi-Region key, say) are written with no
+        // identity type and no principal, only `invokedBy: "AWS Internal"`: AWS at work. With a
+        // type, "AWS Internal" is the console's user agent and caller, and says nothing of who.
+        let internal = identity.kind.text().is_none()
+            && principal_arn.is_none()
+            && identity.invoked_by.text() == Some("AWS Internal");
+        let identity_type = match identity.kind.text() {
+            Some(kind) => IdentityType::from_cloudtrail(kind),
+            None if internal => IdentityType::AwsService,
+            None => IdentityType::Unknown,
+        };
         let context = identity.context.0.as_ref();
         let session_issuer = context.and_then(|c| c.issuer.0.as_ref()).and_then(|i| i.arn.text());
         let session_name = match identity_type {
