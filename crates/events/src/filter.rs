@@ -141,6 +141,13 @@ pub const NO_CONFIGURATION: &[NoConfiguration] = &[
         When::Always,
         "new key material; the key is configured as before",
     ),
+    no_config("logs.amazonaws.com", "CreateExportTask", When::Always, "exports a log group's events to S3 once"),
+    no_config(
+        "iam.amazonaws.com",
+        "EnableMFADevice",
+        When::Always,
+        "a user's MFA device is a sign-in credential, which no Terraform resource configures",
+    ),
     no_config(
         "secretsmanager.amazonaws.com",
         "PutSecretValue",
@@ -344,6 +351,8 @@ mod tests {
             ("rds.amazonaws.com", "FailoverDBCluster"),
             ("ec2.amazonaws.com", "CreateSnapshot"),
             ("kms.amazonaws.com", "RotateKeyOnDemand"),
+            ("logs.amazonaws.com", "CreateExportTask"),
+            ("iam.amazonaws.com", "EnableMFADevice"),
         ] {
             assert_eq!(classify(&call(source, name, json!({"x": 1})), &config), drop, "{source} {name}");
         }

@@ -14,7 +14,7 @@ pub enum NormalizeError {
     NotAnObject,
     #[error("missing or empty field `{0}`: not a CloudTrail record")]
     MissingField(&'static str),
-    #[error("field `eventTime` is not an ISO-8601 time: {0:?}")]
+    #[error("field `eventTime` is not an ISO-8601 time (nor a CloudTrail Lake timestamp): {0:?}")]
     BadTime(String),
     /// A record the reader cannot take apart unambiguously (a field given twice, say).
     #[error("malformed record: {0}")]
@@ -215,6 +215,42 @@ mod tests {
         r["eventTime"] = json!("yesterday");
         assert_eq!(normalize(&r), Err(NormalizeError::BadTime("yesterday".into())));
         assert_eq!(normalize(&json!([1])), Err(NormalizeError::NotAnObject));
+    }
+
+    #[test]
+    fn aws_internal_without_a_principal_is_aws_at_work() {
+        // As the KMS Developer Guide prints SynchronizeMultiRegionKey: no type, no ARN.
+        let event =
+            normalize(&record(json!({"accountId": "111122223333", "invokedBy": "AWS Internal"}), "AWS Internal"))
+                .unwrap();
+        assert_eq!(event.actor.identity_type, IdentityType::AwsService);
+        assert_eq!(event.actor.via, CallVia::AwsService);
+        // A person's session whose user agent or caller reads "AWS Internal" is still that person.
+        let person = json!({"type": "AssumedRole", "arn": "arn:aws:sts::123456789012:assumed-role/admin/dana",
+                            "invokedBy": "AWS Internal"});
+        let event = normalize(&record(person, "AWS Internal")).unwrap();
+        assert_eq!(event.actor.identity_type, IdentityType::AssumedRole);
+        assert_ne!(event.actor.via, CallVia::AwsService);
+        // No type and another caller stays unknown.
+        let event = normalize(&record(json!({"invokedBy": "partner.example.com"}), "")).unwrap();
+        assert_eq!(event.actor.identity_type, IdentityType::Unknown);
+    }
+
+    #[test]
+    fn event_time_is_read_as_cloudtrail_and_cloudtrail_lake_write_it() {
+        let at = |raw: &str| {
+            let mut r = record(json!({"type": "Root"}), "");
+            r["eventTime"] = json!(raw);
+            normalize(&r).map(|e| e.time.to_rfc3339())
+        };
+        assert_eq!(at("2024-11-25T17:51:21Z"), Ok("2024-11-25T17:51:21+00:00".to_string()));
+        // CloudTrail Lake and Athena results: a SQL timestamp in UTC, with or without fractions.
+        assert_eq!(at("2024-11-25 17:51:21.000000000"), Ok("2024-11-25T17:51:21+00:00".to_string()));
+        assert_eq!(at("2021-01-24 04:55:45.000"), Ok("2021-01-24T04:55:45+00:00".to_string()));
+        assert_eq!(at("2022-09-24 00:38:26"), Ok("2022-09-24T00:38:26+00:00".to_string()));
+        // A day without a time, or a time in another layout, is still refused by name.
+        assert_eq!(at("2024-11-25"), Err(NormalizeError::BadTime("2024-11-25".into())));
+        assert_eq!(at("25/11/2024 17:51"), Err(NormalizeError::BadTime("25/11/2024 17:51".into())));
     }
 
     #[test]

@@ -329,9 +329,7 @@ impl<'a, P> Head<'a, P> {
             required(&self.id, "eventID")?;
         }
         let raw_time = self.time.text().ok_or(NormalizeError::MissingField("eventTime"))?;
-        let time = DateTime::parse_from_rfc3339(raw_time)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| NormalizeError::BadTime(raw_time.to_string()))?;
+        let time = parse_event_time(raw_time).ok_or_else(|| NormalizeError::BadTime(raw_time.to_string()))?;
         required(&self.source, "eventSource")?;
         required(&self.name, "eventName")?;
         if self.identity.0.is_none() {
@@ -347,6 +345,16 @@ impl<'a, P> Head<'a, P> {
         });
         Ok(Checked { head: self, time, derived_id })
     }
+}
+
+/// `eventTime` as CloudTrail writes it (ISO 8601 in UTC, `2024-03-01T10:00:00Z`), or as CloudTrail
+/// Lake and Athena give it back in query results and exports (`2024-03-01 10:00:00.000`, a SQL
+/// timestamp without zone, which is UTC).
+pub(crate) fn parse_event_time(raw: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(raw) {
+        return Some(t.with_timezone(&Utc));
+    }
+    chrono::NaiveDateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S%.f").ok().map(|t| t.and_utc())
 }
 
 /// The event id of a record CloudTrail wrote without one: `derived-` and 32 hex digits of a
@@ -490,8 +498,18 @@ impl<'a, P> Checked<'a, P> {
     /// Who made the call and how.
     pub(crate) fn actor(&self) -> ActorRef<'_> {
         let identity = self.identity();
-        let identity_type = identity.kind.text().map(IdentityType::from_cloudtrail).unwrap_or(IdentityType::Unknown);
         let principal_arn = identity.arn.text();
+        // AWS's own operations (KMS synchronising a multi-Region key, say) are written with no
+        // identity type and no principal, only `invokedBy: "AWS Internal"`: AWS at work. With a
+        // type, "AWS Internal" is the console's user agent and caller, and says nothing of who.
+        let internal = identity.kind.text().is_none()
+            && principal_arn.is_none()
+            && identity.invoked_by.text() == Some("AWS Internal");
+        let identity_type = match identity.kind.text() {
+            Some(kind) => IdentityType::from_cloudtrail(kind),
+            None if internal => IdentityType::AwsService,
+            None => IdentityType::Unknown,
+        };
         let context = identity.context.0.as_ref();
         let session_issuer = context.and_then(|c| c.issuer.0.as_ref()).and_then(|i| i.arn.text());
         let session_name = match identity_type {

@@ -1,0 +1,231 @@
+//! Calls of the documented-records corpus (`tests/corpus-records`) planned from the records as the
+//! AWS guides print them: KMS aliases and key state (KMS Developer Guide), keys created with each
+//! origin, a Route 53 hosted zone deleted and a health check created (Route 53 Developer Guide), an
+//! ECS cluster created (ECS Developer Guide), and S3 server access logging turned on for a bucket
+//! whose logging the code does not manage yet.
+
+use std::path::PathBuf;
+
+use driftback_events::{ApiEvent, GroupConfig, decode, group};
+use driftback_recipes::{Catalog, Plan, PlanError, plan};
+use driftback_terraform::{AttrValue, Op, Repo, State};
+use serde_json::{Value, json};
+
+/// The events of a scenario of the documented-records corpus, as printed.
+fn printed(scenario: &str) -> Vec<ApiEvent> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/corpus-records/scenarios")
+        .join(scenario)
+        .join("events.json");
+    let batch = decode(&std::fs::read(&path).unwrap(), scenario).unwrap();
+    assert!(batch.bad.is_empty(), "{:?}", batch.bad);
+    batch.events.into_iter().map(|(e, _)| e).collect()
+}
+
+fn resource(rtype: &str, name: &str, attributes: Value) -> Value {
+    json!({"mode": "managed", "type": rtype, "name": name,
+           "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+           "instances": [{"schema_version": 0, "attributes": attributes}]})
+}
+
+fn state(resources: Vec<Value>) -> State {
+    let text = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+                      "resources": resources});
+    State::parse(&text.to_string(), "terraform.tfstate").unwrap()
+}
+
+fn planned(events: Vec<ApiEvent>, state: &State, main_tf: &str) -> Result<Plan, PlanError> {
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), main_tf.to_string())].into_iter().collect());
+    let change_set = group(events, &GroupConfig::default()).remove(0);
+    plan(&Catalog::builtin(), &change_set, state, &repo)
+}
+
+const APP: &str = "1234abcd-12ab-34cd-56ef-1234567890ab";
+const SIGNING: &str = "0987dcba-09fe-87dc-65ba-ab0987654321";
+
+const KEYS_TF: &str = r#"resource "aws_kms_key" "app" {
+  description = "Application data key"
+}
+
+resource "aws_kms_key" "signing" {
+  description = "Release signing key"
+}
+
+resource "aws_kms_alias" "my_alias" {
+  name          = "alias/my_alias"
+  target_key_id = "0987dcba-09fe-87dc-65ba-ab0987654321"
+}
+"#;
+
+fn keys(region: &str, app_enabled: bool) -> State {
+    let key = |name: &str, id: &str, enabled: bool| {
+        resource(
+            "aws_kms_key",
+            name,
+            json!({"id": id, "key_id": id, "arn": format!("arn:aws:kms:{region}:111122223333:key/{id}"),
+                   "is_enabled": enabled}),
+        )
+    };
+    state(vec![
+        key("app", APP, app_enabled),
+        key("signing", SIGNING, true),
+        resource(
+            "aws_kms_alias",
+            "my_alias",
+            json!({"id": "alias/my_alias", "name": "alias/my_alias", "target_key_id": SIGNING,
+                   "arn": format!("arn:aws:kms:{region}:111122223333:alias/my_alias")}),
+        ),
+    ])
+}
+
+fn ops_of(plan: &Plan, address: &str) -> Vec<Op> {
+    plan.changes.iter().filter(|c| c.address.to_string() == address).flat_map(|c| c.ops.clone()).collect()
+}
+
+fn literal(ops: &[Op], attr: &str) -> Option<Value> {
+    ops.iter().find_map(|op| match op {
+        Op::Set { path, value: AttrValue::Literal(v) } if path.to_string() == attr => Some(v.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn enable_and_disable_key_set_is_enabled_on_the_key_the_record_names() {
+    let plan = planned(printed("keyring-east-disabled-001-enable-key"), &keys("us-east-1", false), KEYS_TF).unwrap();
+    assert_eq!(literal(&ops_of(&plan, "aws_kms_key.app"), "is_enabled"), Some(json!(true)), "{plan:?}");
+    let plan = planned(printed("keyring-east-002-disable-key"), &keys("us-east-1", true), KEYS_TF).unwrap();
+    assert_eq!(literal(&ops_of(&plan, "aws_kms_key.app"), "is_enabled"), Some(json!(false)), "{plan:?}");
+    assert!(ops_of(&plan, "aws_kms_key.signing").is_empty());
+}
+
+#[test]
+fn an_alias_is_created_updated_and_deleted_by_its_name() {
+    let created = planned(printed("keyring-001-create-alias-console"), &keys("us-west-2", true), KEYS_TF).unwrap();
+    let imports: Vec<(String, String)> = created
+        .changes
+        .iter()
+        .flat_map(|c| {
+            c.ops.iter().filter_map(move |op| match op {
+                Op::CreateResource { import_id, spec } => Some((
+                    import_id.clone(),
+                    spec.literal_attrs().get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                )),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(imports, [("alias/ExampleAlias".to_string(), "alias/ExampleAlias".to_string())], "{created:?}");
+
+    let updated = planned(printed("keyring-002-update-alias-target"), &keys("us-west-2", true), KEYS_TF).unwrap();
+    assert_eq!(literal(&ops_of(&updated, "aws_kms_alias.my_alias"), "target_key_id"), Some(json!(APP)));
+
+    let deleted = planned(printed("keyring-east-001-delete-alias"), &keys("us-east-1", true), KEYS_TF).unwrap();
+    assert_eq!(ops_of(&deleted, "aws_kms_alias.my_alias"), [Op::RemoveResource], "{deleted:?}");
+    // An alias the state does not manage is not some other alias.
+    let mut other = printed("keyring-east-001-delete-alias");
+    other[0].request["aliasName"] = json!("alias/unknown");
+    assert!(matches!(planned(other, &keys("us-east-1", true), KEYS_TF), Err(PlanError::NotManaged { .. })));
+}
+
+#[test]
+fn a_key_for_imported_material_is_adopted_as_an_external_key_and_others_as_keys() {
+    let external =
+        planned(printed("keyring-011-create-key-external-origin"), &keys("us-west-2", true), KEYS_TF).unwrap();
+    let created: Vec<(String, String)> = external
+        .changes
+        .iter()
+        .flat_map(|c| {
+            let rtype = c.address.rtype.clone();
+            c.ops.iter().filter_map(move |op| match op {
+                Op::CreateResource { import_id, .. } => Some((rtype.clone(), import_id.clone())),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{external:?}");
+    assert_eq!(created[0].0, "aws_kms_external_key");
+    // The same record with the default origin is an ordinary key.
+    let mut events = printed("keyring-011-create-key-external-origin");
+    events[0].request["origin"] = json!("AWS_KMS");
+    let key = planned(events, &state(vec![]), "").unwrap();
+    assert!(key.changes.iter().all(|c| c.address.rtype == "aws_kms_key"), "{key:?}");
+    assert!(key.changes.iter().flat_map(|c| &c.ops).any(|op| matches!(op, Op::CreateResource { .. })));
+}
+
+#[test]
+fn a_hosted_zone_is_deleted_by_its_id_and_a_health_check_adopted_by_the_id_in_the_response() {
+    let zone = state(vec![resource(
+        "aws_route53_zone",
+        "main",
+        json!({"id": "Z1PA6795UKMFR9", "zone_id": "Z1PA6795UKMFR9", "name": "example.com"}),
+    )]);
+    let main = "resource \"aws_route53_zone\" \"main\" {\n  name = \"example.com\"\n}\n";
+    let deleted = planned(printed("dns-empty-001-delete-hosted-zone"), &zone, main).unwrap();
+    assert_eq!(ops_of(&deleted, "aws_route53_zone.main"), [Op::RemoveResource]);
+
+    let check = planned(printed("dns-002-health-check-created"), &zone, main).unwrap();
+    let created: Vec<(String, serde_json::Map<String, Value>)> = check
+        .changes
+        .iter()
+        .flat_map(|c| {
+            c.ops.iter().filter_map(|op| match op {
+                Op::CreateResource { import_id, spec } => Some((import_id.clone(), spec.literal_attrs())),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{check:?}");
+    assert_eq!(created[0].0, "b3c9cbc6-cd18-43bc-93f8-9e557example");
+    let attrs = &created[0].1;
+    assert_eq!(
+        (&attrs["type"], &attrs["ip_address"], &attrs["port"]),
+        (&json!("TCP"), &json!("192.0.2.249"), &json!(80))
+    );
+}
+
+#[test]
+fn an_ecs_cluster_is_adopted_by_its_name() {
+    let plan = planned(printed("data-east-009-create-ecs-cluster"), &state(vec![]), "").unwrap();
+    let imports: Vec<String> = plan
+        .changes
+        .iter()
+        .flat_map(|c| c.ops.iter())
+        .filter_map(|op| match op {
+            Op::CreateResource { import_id, .. } => Some(import_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(imports, ["default"]);
+}
+
+#[test]
+fn logging_turned_on_for_a_managed_bucket_is_adopted_beside_it() {
+    let bucket = state(vec![resource(
+        "aws_s3_bucket",
+        "critical",
+        json!({"id": "critical-data-bucket", "bucket": "critical-data-bucket", "arn": "arn:aws:s3:::critical-data-bucket"}),
+    )]);
+    let main = "resource \"aws_s3_bucket\" \"critical\" {\n  bucket = \"critical-data-bucket\"\n}\n";
+    let plan = planned(printed("storage-west-nolog-001-access-logging-enabled"), &bucket, main).unwrap();
+    let created: Vec<(String, serde_json::Map<String, Value>)> = plan
+        .changes
+        .iter()
+        .filter(|c| c.address.rtype == "aws_s3_bucket_logging")
+        .flat_map(|c| {
+            c.ops.iter().filter_map(|op| match op {
+                Op::CreateResource { import_id, spec } => Some((import_id.clone(), spec.literal_attrs())),
+                _ => None,
+            })
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{plan:?}");
+    assert_eq!(created[0].0, "critical-data-bucket");
+    assert_eq!(created[0].1.get("target_prefix"), Some(&json!("logs/")));
+    // Logging turned off where the code manages none adopts nothing (a logging resource without a
+    // target is no configuration the provider takes).
+    let off = planned(printed("storage-west-001-access-logging-disabled"), &bucket, main);
+    assert!(
+        !matches!(&off, Ok(p) if p.changes.iter().flat_map(|c| &c.ops).any(|op| matches!(op, Op::CreateResource { .. }))),
+        "{off:?}"
+    );
+}

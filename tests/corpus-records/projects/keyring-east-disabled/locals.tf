@@ -1,0 +1,8 @@
+locals {
+  account_id = "111122223333"
+
+  # alias name (without alias/) => key
+  aliases = {
+    "my_alias" = "app"
+  }
+}

@@ -1,0 +1,7 @@
+kms_keys = {
+  app = {
+    description = "Application data key"
+    rotation    = true
+    enabled     = false
+  }
+}

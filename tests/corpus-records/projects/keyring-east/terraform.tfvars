@@ -1,0 +1,6 @@
+kms_keys = {
+  app = {
+    description = "Application data key"
+    rotation    = true
+  }
+}

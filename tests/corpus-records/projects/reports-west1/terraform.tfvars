@@ -1,0 +1,1 @@
+db_allocated_storage = 20
