@@ -1140,8 +1140,12 @@ impl Planner<'_> {
             return Ok(());
         }
         // What a call answers before the resource exists (an e-mail subscription is "pending
-        // confirmation") is not an id Terraform can import.
-        if (!rule.import_id.is_empty() && import_id.trim().is_empty()) || import_id.contains(char::is_whitespace) {
+        // confirmation") is not an id Terraform can import. A name the caller chose may hold
+        // spaces (an alarm's name): that one is the id.
+        let answered = rule.import_id.starts_with("response.") || rule.import_id.contains("{response.");
+        if (!rule.import_id.is_empty() && import_id.trim().is_empty())
+            || (answered && import_id.contains(char::is_whitespace))
+        {
             return Err(err(format!(
                 "`{}` is {import_id:?}, not an id Terraform can import yet; adopt it once it exists",
                 rule.import_id

@@ -413,11 +413,18 @@ fn dangers(
     for instance in &workspace.state.instances {
         let address = instance.address.to_string();
         let block = instance.address.without_key().to_string();
-        if instance.address.data || identified.iter().any(|i| *i == address || *i == block) {
+        // A change set names an instance, or a whole block without instances.
+        let named = identified.iter().any(|i| *i == address || (*i == block && instance.address.key.is_none()));
+        if instance.address.data || named {
             continue;
         }
         let Some(was) = was_ev.config(&instance.address) else { continue };
-        if now_ev.config(&instance.address).is_some() {
+        if let Some(now) = now_ev.config(&instance.address) {
+            // Blast radius: an instance no change set names (another key or index of the same
+            // block, another module instance) keeps its configuration.
+            if without_lifecycle(Some(was)) != without_lifecycle(Some(now)) {
+                out.push(format!("changes {address}, which did not drift"));
+            }
             continue;
         }
         // What cannot outlive a removed resource goes with it (a bucket's split resources).
@@ -641,5 +648,18 @@ resource "aws_instance" "app" {
         let import = "\nimport {\n  to = aws_vpc_security_group_ingress_rule.extra\n  id = \"sgr-1\"\n}\n";
         ws.repo.set_file(Path::new("main.tf"), format!("{MAIN}{rule}{import}"));
         assert!(dangers(&before, &ws, &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_branch_that_changes_an_instance_that_did_not_drift_is_dangerous() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ws = workspace(dir.path());
+        let before = ws.repo.clone();
+        // The group drifted; the branch also changes the instance nobody named.
+        ws.repo.set_file(Path::new("main.tf"), MAIN.replace("t3.micro", "t3.large"));
+        let found = dangers(&before, &ws, &["aws_security_group.web".into()], &[]).join("\n");
+        assert!(found.contains("changes aws_instance.app, which did not drift"), "{found}");
+        // Named by the change set: what the branch is for.
+        assert!(dangers(&before, &ws, &["aws_instance.app".into()], &[]).is_empty());
     }
 }
