@@ -77,6 +77,33 @@ pub fn show(steps: &[Step<'_>]) -> String {
 type ResourcePaths<'a> = ((&'a str, &'a str), Vec<Vec<Step<'a>>>);
 
 /// The paths of each `aws_*` resource block of one file.
+/// The arguments and blocks the provider requires that the resource block `rtype.rname` leaves out
+/// (a `dynamic` block counts for its type).
+fn missing_required(schema: &Schema, body: &Body, rtype: &str, rname: &str) -> Vec<String> {
+    let Some(resource) = schema.resource(rtype) else { return Vec::new() };
+    let Some(block) = body
+        .get_blocks("resource")
+        .find(|b| b.labels.first().map(label) == Some(rtype) && b.labels.get(1).map(label) == Some(rname))
+    else {
+        return Vec::new();
+    };
+    let dynamic = |name: &str| block.body.get_blocks("dynamic").any(|d| d.labels.first().map(label) == Some(name));
+    let mut out: Vec<String> = resource
+        .arguments()
+        .filter(|(name, attribute)| attribute.is_required() && block.body.get_attribute(name).is_none())
+        .map(|(name, _)| name.to_string())
+        .collect();
+    out.extend(
+        resource
+            .blocks()
+            .filter(|(name, nested)| {
+                nested.min_items() > 0 && block.body.get_blocks(name).next().is_none() && !dynamic(name)
+            })
+            .map(|(name, _)| format!("{name} {{}}")),
+    );
+    out
+}
+
 fn resource_paths(body: &Body) -> Vec<ResourcePaths<'_>> {
     body.get_blocks("resource")
         .filter_map(|block| {
@@ -223,6 +250,16 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
                         file.display(),
                         separate.join(", "),
                         types.join(" or ")
+                    ));
+                }
+            }
+            // A new resource block sets every argument the provider requires.
+            if !old.iter().any(|(id, _)| *id == (rtype, rname)) {
+                for missing in missing_required(schema, body, rtype, rname) {
+                    problems.push(format!(
+                        "{}: {rtype}.{rname}: the required argument {missing} is not set; the provider refuses the \
+                         resource without it",
+                        file.display()
                     ));
                 }
             }
@@ -375,5 +412,20 @@ resource "aws_s3_bucket" "logs" {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("no resource type aws_made_up")), "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("aws_instance.web arn")), "{problems:?}");
+    }
+
+    #[test]
+    fn a_new_resource_without_an_argument_the_provider_requires_is_refused() {
+        let schema = Schema::version("5.100.0").unwrap();
+        let files = [PathBuf::from("main.tf")];
+        let before = repo(GROUP_WITH_RULE_RESOURCES);
+        let rule = |protocol: &str| {
+            format!(
+                "{GROUP_WITH_RULE_RESOURCES}\nresource \"aws_network_acl_rule\" \"in_12\" {{\n  network_acl_id = \"acl-1\"\n  rule_number    = 12\n  egress         = false\n{protocol}  rule_action    = \"allow\"\n  cidr_block     = \"0.0.0.0/0\"\n}}\n"
+            )
+        };
+        let problems = check(schema, &before, &repo(&rule("")), &files);
+        assert!(problems.iter().any(|p| p.contains("required argument protocol")), "{problems:?}");
+        assert_eq!(check(schema, &before, &repo(&rule("  protocol       = \"6\"\n")), &files), Vec::<String>::new());
     }
 }
