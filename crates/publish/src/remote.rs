@@ -29,6 +29,9 @@ use crate::{PublishError, Secret};
 const MAX_REJECTIONS: u32 = 5;
 /// The private namespace for refs driftback needs locally while pushing.
 const LOCAL_NAMESPACE: &str = "refs/driftback";
+/// Pushes that failed for good, by reason (`auth`, `unavailable`, `conflict`, `invalid`,
+/// `no-base-branch`, `other`).
+pub const PUSH_FAILURES: &str = "driftback_push_failures_total";
 /// The file in the clone's git directory naming the local remote's lock a push in flight takes.
 const PUSH_IN_FLIGHT: &str = "driftback-push-in-flight";
 
@@ -152,8 +155,32 @@ impl Remote {
     }
 
     /// Push the change `change` (one commit on its parent) to `branch`, replaying it onto the
-    /// remote branch or the moved `base_branch` as needed. Never forces.
+    /// remote branch or the moved `base_branch` as needed. Never forces. A push that fails is
+    /// counted in `driftback_push_failures_total` by reason.
     pub fn push_change(
+        &self,
+        repo: &GitRepo,
+        change: Oid,
+        branch: &str,
+        base_branch: &str,
+        validate: &mut Validate<'_>,
+    ) -> Result<Pushed, PublishError> {
+        let pushed = self.push_change_once(repo, change, branch, base_branch, validate);
+        if let Err(e) = &pushed {
+            let reason = match e {
+                PublishError::Auth { .. } => "auth",
+                PublishError::PushFailed { .. } => "unavailable",
+                PublishError::RebaseConflict { .. } => "conflict",
+                PublishError::Invalid { .. } => "invalid",
+                PublishError::NoBaseBranch { .. } => "no-base-branch",
+                _ => "other",
+            };
+            metrics::counter!(PUSH_FAILURES, "reason" => reason).increment(1);
+        }
+        pushed
+    }
+
+    fn push_change_once(
         &self,
         repo: &GitRepo,
         change: Oid,
