@@ -22,8 +22,11 @@ locals {
 }
 
 resource "aws_cloudwatch_log_group" "daemon" {
+  #checkov:skip=CKV_AWS_158:Encrypted with CloudWatch's own key unless log_kms_key_arn names one; the logs hold no secrets
+  #checkov:skip=CKV_AWS_338:Retention is the operator's (log_retention_days); the audit record is the knowledge base
   count = local.ecs_count
 
+  kms_key_id        = var.log_kms_key_arn
   name              = "/ecs/${var.name}"
   retention_in_days = var.log_retention_days
   tags              = var.tags
@@ -108,11 +111,19 @@ resource "aws_ecs_task_definition" "daemon" {
         awslogs-stream-prefix = "driftback"
       }
     }
-    mountPoints = [{ sourceVolume = "work", containerPath = "/var/lib/driftback" }]
+    readonlyRootFilesystem = true
+    mountPoints = [
+      { sourceVolume = "work", containerPath = "/var/lib/driftback" },
+      { sourceVolume = "tmp", containerPath = "/tmp" },
+    ]
   }])
 
   volume {
     name = "work"
+  }
+
+  volume {
+    name = "tmp"
   }
 
   tags = var.tags

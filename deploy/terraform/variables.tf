@@ -202,6 +202,12 @@ variable "secrets" {
   default     = {}
 }
 
+variable "log_kms_key_arn" {
+  description = "KMS key for the Fargate service's log group. Null: CloudWatch's own encryption. The key's policy must allow the logs service."
+  type        = string
+  default     = null
+}
+
 variable "log_retention_days" {
   description = "Retention of the service's log group."
   type        = number
