@@ -586,7 +586,12 @@ pub(crate) fn callbacks<'a>(url: &'a str, credentials: &'a Credentials) -> Remot
             let port = crate::known_hosts::port_of(url);
             crate::known_hosts::check(&known_hosts, host, port, blob)
                 .map(|()| git2::CertificateCheckStatus::CertificateOk)
-                .map_err(|e| git2::Error::new(ErrorCode::Certificate, ErrorClass::Ssh, e.to_string()))
+                .map_err(|e| {
+                    // libgit2's SSH transport replaces this message with its own ("invalid or
+                    // unknown remote ssh hostkey"): the reason is logged here.
+                    tracing::error!(host, port, reason = %e, "refusing the SSH host key");
+                    git2::Error::new(ErrorCode::Certificate, ErrorClass::Ssh, e.to_string())
+                })
         });
     }
     callbacks

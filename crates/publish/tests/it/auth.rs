@@ -27,7 +27,7 @@ fn token(value: &str) -> Credentials {
 }
 
 /// Everything every test in this binary logs, at every level.
-fn logs() -> Arc<Mutex<Vec<u8>>> {
+pub fn logs() -> Arc<Mutex<Vec<u8>>> {
     static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
     LOGS.get_or_init(|| {
         let buffer = Arc::new(Mutex::new(Vec::new()));
@@ -52,7 +52,7 @@ fn logs() -> Arc<Mutex<Vec<u8>>> {
     .clone()
 }
 
-fn logged() -> String {
+pub fn logged() -> String {
     String::from_utf8_lossy(&logs().lock().unwrap()).into_owned()
 }
 

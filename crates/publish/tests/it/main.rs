@@ -10,6 +10,7 @@ mod github_server;
 mod pull_requests;
 mod push;
 mod snapshots;
+mod ssh;
 mod webhook;
 
 use std::path::{Path, PathBuf};
