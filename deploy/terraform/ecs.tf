@@ -1,5 +1,6 @@
-# Optional: the daemon as one ECS Fargate task. One replica is enough for most accounts; more
-# replicas share the queue and the knowledge base safely (docs/operations.md, "Replicas").
+# Optional: the daemon as an ECS Fargate service. One task is enough for most accounts; more tasks
+# share the queue and the knowledge base (Postgres, which leases each change set to one task) safely,
+# each with its own working clone on its own ephemeral storage (docs/operations.md, "Replicas").
 
 locals {
   ecs_count = var.create_ecs_service ? 1 : 0
@@ -10,7 +11,9 @@ locals {
     # record from any other account on the queue is bad input, never a change set.
     DRIFTBACK_FEED__ACCOUNTS = join(",", distinct(concat([split(":", aws_sqs_queue.events.arn)[4]], var.forwarding_account_ids)))
     DRIFTBACK_SERVE__LISTEN  = "0.0.0.0:9464"
-    DRIFTBACK_LOG_FORMAT     = "json"
+    # The GitHub webhook on its own port, the one a load balancer's target group reaches.
+    DRIFTBACK_SERVE__WEBHOOK_LISTEN = "0.0.0.0:9465"
+    DRIFTBACK_LOG_FORMAT            = "json"
     }, var.trail_bucket_name == null ? {} : {
     # The queue carries the rule's envelopes and the trail bucket's notifications.
     DRIFTBACK_FEED__CARRIES       = "both"
@@ -19,8 +22,11 @@ locals {
 }
 
 resource "aws_cloudwatch_log_group" "daemon" {
+  #checkov:skip=CKV_AWS_158:Encrypted with CloudWatch's own key unless log_kms_key_arn names one; the logs hold no secrets
+  #checkov:skip=CKV_AWS_338:Retention is the operator's (log_retention_days); the audit record is the knowledge base
   count = local.ecs_count
 
+  kms_key_id        = var.log_kms_key_arn
   name              = "/ecs/${var.name}"
   retention_in_days = var.log_retention_days
   tags              = var.tags
@@ -86,15 +92,16 @@ resource "aws_ecs_task_definition" "daemon" {
     image        = var.image
     essential    = true
     command      = ["serve"]
-    portMappings = [{ containerPort = 9464, protocol = "tcp" }]
+    portMappings = [{ containerPort = 9464, protocol = "tcp" }, { containerPort = 9465, protocol = "tcp" }]
     environment  = [for k in sort(keys(local.container_environment)) : { name = k, value = local.container_environment[k] }]
     secrets      = [for k in sort(keys(var.secrets)) : { name = k, valueFrom = var.secrets[k] }]
     healthCheck = {
-      command     = ["CMD", "driftback", "probe", "--url", "http://127.0.0.1:9464/healthz"]
-      interval    = 30
-      timeout     = 5
-      retries     = 3
-      startPeriod = 60
+      command  = ["CMD", "driftback", "probe", "--url", "http://127.0.0.1:9464/healthz"]
+      interval = 30
+      timeout  = 5
+      retries  = 3
+      # The listener binds once the first clone is made: ECS's longest grace (5 minutes).
+      startPeriod = 300
     }
     logConfiguration = {
       logDriver = "awslogs"
@@ -104,11 +111,19 @@ resource "aws_ecs_task_definition" "daemon" {
         awslogs-stream-prefix = "driftback"
       }
     }
-    mountPoints = [{ sourceVolume = "work", containerPath = "/var/lib/driftback" }]
+    readonlyRootFilesystem = true
+    mountPoints = [
+      { sourceVolume = "work", containerPath = "/var/lib/driftback" },
+      { sourceVolume = "tmp", containerPath = "/tmp" },
+    ]
   }])
 
   volume {
     name = "work"
+  }
+
+  volume {
+    name = "tmp"
   }
 
   tags = var.tags
@@ -120,12 +135,12 @@ resource "aws_ecs_service" "daemon" {
   name            = var.name
   cluster         = var.ecs_cluster_arn
   task_definition = aws_ecs_task_definition.daemon[0].arn
-  desired_count   = 1
+  desired_count   = var.desired_count
   launch_type     = "FARGATE"
 
-  # One replica stops before the next starts: the working clone is per task, the queue keeps the events.
-  deployment_minimum_healthy_percent = 0
-  deployment_maximum_percent         = 100
+  # Each task has its own working clone: a new task starts before an old one stops.
+  deployment_minimum_healthy_percent = 100
+  deployment_maximum_percent         = 200
 
   network_configuration {
     subnets          = var.subnet_ids

@@ -119,6 +119,22 @@ data "aws_iam_policy_document" "daemon" {
     }
   }
 
+  # States encrypted with SSE-KMS under customer keys: S3 decrypts them for the daemon with these
+  # keys, and only through S3.
+  dynamic "statement" {
+    for_each = var.state_kms_key_arns
+    content {
+      sid       = "DecryptTerraformState${statement.key}"
+      actions   = ["kms:Decrypt"]
+      resources = [statement.value]
+      condition {
+        test     = "StringLike"
+        variable = "kms:ViaService"
+        values   = ["s3.*.amazonaws.com"]
+      }
+    }
+  }
+
   # The roles S3 backends name in `assume_role` (states kept in other accounts): assumed before
   # the state is read.
   dynamic "statement" {

@@ -42,3 +42,13 @@ output "trail_buckets" {
   description = "[feed] trail_buckets of the daemon."
   value       = var.trail_bucket_name == null ? [] : [var.trail_bucket_name]
 }
+
+output "undelivered_queue_url" {
+  description = "Events EventBridge could not deliver to the queue after its retries."
+  value       = aws_sqs_queue.undelivered.url
+}
+
+output "bus_policy_json" {
+  description = "The event bus policy the forwarding accounts need (merged with bus_policy_documents); apply it yourself when manage_bus_policy is false."
+  value       = try(data.aws_iam_policy_document.bus[0].json, null)
+}

@@ -70,6 +70,48 @@ variable "state_bucket_names" {
   default     = []
 }
 
+variable "state_kms_key_arns" {
+  description = "Customer managed KMS keys the state buckets encrypt the states with (SSE-KMS): the daemon may decrypt with them, through S3 only. Each key's policy must allow the daemon's role too."
+  type        = list(string)
+  default     = []
+}
+
+variable "trail_bucket_account_id" {
+  description = "Account owning trail_bucket_name when it is not this one (an organisation's log-archive account): the queue accepts the bucket's notifications from that account, and the notification itself is configured there with modules/trail-notification. Null: the bucket is in this account and the module configures its notification."
+  type        = string
+  default     = null
+}
+
+variable "manage_bus_policy" {
+  description = "Write the event bus's resource policy (it replaces the bus's whole policy). False: leave it alone and merge the bus_policy_json output into the policy yourself."
+  type        = bool
+  default     = true
+}
+
+variable "bus_policy_documents" {
+  description = "Other statements the event bus's policy must keep (JSON policy documents), merged with the forwarding statement when manage_bus_policy."
+  type        = list(string)
+  default     = []
+}
+
+variable "target_max_event_age_seconds" {
+  description = "How long EventBridge retries delivering an event to the queue before it goes to the undelivered queue."
+  type        = number
+  default     = 86400
+}
+
+variable "alarm_actions" {
+  description = "SNS topics (or other alarm actions) the CloudWatch alarms notify. Empty: the alarms are there, notifying nobody."
+  type        = list(string)
+  default     = []
+}
+
+variable "queue_age_alarm_seconds" {
+  description = "Alarm when the oldest message in the queue is older than this: the daemon is down or behind."
+  type        = number
+  default     = 1800
+}
+
 variable "state_role_arns" {
   description = "Roles the stacks' S3 backends name in assume_role (states kept in other accounts): the daemon may assume them to read those states. Each role's trust policy must allow the daemon's role too."
   type        = list(string)
@@ -125,9 +167,15 @@ variable "security_group_ids" {
 }
 
 variable "image" {
-  description = "The driftback container image (deploy/Dockerfile)."
+  description = "The driftback container image (deploy/Dockerfile, published by .github/workflows/release.yml). Pin it by digest in production: ghcr.io/driftback/driftback@sha256:..."
   type        = string
-  default     = "ghcr.io/driftback/driftback:latest"
+  default     = "ghcr.io/driftback/driftback:0.1.0"
+}
+
+variable "desired_count" {
+  description = "Tasks of the Fargate service. More than one needs the knowledge base in Postgres (DRIFTBACK_STORE__URL), which leases change sets to one task at a time."
+  type        = number
+  default     = 1
 }
 
 variable "cpu" {
@@ -152,6 +200,12 @@ variable "secrets" {
   description = "Environment variables read from Secrets Manager: name => secret ARN (for example GITHUB_TOKEN, DRIFTBACK_STORE__URL). Only the task's execution role can read them."
   type        = map(string)
   default     = {}
+}
+
+variable "log_kms_key_arn" {
+  description = "KMS key for the Fargate service's log group. Null: CloudWatch's own encryption. The key's policy must allow the logs service."
+  type        = string
+  default     = null
 }
 
 variable "log_retention_days" {

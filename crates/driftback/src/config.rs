@@ -59,8 +59,12 @@ pub struct ServeConfig {
     pub base_branch: String,
     /// The Terraform state, relative to the repository.
     pub state_path: PathBuf,
-    /// Address of `/healthz`, `/readyz` and `/metrics`.
+    /// Address of `/healthz`, `/readyz` and `/metrics` (and of the GitHub webhook when
+    /// `webhook_listen` is not set).
     pub listen: String,
+    /// Address of the GitHub webhook (`/webhook/github`) on a listener of its own, so it can be
+    /// exposed through an Ingress while the metrics and probes stay inside the cluster.
+    pub webhook_listen: Option<String>,
     /// On SIGTERM or SIGINT, in-flight work gets this long to finish before the process exits
     /// (unfinished messages reappear on the queue; unfinished change sets are released).
     pub shutdown_deadline_secs: u64,
@@ -93,6 +97,7 @@ impl Default for ServeConfig {
             base_branch: "main".into(),
             state_path: PathBuf::from("terraform.tfstate"),
             listen: "127.0.0.1:9464".into(),
+            webhook_listen: None,
             shutdown_deadline_secs: 30,
             max_change_set_age_secs: 900,
             replica: None,
@@ -190,8 +195,15 @@ pub struct PublishConfig {
     pub remote_url: Option<String>,
     /// The branch pull requests target. Default: the checked-out branch.
     pub base_branch: Option<String>,
-    /// The environment variable holding the token (HTTPS push and the GitHub API). Never logged.
+    /// The environment variable holding the token (HTTPS clone, fetch, push and the GitHub API).
+    /// Never logged, never written into the clone.
     pub token_env: String,
+    /// Or: a file holding the token (a mounted secret); read at start, wins over `token_env`.
+    pub token_file: Option<PathBuf>,
+    /// Or: a GitHub App whose installation tokens are minted and refreshed before they expire.
+    pub app: Option<AppConfig>,
+    /// Or: an SSH deploy key, for an `ssh://` or `git@HOST:` repository URL.
+    pub ssh: Option<SshConfig>,
     /// GitHub's REST API: `https://api.github.com`, or `https://HOST/api/v3` for GitHub Enterprise.
     pub api_url: String,
     /// `OWNER/NAME` on GitHub. Default: taken from the remote URL.
@@ -206,6 +218,8 @@ pub struct PublishConfig {
     pub retry_delay_ms: u64,
     /// The environment variable holding the webhook secret (for `X-Hub-Signature-256`).
     pub webhook_secret_env: String,
+    /// Or: a file holding the webhook secret (a mounted secret); wins over `webhook_secret_env`.
+    pub webhook_secret_file: Option<PathBuf>,
     /// With `pull-request`: publish escalations and reverts as one GitHub issue per resource
     /// (closed when a later change on the resource is written into the code).
     pub escalation_issues: bool,
@@ -214,6 +228,147 @@ pub struct PublishConfig {
     /// edit instead of an issue, so accepting is marking it ready and merging. `false`: always an
     /// issue (for repositories where a pushed branch starts pipelines, or drafts are unwanted).
     pub escalation_drafts: bool,
+}
+
+/// `[publish.app]`: a GitHub App that may read and write the repository (Contents, Pull requests,
+/// Issues). Its installation tokens last an hour; the next is minted before one expires.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppConfig {
+    /// The App's id (or client id), on its settings page.
+    pub app_id: String,
+    /// The installation on the repository's owner (the number in the installation's settings URL).
+    pub installation_id: u64,
+    /// The App's private key, the PEM file GitHub generated (a mounted secret).
+    pub private_key_file: PathBuf,
+    /// Mint the next token when less than this is left of the current one's hour.
+    #[serde(default = "default_refresh_before_secs")]
+    pub refresh_before_secs: u64,
+}
+
+fn default_refresh_before_secs() -> u64 {
+    600
+}
+
+/// `[publish.ssh]`: a deploy key for an SSH repository URL; the host's key must be in
+/// `known_hosts_file`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SshConfig {
+    /// The private key (OpenSSH or PEM format; a mounted secret).
+    pub private_key_file: PathBuf,
+    /// The git host's key lines, from `ssh-keyscan HOST` (without `-H`), checked against the
+    /// fingerprints the host publishes.
+    pub known_hosts_file: PathBuf,
+    /// The user on the git host when the URL names none.
+    #[serde(default = "default_ssh_user")]
+    pub username: String,
+    /// The environment variable holding the key's passphrase, if it has one.
+    pub passphrase_env: Option<String>,
+}
+
+fn default_ssh_user() -> String {
+    "git".into()
+}
+
+/// How driftback reaches the repository and GitHub, from `[publish]`: one set of credentials for
+/// clone, fetch and push, and the token for the GitHub API (the same App's, when an App is used).
+#[derive(Debug, Clone)]
+pub struct RepositoryAccess {
+    pub credentials: driftback_publish::Credentials,
+    pub api_token: Option<driftback_publish::Token>,
+}
+
+impl PublishConfig {
+    /// The credentials for `url` (`https://`, SSH or a local path) and the GitHub API token. An
+    /// App wins over a token; a token file over the environment variable. Nothing configured:
+    /// no credentials (a public repository or a local path).
+    pub fn access(&self, url: &str) -> anyhow::Result<RepositoryAccess> {
+        use driftback_publish::{AppSettings, AppTokens, Credentials, Secret, SshKey, Token};
+        let token = match (&self.app, &self.token_file) {
+            (Some(app), _) => {
+                let settings = AppSettings {
+                    app_id: app.app_id.clone(),
+                    installation_id: app.installation_id,
+                    private_key_file: app.private_key_file.clone(),
+                    api_url: self.api_url.clone(),
+                    refresh_before: Duration::from_secs(app.refresh_before_secs),
+                };
+                Some(Token::App(std::sync::Arc::new(AppTokens::new(&settings)?)))
+            }
+            (None, Some(file)) => {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("reading the token file {} (publish.token_file)", file.display()))?;
+                let text = text.trim();
+                anyhow::ensure!(
+                    !text.is_empty(),
+                    "the token file {} (publish.token_file) is empty; put the token in it",
+                    file.display()
+                );
+                Some(Token::Fixed(Secret::new(text)))
+            }
+            (None, None) => std::env::var(&self.token_env)
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| Token::Fixed(Secret::new(t.trim()))),
+        };
+        let lower = url.to_ascii_lowercase();
+        let ssh_url = lower.starts_with("ssh://") || is_scp_like(url);
+        let credentials = if ssh_url {
+            let ssh = self.ssh.as_ref().with_context(|| {
+                format!("{url} is an SSH URL: configure [publish.ssh] private_key_file and known_hosts_file")
+            })?;
+            let passphrase = match &ssh.passphrase_env {
+                Some(var) => Some(Secret::new(std::env::var(var).with_context(|| {
+                    format!(
+                        "the SSH key's passphrase is not in the environment variable {var} (publish.ssh.passphrase_env)"
+                    )
+                })?)),
+                None => None,
+            };
+            for (file, key) in
+                [(&ssh.private_key_file, "private_key_file"), (&ssh.known_hosts_file, "known_hosts_file")]
+            {
+                anyhow::ensure!(file.is_file(), "publish.ssh.{key} {} is not a file", file.display());
+            }
+            Credentials::Ssh(SshKey {
+                username: ssh.username.clone(),
+                private_key: ssh.private_key_file.clone(),
+                passphrase,
+                known_hosts: ssh.known_hosts_file.clone(),
+            })
+        } else if lower.starts_with("https://") || lower.starts_with("http://") {
+            match &token {
+                Some(token) => Credentials::Token { username: "x-access-token".into(), token: token.clone() },
+                None => Credentials::None,
+            }
+        } else {
+            Credentials::None
+        };
+        Ok(RepositoryAccess { credentials, api_token: token })
+    }
+
+    /// The webhook secret: from `webhook_secret_file`, else `webhook_secret_env`; `None` when
+    /// neither holds one.
+    pub fn webhook_secret(&self) -> anyhow::Result<Option<driftback_publish::Secret>> {
+        if let Some(file) = &self.webhook_secret_file {
+            let text = std::fs::read_to_string(file).with_context(|| {
+                format!("reading the webhook secret file {} (publish.webhook_secret_file)", file.display())
+            })?;
+            let text = text.trim();
+            anyhow::ensure!(!text.is_empty(), "the webhook secret file {} is empty", file.display());
+            return Ok(Some(driftback_publish::Secret::new(text)));
+        }
+        Ok(std::env::var(&self.webhook_secret_env).ok().filter(|s| !s.is_empty()).map(driftback_publish::Secret::new))
+    }
+}
+
+/// `git@github.com:owner/repo.git`: a colon before the first slash, and not a drive letter.
+fn is_scp_like(url: &str) -> bool {
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), slash) => colon > 1 && slash.is_none_or(|s| colon < s) && !url.contains("://"),
+        (None, _) => false,
+    }
 }
 
 /// `[notify]`: escalations and reverts posted to a chat or JSON webhook. See docs/publishing.md.
@@ -272,6 +427,9 @@ impl Default for PublishConfig {
             remote_url: None,
             base_branch: None,
             token_env: "GITHUB_TOKEN".into(),
+            token_file: None,
+            app: None,
+            ssh: None,
             api_url: "https://api.github.com".into(),
             repository: None,
             labels: vec!["driftback".into()],
@@ -279,6 +437,7 @@ impl Default for PublishConfig {
             retry_attempts: 4,
             retry_delay_ms: 500,
             webhook_secret_env: "DRIFTBACK_WEBHOOK_SECRET".into(),
+            webhook_secret_file: None,
             escalation_issues: true,
             escalation_drafts: true,
         }
@@ -436,6 +595,49 @@ mod tests {
         assert_eq!(config.resolved_url(Path::new("/repo")), "sqlite:/var/lib/kb.sqlite");
         let config = StoreConfig { url: Some("postgres://kb@db/kb".into()), ..config };
         assert_eq!(config.resolved_url(Path::new("/repo")), "postgres://kb@db/kb");
+    }
+
+    #[test]
+    fn repository_access_takes_a_token_file_an_app_or_an_ssh_key_and_says_what_is_missing() {
+        use driftback_publish::{Credentials, Token};
+        let dir = tempfile::tempdir().unwrap();
+        let token_file = dir.path().join("token");
+        std::fs::write(&token_file, "ghp_from_a_file\n").unwrap();
+        let config = PublishConfig {
+            token_env: "DRIFTBACK_TEST_TOKEN_UNSET".into(),
+            token_file: Some(token_file.clone()),
+            ..PublishConfig::default()
+        };
+        let access = config.access("https://github.com/acme/infra.git").unwrap();
+        match access.credentials {
+            Credentials::Token { token: Token::Fixed(secret), .. } => assert_eq!(secret.expose(), "ghp_from_a_file"),
+            other => panic!("{other:?}"),
+        }
+        // A local path needs none; the API token is still there for pull requests.
+        assert!(matches!(config.access("/srv/git/infra.git").unwrap().credentials, Credentials::None));
+        assert!(config.access("/srv/git/infra.git").unwrap().api_token.is_some());
+        // Nothing configured: no credentials (a public repository); the clone says what to set if asked.
+        let none = PublishConfig { token_env: "DRIFTBACK_TEST_TOKEN_UNSET".into(), ..PublishConfig::default() };
+        assert!(matches!(none.access("https://github.com/a/b.git").unwrap().credentials, Credentials::None));
+        // An SSH URL needs [publish.ssh].
+        let err = none.access("git@github.com:acme/infra.git").unwrap_err().to_string();
+        assert!(err.contains("[publish.ssh]"), "{err}");
+        // An App whose key file is missing is named.
+        let path = dir.path().join("driftback.toml");
+        std::fs::write(
+            &path,
+            "[publish.app]\napp_id = \"12\"\ninstallation_id = 34\nprivate_key_file = \"/nonexistent/app.pem\"\n",
+        )
+        .unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.publish.app.as_ref().unwrap().refresh_before_secs, 600);
+        let err = config.publish.access("https://github.com/a/b.git").unwrap_err().to_string();
+        assert!(err.contains("/nonexistent/app.pem"), "{err}");
+        // The webhook secret from a file.
+        let secret = dir.path().join("webhook");
+        std::fs::write(&secret, "s3cret\n").unwrap();
+        let config = PublishConfig { webhook_secret_file: Some(secret), ..PublishConfig::default() };
+        assert_eq!(config.webhook_secret().unwrap().unwrap().expose(), "s3cret");
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use git2::{BranchType, ErrorClass, ErrorCode, Oid, Repository, RepositoryInitOptions};
 
-use crate::{GitRepo, PublishError};
+use crate::remote::{auth_error, callbacks, check_url};
+use crate::{Credentials, GitRepo, PublishError};
 
 /// The file in the clone's `.git` directory a running driftback holds an exclusive lock on.
 const LOCK_FILE: &str = "driftback-serve.lock";
@@ -33,6 +34,7 @@ enum Kind {
     /// Driftback's own clone; the lock is held until the value is dropped.
     Owned {
         base_branch: String,
+        credentials: Credentials,
         _lock: File,
     },
     Mounted,
@@ -48,17 +50,26 @@ impl WorkingClone {
     /// predecessor left is cleared: a clone of `url` left half-created (no commit checked out, no
     /// branch) is removed and cloned again, git lock files are removed, and changes to tracked files
     /// are reset (as [`WorkingClone::refresh`] would), so [`WorkingClone::repo`] opens at once.
-    pub fn open_or_clone(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, PublishError> {
+    ///
+    /// `credentials` answer the remote when it asks, for this clone and every later fetch; they are
+    /// never written into the clone (its origin is `url` as given).
+    pub fn open_or_clone(
+        url: &str,
+        dir: &Path,
+        base_branch: &str,
+        credentials: &Credentials,
+    ) -> Result<WorkingClone, PublishError> {
+        check_url(url, credentials)?;
         let git_dir = dir.join(".git");
         if !git_dir.exists() {
             if dir.exists() && std::fs::read_dir(dir).map_err(io("reading", dir))?.next().is_some() {
                 return Err(PublishError::NotAClone { dir: dir.display().to_string() });
             }
-            return clone_into(url, dir, base_branch);
+            return clone_into(url, dir, base_branch, credentials);
         }
         let repo = match Repository::open(dir) {
             Ok(repo) => repo,
-            Err(e) => return clone_over_unopenable(url, dir, base_branch, &e),
+            Err(e) => return clone_over_unopenable(url, dir, base_branch, credentials, &e),
         };
         let origin = origin_url(&repo);
         let lock = take_lock(dir, &git_dir)?;
@@ -86,7 +97,7 @@ impl WorkingClone {
             );
             // The lock went with the directory: it still guards the set-aside copy until dropped.
             drop(lock);
-            let clone = clone_into(url, dir, base_branch)?;
+            let clone = clone_into(url, dir, base_branch, credentials)?;
             carry_over(&aside, dir)?;
             return Ok(clone);
         }
@@ -100,7 +111,7 @@ impl WorkingClone {
             drop(repo);
             empty_dir(dir)?;
             // The fresh clone takes its own lock before this one (on the removed file) is let go.
-            let clone = clone_into(url, dir, base_branch);
+            let clone = clone_into(url, dir, base_branch, credentials);
             drop(lock);
             return clone;
         }
@@ -108,7 +119,7 @@ impl WorkingClone {
         reset_leftovers(&repo, dir)?;
         Ok(WorkingClone {
             dir: dir.to_path_buf(),
-            kind: Kind::Owned { base_branch: base_branch.to_string(), _lock: lock },
+            kind: Kind::Owned { base_branch: base_branch.to_string(), credentials: credentials.clone(), _lock: lock },
         })
     }
 
@@ -123,7 +134,7 @@ impl WorkingClone {
     /// base branch from origin and hard-resets to it (whatever a stopped predecessor left in the
     /// working tree is discarded); a mounted repository must still be clean, and its HEAD is the base.
     pub fn refresh(&self) -> Result<Oid, PublishError> {
-        let Kind::Owned { base_branch, .. } = &self.kind else {
+        let Kind::Owned { base_branch, credentials, .. } = &self.kind else {
             return GitRepo::open_clean(&self.dir)?.head_commit();
         };
         let repo = Repository::open(&self.dir).map_err(|e| PublishError::OpenClone {
@@ -138,16 +149,20 @@ impl WorkingClone {
         })?;
         let url = origin.url().unwrap_or("origin").to_string();
         let refspec = format!("+refs/heads/{base_branch}:refs/remotes/origin/{base_branch}");
-        origin.fetch(&[refspec], None, None).map_err(|e| PublishError::Fetch {
-            url: url.clone(),
-            branch: base_branch.clone(),
-            message: e.message().to_string(),
-            transient: is_network(&e),
-        })?;
+        let mut options = git2::FetchOptions::new();
+        options.remote_callbacks(callbacks(&url, credentials));
+        origin
+            .fetch(&[refspec], Some(&mut options), None)
+            .map_err(|e| fetch_error(&url, base_branch, credentials, &e))?;
         // The tip the remote advertised: a base branch deleted there is not found in the
         // remote-tracking branch it left behind (fetching it just leaves that as it was).
         let wanted = format!("refs/heads/{base_branch}");
-        let tip = origin.list()?.iter().find(|head| head.name() == wanted).map(|head| head.oid());
+        let tip = origin
+            .list()
+            .map_err(|e| fetch_error(&url, base_branch, credentials, &e))?
+            .iter()
+            .find(|head| head.name() == wanted)
+            .map(|head| head.oid());
         let tip =
             tip.ok_or_else(|| PublishError::CloneNoBaseBranch { url: url.clone(), branch: base_branch.clone() })?;
         let object = repo.find_object(tip, None)?;
@@ -174,14 +189,24 @@ impl WorkingClone {
 /// Clone `url` into the empty or missing `dir` with `base_branch` checked out, holding the clone's
 /// lock from the moment `.git` exists, so a second driftback never mistakes a clone in progress for
 /// one left half-created. A clone that fails is removed again.
-fn clone_into(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, PublishError> {
+fn clone_into(
+    url: &str,
+    dir: &Path,
+    base_branch: &str,
+    credentials: &Credentials,
+) -> Result<WorkingClone, PublishError> {
     tracing::info!(url, dir = %dir.display(), "cloning the infrastructure repository");
-    let clone_error = |e: git2::Error| PublishError::Clone {
-        url: url.to_string(),
-        branch: base_branch.to_string(),
-        dir: dir.display().to_string(),
-        message: e.message().to_string(),
-        transient: is_network(&e),
+    let clone_error = |e: git2::Error| {
+        if e.code() == ErrorCode::Auth {
+            return auth_error(url, credentials, &e);
+        }
+        PublishError::Clone {
+            url: url.to_string(),
+            branch: base_branch.to_string(),
+            dir: dir.display().to_string(),
+            message: e.message().to_string(),
+            transient: is_network(&e),
+        }
     };
     let mut options = RepositoryInitOptions::new();
     options.no_reinit(true).origin_url(url).initial_head(base_branch);
@@ -189,7 +214,9 @@ fn clone_into(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, 
     let lock = take_lock(dir, &dir.join(".git"))?;
     let fetched = (|| {
         let mut origin = repo.find_remote("origin")?;
-        origin.fetch::<&str>(&[], None, None)?;
+        let mut options = git2::FetchOptions::new();
+        options.remote_callbacks(callbacks(url, credentials));
+        origin.fetch::<&str>(&[], Some(&mut options), None)?;
         Ok::<_, git2::Error>(repo.refname_to_id(&format!("refs/remotes/origin/{base_branch}")))
     })();
     let checked_out = match fetched {
@@ -212,7 +239,24 @@ fn clone_into(url: &str, dir: &Path, base_branch: &str) -> Result<WorkingClone, 
         }
         return Err(e);
     }
-    Ok(WorkingClone { dir: dir.to_path_buf(), kind: Kind::Owned { base_branch: base_branch.to_string(), _lock: lock } })
+    Ok(WorkingClone {
+        dir: dir.to_path_buf(),
+        kind: Kind::Owned { base_branch: base_branch.to_string(), credentials: credentials.clone(), _lock: lock },
+    })
+}
+
+/// A failed fetch of the base branch: refused or missing credentials name the remote and what to
+/// configure; other failures say whether they may pass.
+fn fetch_error(url: &str, base_branch: &str, credentials: &Credentials, e: &git2::Error) -> PublishError {
+    if e.code() == ErrorCode::Auth {
+        return auth_error(url, credentials, e);
+    }
+    PublishError::Fetch {
+        url: url.to_string(),
+        branch: base_branch.to_string(),
+        message: e.message().to_string(),
+        transient: is_network(e),
+    }
 }
 
 /// Discard changes to tracked files a predecessor stopped mid-operation left in the working tree
@@ -292,6 +336,7 @@ fn clone_over_unopenable(
     url: &str,
     dir: &Path,
     base_branch: &str,
+    credentials: &Credentials,
     error: &git2::Error,
 ) -> Result<WorkingClone, PublishError> {
     let git_dir = dir.join(".git");
@@ -314,7 +359,7 @@ fn clone_over_unopenable(
         "git cannot open the working clone; set it aside, with whatever it holds, and cloning again"
     );
     drop(lock);
-    let clone = clone_into(url, dir, base_branch)?;
+    let clone = clone_into(url, dir, base_branch, credentials)?;
     carry_over(&aside, dir)?;
     Ok(clone)
 }

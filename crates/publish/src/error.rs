@@ -14,11 +14,11 @@ pub enum PublishError {
     /// The remote URL cannot be used by this build; the message says which URL forms work.
     #[error("remote {url}: {reason}")]
     UnsupportedRemote { url: String, reason: String },
-    /// The remote refused the credentials (retried: a token is rotated without driftback's help).
-    #[error(
-        "remote {url} refused the credentials ({message}); check the token in the environment variable named by publish.token_env and that it may push"
-    )]
-    Auth { url: String, message: String },
+    /// The remote refused the credentials or asked for some that are not configured (retried: a
+    /// token is rotated without driftback's help). Names the remote and what to configure, never
+    /// the credential.
+    #[error("remote {url} refused the credentials or asked for some ({message}); {configure}")]
+    Auth { url: String, message: String, configure: String },
     /// The base branch does not exist on the remote.
     #[error("remote {url} has no branch {branch}; set publish.base_branch to the branch pull requests should target")]
     NoBaseBranch { url: String, branch: String },

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::story::{Story, resource_marker};
-use crate::{RetryPolicy, Secret};
+use crate::{RetryPolicy, Secret, Token};
 
 /// GitHub refuses longer bodies.
 pub(crate) const MAX_BODY_CHARS: usize = 65_000;
@@ -151,14 +151,20 @@ pub struct GitHub {
     api: Url,
     owner: String,
     name: String,
-    token: Secret,
+    token: Token,
     retry: RetryPolicy,
 }
 
 impl GitHub {
     /// `api_url`: `https://api.github.com`, or `https://HOST/api/v3` for GitHub Enterprise;
     /// `repository`: `owner/name`.
-    pub fn new(api_url: &str, repository: &str, token: Secret, retry: RetryPolicy) -> Result<GitHub, GitHubError> {
+    pub fn new(
+        api_url: &str,
+        repository: &str,
+        token: impl Into<Token>,
+        retry: RetryPolicy,
+    ) -> Result<GitHub, GitHubError> {
+        let token = token.into();
         let mut api = Url::parse(api_url)
             .map_err(|e| GitHubError::Config(format!("publish.api_url {api_url:?} is not a URL ({e})")))?;
         if !api.path().ends_with('/') {
@@ -169,7 +175,7 @@ impl GitHub {
             .split_once('/')
             .filter(|(o, n)| !o.is_empty() && !n.is_empty() && !n.contains('/'))
             .ok_or_else(|| GitHubError::Config(format!("publish.repository {repository:?} is not OWNER/NAME")))?;
-        if token.expose().trim().is_empty() {
+        if token.is_empty() {
             return Err(GitHubError::Config("the GitHub token is empty".into()));
         }
         let http = reqwest::Client::builder()
@@ -204,12 +210,16 @@ impl GitHub {
     ) -> Result<T, GitHubError> {
         let mut failures = 0;
         loop {
+            let token: Secret = self.token.get().await.map_err(|e| match e.is_transient() {
+                true => GitHubError::Unavailable { what: what.to_string(), attempts: 1, message: e.to_string() },
+                false => GitHubError::Config(e.to_string()),
+            })?;
             let mut request = self
                 .http
                 .request(method.clone(), url.clone())
                 .header("Accept", "application/vnd.github+json")
                 .header("X-GitHub-Api-Version", "2022-11-28")
-                .bearer_auth(self.token.expose());
+                .bearer_auth(token.expose());
             if let Some(body) = body {
                 request = request.json(body);
             }

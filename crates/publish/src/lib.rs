@@ -6,7 +6,10 @@
 //! - [`git`]: branch commits from an in-memory index, so HEAD, the index and the working tree of the
 //!   repository never move; replaying a change onto a moved base; finding a change set's commit by
 //!   its trailer.
-//! - [`remote`]: pushes that never force, with rebase onto a moved base, re-validation and retries.
+//! - [`remote`]: pushes that never force, with rebase onto a moved base, re-validation and retries;
+//!   the [`Credentials`] clone, fetch and push share: an HTTPS token ([`token`]: fixed, or a GitHub
+//!   App's installation tokens, refreshed before they expire) or an SSH deploy key whose host is
+//!   checked against known_hosts ([`known_hosts`]).
 //! - [`message`] and [`story`]: the commit message (conventional summary, `Drift-*` trailers) and the
 //!   pull request title and body, from plain input structs the caller fills; event text is escaped.
 //!   The trailers are read back with [`message::trailers`] and [`message::change_set_of`].
@@ -27,12 +30,14 @@ mod error;
 pub mod git;
 pub mod github;
 pub mod issues;
+pub mod known_hosts;
 pub mod markdown;
 pub mod message;
 pub mod notify;
 pub mod remote;
 mod secret;
 pub mod story;
+pub mod token;
 pub mod webhook;
 
 pub use clone::WorkingClone;
@@ -41,5 +46,6 @@ pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_reposito
 /// A commit id, as every git operation here names commits.
 pub use git2::Oid;
 pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState};
-pub use remote::{Credentials, Pushed, Remote, RetryPolicy};
+pub use remote::{Credentials, Pushed, Remote, RetryPolicy, SshKey};
 pub use secret::Secret;
+pub use token::{AppSettings, AppTokenError, AppTokens, Token};

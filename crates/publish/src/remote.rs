@@ -22,22 +22,66 @@ use std::time::Duration;
 use git2::{Cred, CredentialType, Direction, ErrorClass, ErrorCode, FetchOptions, Oid, PushOptions, RemoteCallbacks};
 
 use crate::git::{Conflicts, FileChange, GitRepo};
+use crate::token::Token;
 use crate::{PublishError, Secret};
 
 /// How many times a push rejected because the remote moved is tried again from the start.
 const MAX_REJECTIONS: u32 = 5;
 /// The private namespace for refs driftback needs locally while pushing.
 const LOCAL_NAMESPACE: &str = "refs/driftback";
+/// Pushes that failed for good, by reason (`auth`, `unavailable`, `conflict`, `invalid`,
+/// `no-base-branch`, `other`).
+pub const PUSH_FAILURES: &str = "driftback_push_failures_total";
 /// The file in the clone's git directory naming the local remote's lock a push in flight takes.
 const PUSH_IN_FLIGHT: &str = "driftback-push-in-flight";
 
-/// Credentials for a remote.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Credentials for a remote: the same for cloning, fetching and pushing.
+#[derive(Debug, Clone)]
 pub enum Credentials {
     /// Local paths, or a remote that needs none.
     None,
-    /// HTTPS basic authentication with a token (GitHub: any user name, here `x-access-token`).
-    Token { username: String, token: Secret },
+    /// HTTPS basic authentication with a token (GitHub: any user name, here `x-access-token`): a
+    /// fixed token, or a GitHub App's installation tokens, minted again before they expire.
+    Token { username: String, token: Token },
+    /// An SSH key (a deploy key), with the remote's host key checked against a known_hosts file.
+    Ssh(SshKey),
+}
+
+impl Credentials {
+    /// What the operator configures to give this kind of credential, for error messages.
+    pub fn what_to_configure(&self) -> &'static str {
+        match self {
+            Credentials::None => {
+                "no credentials are configured: give an HTTPS token (publish.token_env or publish.token_file), \
+                 a GitHub App ([publish.app]) or an SSH deploy key ([publish.ssh])"
+            }
+            Credentials::Token { token: Token::Fixed(_), .. } => {
+                "check the token (publish.token_env or publish.token_file): it must be current and may read \
+                 (and, to push, write) the repository's contents"
+            }
+            Credentials::Token { token: Token::App(_), .. } => {
+                "check the GitHub App ([publish.app]): it must be installed on the repository with Contents \
+                 read and write"
+            }
+            Credentials::Ssh(_) => {
+                "check the SSH deploy key ([publish.ssh] private_key_file): it must be added to the repository \
+                 (with write access, to push)"
+            }
+        }
+    }
+}
+
+/// An SSH deploy key and the known_hosts file the remote's host key must be in.
+#[derive(Debug, Clone)]
+pub struct SshKey {
+    /// The user on the git host (`git` for GitHub); the URL's user wins when it names one.
+    pub username: String,
+    /// The private key file (OpenSSH or PEM format).
+    pub private_key: PathBuf,
+    /// Its passphrase, when it has one.
+    pub passphrase: Option<Secret>,
+    /// OpenSSH known_hosts lines for the git host (`ssh-keyscan HOST`, without `-H`).
+    pub known_hosts: PathBuf,
 }
 
 /// Exponential backoff for failures that may pass (network, server errors).
@@ -94,10 +138,11 @@ pub struct Pushed {
 pub type Validate<'a> = dyn FnMut(&[FileChange]) -> Result<(), String> + 'a;
 
 impl Remote {
-    /// A remote by URL: `https://...` or a local path (`file://`, absolute or relative). SSH and
-    /// plain HTTP are refused with what to use instead.
+    /// A remote by URL: `https://...`, a local path (`file://`, absolute or relative), or SSH
+    /// (`ssh://...`, `git@HOST:OWNER/REPO`) with an SSH key on a build whose git has SSH. Plain HTTP
+    /// is refused (it would expose the token) except to this machine's loopback address.
     pub fn new(url: &str, credentials: Credentials, retry: RetryPolicy) -> Result<Remote, PublishError> {
-        check_url(url)?;
+        check_url(url, &credentials)?;
         Ok(Remote {
             url: url.to_string(),
             credentials,
@@ -110,8 +155,32 @@ impl Remote {
     }
 
     /// Push the change `change` (one commit on its parent) to `branch`, replaying it onto the
-    /// remote branch or the moved `base_branch` as needed. Never forces.
+    /// remote branch or the moved `base_branch` as needed. Never forces. A push that fails is
+    /// counted in `driftback_push_failures_total` by reason.
     pub fn push_change(
+        &self,
+        repo: &GitRepo,
+        change: Oid,
+        branch: &str,
+        base_branch: &str,
+        validate: &mut Validate<'_>,
+    ) -> Result<Pushed, PublishError> {
+        let pushed = self.push_change_once(repo, change, branch, base_branch, validate);
+        if let Err(e) = &pushed {
+            let reason = match e {
+                PublishError::Auth { .. } => "auth",
+                PublishError::PushFailed { .. } => "unavailable",
+                PublishError::RebaseConflict { .. } => "conflict",
+                PublishError::Invalid { .. } => "invalid",
+                PublishError::NoBaseBranch { .. } => "no-base-branch",
+                _ => "other",
+            };
+            metrics::counter!(PUSH_FAILURES, "reason" => reason).increment(1);
+        }
+        pushed
+    }
+
+    fn push_change_once(
         &self,
         repo: &GitRepo,
         change: Oid,
@@ -259,27 +328,7 @@ impl Remote {
     }
 
     fn callbacks(&self) -> RemoteCallbacks<'_> {
-        let mut callbacks = RemoteCallbacks::new();
-        let mut asked = false;
-        callbacks.credentials(move |_url, username, allowed| {
-            if asked {
-                return Err(git2::Error::new(ErrorCode::Auth, ErrorClass::Http, "the remote refused the token"));
-            }
-            asked = true;
-            match &self.credentials {
-                Credentials::Token { username: user, token }
-                    if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) =>
-                {
-                    Cred::userpass_plaintext(username.unwrap_or(user), token.expose())
-                }
-                _ => Err(git2::Error::new(
-                    ErrorCode::Auth,
-                    ErrorClass::Http,
-                    "the remote asks for credentials and none are configured",
-                )),
-            }
-        });
-        callbacks
+        callbacks(&self.url, &self.credentials)
     }
 
     /// The remote's branches and their commits (`git ls-remote --heads`).
@@ -361,7 +410,7 @@ impl Remote {
 
     fn classify(&self, e: git2::Error) -> Failure {
         if e.code() == ErrorCode::Auth {
-            return Failure::Permanent(PublishError::Auth { url: self.url.clone(), message: e.message().to_string() });
+            return Failure::Permanent(auth_error(&self.url, &self.credentials, &e));
         }
         if crate::clone::is_network(&e) { Failure::Transient(e) } else { Failure::Permanent(PublishError::Git(e)) }
     }
@@ -422,17 +471,43 @@ fn is_rejection(e: &git2::Error) -> bool {
         || message.contains("fetch first")
 }
 
-fn check_url(url: &str) -> Result<(), PublishError> {
+/// Whether driftback can talk to `url` with `credentials`, with what to use instead when not.
+pub(crate) fn check_url(url: &str, credentials: &Credentials) -> Result<(), PublishError> {
     let refuse =
         |reason: &str| Err(PublishError::UnsupportedRemote { url: url.to_string(), reason: reason.to_string() });
     let lower = url.to_ascii_lowercase();
+    let ssh = lower.starts_with("ssh://") || is_scp_like(url);
+    match credentials {
+        Credentials::Ssh(_) if !ssh => {
+            return refuse(
+                "an SSH key is configured ([publish.ssh]) but the URL is not an SSH one; use ssh://git@HOST/OWNER/REPO.git or git@HOST:OWNER/REPO.git",
+            );
+        }
+        Credentials::Token { .. } if ssh => {
+            return refuse(
+                "a token is configured but the URL is an SSH one; use https://HOST/OWNER/REPO.git, or configure [publish.ssh] with a deploy key",
+            );
+        }
+        _ => {}
+    }
     if lower.starts_with("https://") || lower.starts_with("file://") {
         return Ok(());
     }
-    if lower.starts_with("ssh://") || is_scp_like(url) {
-        return refuse(
-            "SSH remotes are not supported by this build (see docs/publishing.md); use the https:// URL of the repository and a token in the environment",
-        );
+    if ssh {
+        if !git2::Version::get().ssh() {
+            return refuse(
+                "this build's git has no SSH transport (libssh2 is not linked; see docs/deploy.md); use the https:// URL of the repository with a token or a GitHub App",
+            );
+        }
+        if !matches!(credentials, Credentials::Ssh(_)) {
+            return refuse(
+                "an SSH remote needs a deploy key: configure [publish.ssh] private_key_file and known_hosts_file",
+            );
+        }
+        return Ok(());
+    }
+    if crate::token::is_loopback_http(url) {
+        return Ok(());
     }
     if lower.starts_with("http://") || lower.starts_with("git://") {
         return refuse("unencrypted transports would expose the token; use the https:// URL of the repository");
@@ -446,8 +521,87 @@ fn check_url(url: &str) -> Result<(), PublishError> {
     Ok(())
 }
 
+/// The error for a remote that refused the credentials or asked for some: names the remote and
+/// what to configure, never the credential.
+pub(crate) fn auth_error(url: &str, credentials: &Credentials, e: &git2::Error) -> PublishError {
+    if let Credentials::Token { token: Token::App(app), .. } = credentials {
+        // Revoked before its time: the next ask mints a new one.
+        app.forget();
+    }
+    PublishError::Auth {
+        url: url.to_string(),
+        message: e.message().to_string(),
+        configure: credentials.what_to_configure().to_string(),
+    }
+}
+
+/// The callbacks that answer the remote's request for credentials (once: a second ask means the
+/// first answer was refused) and, for SSH, check the remote's host key against known_hosts.
+pub(crate) fn callbacks<'a>(url: &'a str, credentials: &'a Credentials) -> RemoteCallbacks<'a> {
+    let mut callbacks = RemoteCallbacks::new();
+    let mut asked = false;
+    callbacks.credentials(move |_url, username, allowed| {
+        if asked {
+            return Err(git2::Error::new(ErrorCode::Auth, ErrorClass::Http, "the remote refused the credentials"));
+        }
+        asked = true;
+        match credentials {
+            Credentials::Token { username: user, token } if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) => {
+                let secret = token.get_blocking().map_err(|e| {
+                    let code = if e.is_transient() { ErrorCode::GenericError } else { ErrorCode::Auth };
+                    git2::Error::new(code, ErrorClass::Http, e.to_string())
+                })?;
+                Cred::userpass_plaintext(username.unwrap_or(user), secret.expose())
+            }
+            Credentials::Ssh(key) if allowed.contains(CredentialType::SSH_KEY) => Cred::ssh_key(
+                username.unwrap_or(&key.username),
+                None,
+                &key.private_key,
+                key.passphrase.as_ref().map(Secret::expose),
+            ),
+            Credentials::Ssh(key) if allowed.contains(CredentialType::USERNAME) => {
+                asked = false;
+                Cred::username(&key.username)
+            }
+            _ => Err(git2::Error::new(
+                ErrorCode::Auth,
+                ErrorClass::Http,
+                "the remote asks for credentials and none of the kind it takes are configured",
+            )),
+        }
+    });
+    if let Credentials::Ssh(key) = credentials {
+        let known_hosts = key.known_hosts.clone();
+        callbacks.certificate_check(move |cert, host| {
+            let Some(hostkey) = cert.as_hostkey() else {
+                return Ok(git2::CertificateCheckStatus::CertificatePassthrough);
+            };
+            let Some(blob) = hostkey.hostkey() else {
+                return Err(git2::Error::new(
+                    ErrorCode::Certificate,
+                    ErrorClass::Ssh,
+                    format!("{host} sent no raw host key to check against {}", known_hosts.display()),
+                ));
+            };
+            let port = crate::known_hosts::port_of(url);
+            crate::known_hosts::check(&known_hosts, host, port, blob)
+                .map(|()| git2::CertificateCheckStatus::CertificateOk)
+                .map_err(|e| {
+                    // libgit2's SSH transport replaces this message with its own ("invalid or
+                    // unknown remote ssh hostkey"): the reason is logged here.
+                    tracing::error!(host, port, reason = %e, "refusing the SSH host key");
+                    git2::Error::new(ErrorCode::Certificate, ErrorClass::Ssh, e.to_string())
+                })
+        });
+    }
+    callbacks
+}
+
 /// `git@github.com:owner/repo.git`: a colon before the first slash, and not a Windows drive letter.
 fn is_scp_like(url: &str) -> bool {
+    if url.contains("://") {
+        return false;
+    }
     match (url.find(':'), url.find('/')) {
         (Some(colon), slash) => colon > 1 && slash.is_none_or(|s| colon < s),
         (None, _) => false,
@@ -462,8 +616,20 @@ mod tests {
     fn urls_this_build_cannot_push_to_are_refused_with_what_to_use() {
         for url in ["git@github.com:acme/infra.git", "ssh://git@github.com/acme/infra.git"] {
             let err = Remote::new(url, Credentials::None, RetryPolicy::default()).unwrap_err().to_string();
-            assert!(err.contains("SSH") && err.contains("https://"), "{err}");
+            assert!(err.contains("SSH") && (err.contains("https://") || err.contains("[publish.ssh]")), "{err}");
         }
+        let token = Credentials::Token { username: "x".into(), token: Token::Fixed(Secret::new("t")) };
+        let err = Remote::new("git@github.com:acme/infra.git", token, RetryPolicy::default()).unwrap_err();
+        assert!(err.to_string().contains("https://HOST/OWNER/REPO.git"), "{err}");
+        let ssh = Credentials::Ssh(SshKey {
+            username: "git".into(),
+            private_key: "/k".into(),
+            passphrase: None,
+            known_hosts: "/kh".into(),
+        });
+        let err = Remote::new("https://github.com/acme/infra.git", ssh, RetryPolicy::default()).unwrap_err();
+        assert!(err.to_string().contains("ssh://"), "{err}");
+        assert!(Remote::new("http://127.0.0.1:9/infra.git", Credentials::None, RetryPolicy::default()).is_ok());
         let err = Remote::new("http://example.test/x.git", Credentials::None, RetryPolicy::default()).unwrap_err();
         assert!(err.to_string().contains("https://"), "{err}");
         for url in ["https://github.com/acme/infra.git", "/srv/git/infra.git", "file:///srv/git/infra.git", "../up.git"]

@@ -54,7 +54,10 @@ impl Site {
                 "[serve] needs the infrastructure repository: repo_url (cloned into workdir) or repo_path \
                  (a mounted working tree), e.g. DRIFTBACK_SERVE__REPO_URL=https://github.com/acme/infra.git"
             ),
-            (Some(url), None) => WorkingClone::open_or_clone(url, &serve.workdir, &serve.base_branch)?,
+            (Some(url), None) => {
+                let access = config.publish.access(url)?;
+                WorkingClone::open_or_clone(url, &serve.workdir, &serve.base_branch, &access.credentials)?
+            }
             (None, Some(path)) => WorkingClone::mounted(path)?,
         };
         let store = open_store(&config.store, clone.path()).await?;
@@ -165,15 +168,27 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
     let listen = args.listen.clone().unwrap_or_else(|| config.serve.listen.clone());
     let mut router = driftback_feed::ops_router(metrics, probes);
     let mut routes = "/healthz /readyz /metrics".to_string();
-    if std::env::var_os(&config.publish.webhook_secret_env).is_some_and(|v| !v.is_empty()) {
+    let mut webhook = None;
+    if config.publish.webhook_secret()?.is_some() {
         let remote = config.publish.remote_url.as_deref().or(config.serve.repo_url.as_deref());
         let answerer: Arc<dyn Answerer> = reconciler.clone();
-        router = router.merge(webhook_router(&config.publish, remote, site.store.clone(), Some(answerer))?);
-        routes.push_str(&format!(" {}", driftback_publish::webhook::WEBHOOK_PATH));
+        let hooks = webhook_router(&config.publish, remote, site.store.clone(), Some(answerer))?;
+        match &config.serve.webhook_listen {
+            // On a listener of its own: exposed to GitHub while metrics and probes stay inside.
+            Some(addr) => {
+                let (bound, task) = driftback_feed::serve_ops(addr, hooks, shutdown.clone()).await?;
+                tracing::info!(listen = %bound, route = driftback_publish::webhook::WEBHOOK_PATH, "serving the GitHub webhook");
+                webhook = Some(task);
+            }
+            None => {
+                router = router.merge(hooks);
+                routes.push_str(&format!(" {}", driftback_publish::webhook::WEBHOOK_PATH));
+            }
+        }
     } else {
         tracing::info!(
             variable = config.publish.webhook_secret_env,
-            "no webhook secret in the environment: the GitHub pull request webhook is not served"
+            "no webhook secret (publish.webhook_secret_file or the environment): the GitHub pull request webhook is not served"
         );
     }
     let (bound, ops) = driftback_feed::serve_ops(&listen, router, shutdown.clone()).await?;
@@ -234,6 +249,9 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
         );
     }
     let _ = tokio::time::timeout(Duration::from_secs(2), ops).await;
+    if let Some(webhook) = webhook {
+        let _ = tokio::time::timeout(Duration::from_secs(2), webhook).await;
+    }
     site.store.close().await;
     match failure {
         Some(e) => Err(e),
@@ -466,6 +484,7 @@ mod tests {
         let expired = anyhow::Error::from(PublishError::Auth {
             url: "https://github.com/acme/infra.git".into(),
             message: "401 Bad credentials".into(),
+            configure: "check the token".into(),
         })
         .context("pushing driftback/abc");
         assert!(classify(&expired).transient);

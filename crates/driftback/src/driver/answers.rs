@@ -13,7 +13,7 @@ use driftback_publish::github::PullRequestAction;
 use driftback_publish::issues;
 use driftback_publish::markdown::{code, text};
 use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
-use driftback_publish::{GitHub, PullRequestApi, PullRequestState, RetryPolicy, Secret};
+use driftback_publish::{GitHub, PullRequestApi, PullRequestState, RetryPolicy};
 use driftback_store::{DecisionRecord, Store};
 
 use super::deliver::Delivered;
@@ -345,13 +345,17 @@ pub fn webhook_router(
     store: Store,
     answerer: Option<Arc<dyn Answerer>>,
 ) -> anyhow::Result<axum::Router> {
-    let secret = std::env::var(&config.webhook_secret_env).ok().filter(|s| !s.is_empty()).with_context(|| {
+    let secret = config.webhook_secret()?.with_context(|| {
         format!(
-            "the pull request webhook needs its secret: set the environment variable {} (publish.webhook_secret_env)",
+            "the pull request webhook needs its secret: set the environment variable {} (publish.webhook_secret_env) \
+             or publish.webhook_secret_file",
             config.webhook_secret_env
         )
     })?;
-    let token = std::env::var(&config.token_env).ok().filter(|t| !t.trim().is_empty());
+    let token = match remote_url {
+        Some(url) => config.access(url)?.api_token,
+        None => config.access("")?.api_token,
+    };
     let repository = config.repository.clone().or_else(|| remote_url.and_then(repository_from_url));
     let api = match (token, repository) {
         (Some(token), Some(repository)) => {
@@ -360,16 +364,17 @@ pub fn webhook_router(
                 first_delay: Duration::from_millis(config.retry_delay_ms),
                 max_delay: Duration::from_secs(30),
             };
-            Some(GitHub::new(&config.api_url, &repository, Secret::new(token), retry)?)
+            Some(GitHub::new(&config.api_url, &repository, token, retry)?)
         }
         _ => None,
     };
-    Ok(driftback_publish::webhook::router(Secret::new(secret), Arc::new(StoreSink { store, api, answerer })))
+    Ok(driftback_publish::webhook::router(secret, Arc::new(StoreSink { store, api, answerer })))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use driftback_publish::Secret;
     use driftback_store::PullRequestRecord;
 
     #[tokio::test]

@@ -12,7 +12,7 @@ use driftback_publish::issues::{self, IssueAction};
 use driftback_publish::notify::Notifier;
 use driftback_publish::story::Story;
 use driftback_publish::{
-    Credentials, GitHub, GitRepo, Oid, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy, Secret,
+    Credentials, GitHub, GitRepo, Oid, PullRequest, PullRequestApi, PullRequestState, Remote, RetryPolicy,
 };
 use driftback_store::{PullRequestRecord, Store};
 
@@ -61,26 +61,28 @@ impl Publisher {
             })?,
         };
         let url = resolve_local(&url, repo_dir);
-        let token = std::env::var(&config.token_env).ok().filter(|t| !t.trim().is_empty()).map(Secret::new);
+        let access = config.access(&url)?;
         let retry = RetryPolicy {
             attempts: config.retry_attempts.max(1),
             first_delay: Duration::from_millis(config.retry_delay_ms),
             max_delay: Duration::from_secs(30),
         };
-        let credentials = match (&token, url.to_ascii_lowercase().starts_with("https://")) {
-            (Some(token), true) => Credentials::Token { username: "x-access-token".into(), token: token.clone() },
-            (None, true) => bail!(
-                "pushing to {url} needs a token: set the environment variable {} (publish.token_env)",
+        let credentials = access.credentials;
+        if matches!(credentials, Credentials::None) && url.to_ascii_lowercase().starts_with("https://") {
+            bail!(
+                "pushing to {url} needs credentials: set the environment variable {} (publish.token_env), \
+                 publish.token_file, or a GitHub App ([publish.app])",
                 config.token_env
-            ),
-            (_, false) => Credentials::None,
-        };
+            );
+        }
+        let token = access.api_token;
         let remote = Remote::new(&url, credentials, retry)?;
         let base_branch = config.base_branch.clone().unwrap_or_else(|| git.head_name());
         let github = if config.mode == PublishMode::PullRequest {
             let token = token.with_context(|| {
                 format!(
-                    "opening pull requests needs a GitHub token: set the environment variable {} (publish.token_env)",
+                    "opening pull requests needs a GitHub token: set the environment variable {} (publish.token_env), \
+                     publish.token_file, or a GitHub App ([publish.app])",
                     config.token_env
                 )
             })?;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use driftback_publish::message::{CHANGE_SET_TRAILER, change_set_of, commit_message};
-use driftback_publish::{Author, GitRepo, PublishError, WorkingClone};
+use driftback_publish::{Author, Credentials, GitRepo, PublishError, WorkingClone};
 
 use crate::{MAIN_TF, Setup, git, story};
 
@@ -16,7 +16,7 @@ fn oid(rev: &str) -> git2::Oid {
 /// A clone of the setup's remote into a new directory under the setup's temporary directory.
 fn clone_of(setup: &Setup, name: &str) -> (WorkingClone, PathBuf) {
     let dir = setup.dir.path().join(name);
-    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
     (clone, dir)
 }
 
@@ -41,7 +41,7 @@ fn a_clone_is_made_once_then_reopened() {
     // change to a tracked file (a reset cut short) is undone, so the clone opens clean at once.
     std::fs::write(dir.join("left-here.txt"), "x").unwrap();
     std::fs::write(dir.join("main.tf"), "half a reset").unwrap();
-    let again = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let again = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
     assert!(dir.join("left-here.txt").exists());
     assert_eq!(std::fs::read_to_string(dir.join("main.tf")).unwrap(), MAIN_TF);
     assert_eq!(again.repo().unwrap().head_commit().unwrap(), tip);
@@ -59,7 +59,7 @@ fn a_clone_of_another_repository_is_set_aside_with_its_work_and_cloned_again() {
     std::fs::write(dir.join(".git/driftback/kb.sqlite"), "pending change sets").unwrap();
     let other = setup.dir.path().join("other.git");
     git(setup.dir.path(), &["clone", "-q", "--bare", &setup.remote_url(), other.to_str().unwrap()]);
-    let clone = WorkingClone::open_or_clone(other.to_str().unwrap(), &dir, "main").unwrap();
+    let clone = WorkingClone::open_or_clone(other.to_str().unwrap(), &dir, "main", &Credentials::None).unwrap();
     assert_eq!(git(&dir, &["remote", "get-url", "origin"]), other.to_str().unwrap());
     assert!(!branches(&dir).contains("refs/heads/driftback/unpushed"));
     // Nothing lost: the old clone, with its branch, is beside it.
@@ -75,7 +75,7 @@ fn a_clone_of_another_repository_is_set_aside_with_its_work_and_cloned_again() {
     std::fs::create_dir_all(&half).unwrap();
     git(&half, &["init", "-q", "-b", "main"]);
     git(&half, &["remote", "add", "origin", "/somewhere/else.git"]);
-    WorkingClone::open_or_clone(&setup.remote_url(), &half, "main").unwrap();
+    WorkingClone::open_or_clone(&setup.remote_url(), &half, "main", &Credentials::None).unwrap();
     assert_eq!(std::fs::read_to_string(half.join("main.tf")).unwrap(), MAIN_TF);
     assert!(setup.dir.path().join("half-other.set-aside-1/.git").exists());
 }
@@ -84,7 +84,7 @@ fn a_clone_of_another_repository_is_set_aside_with_its_work_and_cloned_again() {
 fn a_clone_another_process_holds_is_not_set_aside() {
     let setup = Setup::create();
     let (held, dir) = clone_of(&setup, "held");
-    let err = WorkingClone::open_or_clone("/somewhere/else.git", &dir, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone("/somewhere/else.git", &dir, "main", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
     assert!(dir.join(".git").exists() && !setup.dir.path().join("held.set-aside-1").exists());
     drop(held);
@@ -96,7 +96,7 @@ fn a_directory_with_files_but_no_clone_is_refused() {
     let dir = setup.dir.path().join("busy");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::NotAClone { .. }), "{err}");
     assert!(err.to_string().contains("is not empty and not a clone; give an empty or new directory"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
@@ -104,7 +104,7 @@ fn a_directory_with_files_but_no_clone_is_refused() {
     // An empty directory (a fresh volume) is cloned into.
     let empty = setup.dir.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    WorkingClone::open_or_clone(&setup.remote_url(), &empty, "main").unwrap();
+    WorkingClone::open_or_clone(&setup.remote_url(), &empty, "main", &Credentials::None).unwrap();
     assert!(empty.join("main.tf").exists());
 }
 
@@ -119,14 +119,14 @@ fn a_half_created_clone_is_removed_and_cloned_again() {
     std::fs::write(dir.join("partial.tf"), "# half written").unwrap();
     std::fs::write(dir.join(".git/index.lock"), "").unwrap();
 
-    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
     assert_eq!(std::fs::read_to_string(dir.join("main.tf")).unwrap(), MAIN_TF);
     assert!(!dir.join("partial.tf").exists());
     assert!(!dir.join(".git/index.lock").exists());
     let tip = oid(&git(&setup.remote, &["rev-parse", "main"]));
     assert_eq!(clone.refresh().unwrap(), tip);
     // The recovered clone is locked like any other.
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
 }
 
@@ -142,7 +142,7 @@ fn a_clone_git_cannot_open_is_set_aside_and_cloned_again_keeping_driftbacks_file
     std::fs::remove_file(dir.join(".git/HEAD")).unwrap();
     assert!(git2::Repository::open(&dir).is_err());
 
-    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
     let tip = oid(&git(&setup.remote, &["rev-parse", "main"]));
     assert_eq!(clone.repo().unwrap().head_commit().unwrap(), tip);
     assert_eq!(std::fs::read_to_string(dir.join(".git/driftback/kb.sqlite")).unwrap(), "the daemon's store");
@@ -150,7 +150,7 @@ fn a_clone_git_cannot_open_is_set_aside_and_cloned_again_keeping_driftbacks_file
     let aside = setup.dir.path().join("broken.set-aside-1");
     assert!(aside.join(".git/objects").is_dir() && !aside.join(".git/driftback").exists());
     // Locked like any other.
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
     drop(clone);
 
@@ -158,7 +158,7 @@ fn a_clone_git_cannot_open_is_set_aside_and_cloned_again_keeping_driftbacks_file
     std::fs::remove_file(dir.join(".git/HEAD")).unwrap();
     let held = std::fs::OpenOptions::new().write(true).open(dir.join(".git/driftback-serve.lock")).unwrap();
     held.lock().unwrap();
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
     assert!(!setup.dir.path().join("broken.set-aside-2").exists());
 }
@@ -170,7 +170,7 @@ fn a_clone_with_branches_but_head_on_no_commit_is_set_aside_not_removed() {
     drop(clone);
     // Someone checked out an orphan branch: the local branches are kept in the set-aside copy.
     git(&dir, &["checkout", "-q", "--orphan", "nothing-yet"]);
-    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
     let tip = oid(&git(&setup.remote, &["rev-parse", "main"]));
     assert_eq!(clone.repo().unwrap().head_commit().unwrap(), tip);
     let aside = setup.dir.path().join("orphan.set-aside-1");
@@ -182,12 +182,12 @@ fn a_clone_with_branches_but_head_on_no_commit_is_set_aside_not_removed() {
 fn a_second_process_is_refused_while_the_first_holds_the_clone() {
     let setup = Setup::create();
     let (first, dir) = clone_of(&setup, "locked");
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::CloneInUse { .. }), "{err}");
     assert!(err.to_string().contains("another driftback serve is using the working clone"), "{err}");
     assert!(!err.is_transient());
     drop(first);
-    WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn git_locks_left_by_a_stopped_predecessor_are_removed() {
         std::fs::write(lock, "").unwrap();
     }
     std::fs::write(dir.join(".git/keep.lockfile"), "").unwrap();
-    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main").unwrap();
+    let clone = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "main", &Credentials::None).unwrap();
     for lock in &stale {
         assert!(!lock.exists(), "{} removed", lock.display());
     }
@@ -240,7 +240,8 @@ fn a_remote_that_cannot_be_reached_is_a_transient_failure() {
     assert!(err.to_string().contains("fetching main from origin https://127.0.0.1:1/acme/infra.git"), "{err}");
 
     let fresh = setup.dir.path().join("never-cloned");
-    let err = WorkingClone::open_or_clone("https://127.0.0.1:1/acme/infra.git", &fresh, "main").unwrap_err();
+    let err = WorkingClone::open_or_clone("https://127.0.0.1:1/acme/infra.git", &fresh, "main", &Credentials::None)
+        .unwrap_err();
     assert!(matches!(err, PublishError::Clone { .. }), "{err}");
     assert!(err.is_transient(), "{err:?}");
     assert!(!fresh.join(".git").exists(), "a failed clone is removed");
@@ -250,7 +251,7 @@ fn a_remote_that_cannot_be_reached_is_a_transient_failure() {
 fn a_base_branch_the_remote_does_not_have_is_refused() {
     let setup = Setup::create();
     let dir = setup.dir.path().join("no-base");
-    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "trunk").unwrap_err();
+    let err = WorkingClone::open_or_clone(&setup.remote_url(), &dir, "trunk", &Credentials::None).unwrap_err();
     assert!(matches!(err, PublishError::CloneNoBaseBranch { ref branch, .. } if branch == "trunk"), "{err}");
     assert!(err.to_string().contains("set [serve] base_branch"), "{err}");
     assert!(!err.is_transient());

@@ -2,12 +2,15 @@
 //! bare repositories, the pull request flow against a GitHub stand-in speaking the real wire format,
 //! body snapshots, the webhook.
 
+mod auth;
 mod clone;
 mod escalations;
+mod git_host;
 mod github_server;
 mod pull_requests;
 mod push;
 mod snapshots;
+mod ssh;
 mod webhook;
 
 use std::path::{Path, PathBuf};

@@ -13,7 +13,10 @@ module "driftback" {
   ecs_cluster_arn    = "arn:aws:ecs:eu-west-1:123456789012:cluster/platform"
   subnet_ids         = ["subnet-0a1b2c3d4e5f60718", "subnet-0f1e2d3c4b5a69788"]
   security_group_ids = ["sg-0123456789abcdef0"]
-  image              = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/driftback:0.1.0"
+  # Pinned by digest: the bytes that were tested (docs/deploy.md, "The image").
+  image         = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/driftback@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+  desired_count = 2
+  alarm_actions = ["arn:aws:sns:eu-west-1:123456789012:ops-alerts"]
 
   environment = {
     DRIFTBACK_SERVE__REPO_URL          = "https://github.com/example-org/infrastructure.git"
@@ -25,8 +28,9 @@ module "driftback" {
   }
 
   secrets = {
-    GITHUB_TOKEN         = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:driftback/github-token-AbCdEf"
-    DRIFTBACK_STORE__URL = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:driftback/database-url-GhIjKl"
+    GITHUB_TOKEN             = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:driftback/github-token-AbCdEf"
+    DRIFTBACK_STORE__URL     = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:driftback/database-url-GhIjKl"
+    DRIFTBACK_WEBHOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:driftback/webhook-secret-MnOpQr"
   }
 
   tags = {

@@ -1,0 +1,132 @@
+//! An SSH deploy key against a real `sshd` on loopback (started for the test from the system's
+//! OpenSSH server, with its own host key and an authorized key made here): clone, fetch and push,
+//! with the host's key checked against known_hosts, and refused when it is not there or differs.
+//! Skipped, saying so, where `sshd` or `ssh-keygen` is not installed or this build's git has no SSH.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use driftback_publish::{Author, Credentials, PublishError, Remote, RetryPolicy, SshKey, WorkingClone};
+
+use crate::auth::{logged, logs};
+use crate::{Setup, git};
+
+struct Sshd {
+    child: Child,
+    port: u16,
+    host_key_line: String,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn keygen(path: &Path) {
+    let out = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn sshd_path() -> Option<PathBuf> {
+    ["/usr/sbin/sshd", "/usr/bin/sshd"].iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+/// Start sshd on a free loopback port, letting in the key `client.pub` as the current user.
+fn start_sshd(dir: &Path, client_pub: &Path) -> Option<Sshd> {
+    let sshd = sshd_path()?;
+    let host_key = dir.join("host_ed25519");
+    keygen(&host_key);
+    let authorized = dir.join("authorized_keys");
+    std::fs::copy(client_pub, &authorized).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = dir.join("sshd_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nStrictModes no\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+             PermitRootLogin prohibit-password\nUsePAM no\nPidFile {}\n",
+            host_key.display(),
+            authorized.display(),
+            dir.join("sshd.pid").display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all("/run/sshd").ok();
+    let child = Command::new(sshd).arg("-D").arg("-e").arg("-f").arg(&config).spawn().unwrap();
+    // Wait until it accepts connections.
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let public = std::fs::read_to_string(host_key.with_extension("pub")).unwrap();
+    let mut fields = public.split_whitespace();
+    let host_key_line = format!("[127.0.0.1]:{port} {} {}\n", fields.next().unwrap(), fields.next().unwrap());
+    Some(Sshd { child, port, host_key_line })
+}
+
+fn user() -> String {
+    String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_deploy_key_clones_fetches_and_pushes_over_ssh_with_the_host_key_checked() {
+    if !git2::Version::get().ssh() || Command::new("ssh-keygen").arg("-?").output().is_err() || sshd_path().is_none() {
+        eprintln!("skipped: needs git2's ssh feature, ssh-keygen and sshd (apt-get install openssh-server)");
+        return;
+    }
+    logs();
+    let setup = Setup::create();
+    let keys = tempfile::tempdir().unwrap();
+    let client = keys.path().join("deploy_key");
+    keygen(&client);
+    let Some(sshd) = start_sshd(keys.path(), &client.with_extension("pub")) else { return };
+    let known_hosts = keys.path().join("known_hosts");
+    std::fs::write(&known_hosts, &sshd.host_key_line).unwrap();
+    let url = format!("ssh://{}@127.0.0.1:{}{}", user(), sshd.port, setup.remote.display());
+    let credentials = Credentials::Ssh(SshKey {
+        username: user(),
+        private_key: client.clone(),
+        passphrase: None,
+        known_hosts: known_hosts.clone(),
+    });
+    let dir = setup.dir.path().join("clone");
+
+    let clone = WorkingClone::open_or_clone(&url, &dir, "main", &credentials).unwrap();
+    setup.teammate_pushes("main", "main", "main.tf", "# moved\n");
+    let tip = clone.refresh().unwrap();
+    assert_eq!(tip.to_string(), git(&setup.remote, &["rev-parse", "main"]));
+    let repo = clone.repo().unwrap();
+    let changes = vec![(PathBuf::from("extra.tf"), Some("# over ssh\n".to_string()))];
+    let (_, commit) =
+        repo.commit_on_branch(tip, "driftback/over-ssh", &changes, "drift: over ssh", &Author::default()).unwrap();
+    let no_wait = RetryPolicy { attempts: 1, first_delay: Duration::ZERO, max_delay: Duration::ZERO };
+    let remote = Remote::new(&url, credentials.clone(), no_wait).unwrap();
+    remote.push_change(&repo, commit, "driftback/over-ssh", "main", &mut |_| Ok(())).unwrap();
+    assert_eq!(git(&setup.remote, &["rev-parse", "driftback/over-ssh"]), commit.to_string());
+
+    // A host key that is not the one in known_hosts, and a host missing from it, are refused.
+    let other = keys.path().join("other_host");
+    keygen(&other);
+    let other_public = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let mut fields = other_public.split_whitespace();
+    let (kind, key) = (fields.next().unwrap(), fields.next().unwrap());
+    std::fs::write(&known_hosts, format!("[127.0.0.1]:{} {kind} {key}\n", sshd.port)).unwrap();
+    let err = WorkingClone::open_or_clone(&url, &setup.dir.path().join("mismatch"), "main", &credentials).unwrap_err();
+    // libgit2 says only that it refused the key; the reason is in the log.
+    assert!(err.to_string().contains(&url) && err.to_string().contains("hostkey"), "{err}");
+    assert!(logged().contains("matches none of its lines"), "the mismatch is logged");
+    std::fs::write(
+        &known_hosts,
+        "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n",
+    )
+    .unwrap();
+    let err = WorkingClone::open_or_clone(&url, &setup.dir.path().join("unknown"), "main", &credentials).unwrap_err();
+    assert!(!matches!(err, PublishError::Auth { .. }) && err.to_string().contains("hostkey"), "{err}");
+    assert!(logged().contains("is not in the known_hosts file"), "the unknown host is logged");
+}
