@@ -16,6 +16,21 @@ if ! pkg-config --exists openssl 2>/dev/null; then
     echo "OpenSSL development files are required: install libssl-dev and pkg-config" >&2; exit 1
   fi
 fi
+# The SSH deploy-key test runs a loopback sshd (crates/publish/tests/it/ssh.rs).
+if ! command -v ssh-keygen >/dev/null || { ! command -v sshd >/dev/null && [ ! -x /usr/sbin/sshd ]; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    # Installed, not started: policy-rc.d keeps the package from starting the system's sshd.
+    policy=/usr/sbin/policy-rc.d made_policy=
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1
+      trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null
+    if [ -n "$made_policy" ]; then rm -f "$policy"; trap - EXIT; fi
+  else
+    echo "sshd and ssh-keygen are required by the SSH test: install openssh-server" >&2; exit 1
+  fi
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -j 2 -- -D warnings
 scripts/check-deploy.sh
