@@ -78,6 +78,27 @@ pub fn apply_alongside(
     op: &Op,
     alongside: &[(Address, Op)],
 ) -> Result<Applied, PatchError> {
+    let applied = apply_in_place(repo, address, op, alongside)?;
+    // Module code fetched from outside the repository is read, never written (`Repo::set_file`
+    // keeps it as it was): an edit that chose such a file is refused.
+    if let Some(file) = applied.files.iter().find(|f| repo.is_external(f)) {
+        return Err(PatchError::Refused {
+            address: address.to_string(),
+            reason: format!(
+                "the edit would change {}, module code from outside the repository; it must be written in the repository's own files (the module call's inputs)",
+                file.display()
+            ),
+        });
+    }
+    Ok(applied)
+}
+
+fn apply_in_place(
+    repo: &mut Repo,
+    address: &Address,
+    op: &Op,
+    alongside: &[(Address, Op)],
+) -> Result<Applied, PatchError> {
     let mut applied = Applied::default();
     let err = |file: &Path, source: EditError| PatchError::Edit {
         address: address.to_string(),
