@@ -297,14 +297,13 @@ impl Repo {
     /// module's directory in the repository's paths.
     pub fn mount_module(&mut self, key: &str, package: &Path, subdir: &Path) -> Result<PathBuf, RepoError> {
         let fail = |reason: String| RepoError::Module { key: key.to_string(), reason };
-        let valid = |part: &str| {
-            !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        };
+        let valid =
+            |part: &str| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !key.split('.').all(valid) {
             return Err(fail("a module key is call names joined by `.` (web, web.db)".into()));
         }
-        let subdir = inside(subdir)
-            .ok_or_else(|| fail(format!("the subdirectory {} leaves its package", subdir.display())))?;
+        let subdir =
+            inside(subdir).ok_or_else(|| fail(format!("the subdirectory {} leaves its package", subdir.display())))?;
         let real = std::fs::canonicalize(package)
             .map_err(|source| RepoError::Io { path: package.display().to_string(), source })?;
         let mount = self.root.join(".terraform").join("modules").join(key);
@@ -746,9 +745,9 @@ impl Repo {
                 } else {
                     format!("{module_path}.module.{}", call.name)
                 };
-                let child = call.dir.or_else(|| {
-                    self.external_calls.get(&(self.root.clone(), module_key(&child_path))).cloned()
-                });
+                let child = call
+                    .dir
+                    .or_else(|| self.external_calls.get(&(self.root.clone(), module_key(&child_path))).cloned());
                 if let Some(child) = child {
                     pending.push((child_path, child));
                 }
@@ -1032,6 +1031,65 @@ mod tests {
         // The broken file drops out; the duplicate in extra.tf is now the only declaration.
         assert_eq!(r.find_resource(&Address::parse("aws_vpc.other").unwrap()).unwrap().file, PathBuf::from("extra.tf"));
         assert!(r.find_resource(&Address::parse("module.m.aws_sqs_queue.q").unwrap()).is_none());
+    }
+
+    #[test]
+    fn mounted_modules_index_like_local_ones_and_stay_read_only() {
+        let package = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = package.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("main.tf", "resource \"aws_s3_bucket\" \"unused\" {}\n");
+        write(
+            "modules/db/main.tf",
+            "variable \"class\" {}\nresource \"aws_db_instance\" \"this\" {\n  count          = 1\n  instance_class = var.class\n}\nmodule \"params\" {\n  source = \"../params\"\n}\nmodule \"remote\" {\n  source  = \"acme/x/aws\"\n  version = \"~> 1.0\"\n}\n",
+        );
+        write("modules/params/main.tf", "resource \"aws_db_parameter_group\" \"this\" {}\n");
+        write("examples/complete/main.tf", "resource \"aws_vpc\" \"example\" {}\n");
+        let mut r = Repo::from_files_at(
+            [(
+                PathBuf::from("envs/prod/main.tf"),
+                "module \"db\" {\n  source  = \"acme/db/aws//modules/db\"\n  version = \"1.2.0\"\n  class   = \"db.t3.micro\"\n}\n".to_string(),
+            )]
+            .into(),
+            Path::new("envs/prod"),
+        );
+        let unresolved = r.unresolved_module_calls();
+        assert_eq!(unresolved.len(), 1);
+        assert_eq!((unresolved[0].key.as_str(), unresolved[0].version.as_deref()), ("db", Some("1.2.0")));
+        let dir = r.mount_module("db", package.path(), Path::new("modules/db")).unwrap();
+        assert_eq!(dir, PathBuf::from("envs/prod/.terraform/modules/db/modules/db"));
+        let inside = Address::parse("module.db.aws_db_instance.this[0]").unwrap();
+        let location = r.find_resource(&inside).unwrap();
+        assert_eq!(location.file, dir.join("main.tf"));
+        // The local call inside the package resolves inside it; only the module and what it calls
+        // are read (not the package's examples).
+        assert!(
+            r.find_resource(&Address::parse("module.db.module.params.aws_db_parameter_group.this").unwrap()).is_some()
+        );
+        assert!(r.files().all(|(p, _)| !p.to_string_lossy().contains("examples")));
+        let nested = r.unresolved_module_calls();
+        assert_eq!(nested.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["db.remote"]);
+        // Fetched code is read-only; the repository's own files are not.
+        assert!(r.is_external(&location.file) && !r.is_external(Path::new("envs/prod/main.tf")));
+        let before = r.text(&location.file).unwrap().to_string();
+        r.set_file(&location.file, "# changed\n".into());
+        assert_eq!(r.text(&location.file), Some(before.as_str()));
+        // Another commit's texts keep the mounted code; the stack's root module carries it.
+        let again = r.with_files_like(
+            [(PathBuf::from("envs/prod/main.tf"), r.text(Path::new("envs/prod/main.tf")).unwrap().to_string())].into(),
+        );
+        assert!(again.find_resource(&inside).is_some());
+        assert!(r.root_module(Path::new("envs/prod")).find_resource(&inside).is_some());
+        assert!(r.root_module(Path::new("envs/stage")).find_resource(&inside).is_none());
+        // A local call that leaves its package, and bad keys, are refused by name.
+        write("modules/db/escape.tf", "module \"up\" {\n  source = \"../../../outside\"\n}\n");
+        let err = r.mount_module("db", package.path(), Path::new("modules/db")).unwrap_err().to_string();
+        assert!(err.contains("module db") && err.contains("leaves the module's package"), "{err}");
+        assert!(r.mount_module("a..b", package.path(), Path::new("")).is_err());
+        assert!(r.mount_module("db", package.path(), Path::new("../x")).is_err());
     }
 
     #[test]
