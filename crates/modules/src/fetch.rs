@@ -200,29 +200,27 @@ impl Fetcher {
         Ok(url)
     }
 
+    /// A GET of `url`: a registry API call (`registry_host`) carries that registry's token, as
+    /// Terraform's registry client sends it to the registry's services wherever they are; any
+    /// other URL carries a token only when one is configured for its own host.
     fn request(&self, url: &Url, registry_host: Option<&str>) -> reqwest::RequestBuilder {
-        let mut request = self.client.get(url.clone());
-        // A registry's token goes to that registry's host only.
-        let url_host = url.host_str().map(|h| match url.port() {
+        let request = self.client.get(url.clone());
+        let own_host = url.host_str().map(|h| match url.port() {
             Some(port) => format!("{h}:{port}"),
             None => h.to_string(),
         });
-        if let (Some(host), Some(url_host)) = (registry_host, url_host) {
-            if let Some(token) = self.cli.token(host).filter(|_| url_host.eq_ignore_ascii_case(host)) {
-                request = request.bearer_auth(token.expose());
-            } else if let Some(token) = self.cli.token(&url_host) {
-                request = request.bearer_auth(token.expose());
-            }
+        let token = match registry_host {
+            Some(host) => self.cli.token(host),
+            None => own_host.as_deref().and_then(|h| self.cli.token(h)),
+        };
+        match token {
+            Some(token) => request.bearer_auth(token.expose()),
+            None => request,
         }
-        request
     }
 
     async fn send(&self, url: &Url, registry_host: Option<&str>) -> Result<reqwest::Response, FetchError> {
-        let response = self
-            .request(url, registry_host)
-            .send()
-            .await
-            .map_err(|e| FetchError::Http { url: redact(url), reason: describe_reqwest(&e) })?;
+        let response = self.request(url, registry_host).send().await.map_err(|e| self.http_error(url, &e))?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -274,9 +272,7 @@ impl Fetcher {
             return Err(too_large());
         }
         let mut out = Vec::new();
-        while let Some(chunk) =
-            response.chunk().await.map_err(|e| FetchError::Http { url: redact(url), reason: describe_reqwest(&e) })?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.http_error(url, &e))? {
             out.extend_from_slice(&chunk);
             if out.len() as u64 > limit {
                 return Err(too_large());
@@ -393,6 +389,13 @@ impl Fetcher {
                 .insert(key.to_string(), (entry.clone(), version.clone()));
         }
         Ok((entry, version))
+    }
+
+    fn http_error(&self, url: &Url, e: &reqwest::Error) -> FetchError {
+        if e.is_timeout() {
+            return FetchError::Timeout { seconds: self.settings.fetch_timeout.as_secs() };
+        }
+        FetchError::Http { url: redact(url), reason: describe_reqwest(e) }
     }
 
     fn entry_path(&self, key: &str) -> PathBuf {

@@ -82,6 +82,9 @@ pub struct Mounted {
     pub version: Option<String>,
     /// The module's directory in the repository's paths (under `.terraform/modules/KEY`).
     pub dir: PathBuf,
+    /// The package on disk (in the cache, or `.terraform/modules`) and the module's directory in it.
+    pub package: PathBuf,
+    pub subdir: PathBuf,
 }
 
 /// What [`load`] did.
@@ -133,7 +136,14 @@ pub async fn load(fetcher: &Fetcher, repo_dir: &Path, repo: &mut Repo) -> Loaded
             };
             let mounted = result.and_then(|fetched| {
                 let dir = repo.mount_module(&call.key, &fetched.package, &fetched.subdir)?;
-                Ok(Mounted { key: call.key.clone(), source: call.source.clone(), version: fetched.version, dir })
+                Ok(Mounted {
+                    key: call.key.clone(),
+                    source: call.source.clone(),
+                    version: fetched.version,
+                    dir,
+                    package: fetched.package,
+                    subdir: fetched.subdir,
+                })
             });
             match mounted {
                 Ok(m) => {

@@ -652,6 +652,17 @@ fn choose(
     let target_before = changing.and_then(|path| Some((path, effective_config(repo, target)?)));
     let mut leaks = Vec::new();
     for candidate in candidates {
+        // Module code fetched from outside the repository is never written (`Repo::set_file`).
+        if let Some(file) =
+            std::iter::once(&candidate.file).chain(candidate.also.iter().map(|(f, _)| f)).find(|f| repo.is_external(f))
+        {
+            leaks.push(format!(
+                "{} (would change {}, module code from outside the repository)",
+                candidate.note,
+                file.display()
+            ));
+            continue;
+        }
         let scratch = with_candidate(repo, &candidate);
         if !check(effective_config(&scratch, target)) {
             leaks.push(format!("{} (does not give {target} the value)", candidate.note));
