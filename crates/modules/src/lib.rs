@@ -99,9 +99,10 @@ pub struct Loaded {
 
 /// Give `repo` (loaded from the checkout in `repo_dir`) the code of every module call that is not
 /// a path in the repository, nested calls included: from the root module's
-/// `.terraform/modules/modules.json` when there is one, else fetched (and cached) by `fetcher`.
-/// Calls that cannot be had are listed in [`Loaded::failed`]; the rest are mounted.
-pub async fn load(fetcher: &Fetcher, repo_dir: &Path, repo: &mut Repo) -> Loaded {
+/// `.terraform/modules/modules.json` when there is one, else fetched (and cached) by `fetcher`
+/// (`None`: fetching is off). Calls that cannot be had are listed in [`Loaded::failed`]; the rest
+/// are mounted.
+pub async fn load(fetcher: Option<&Fetcher>, repo_dir: &Path, repo: &mut Repo) -> Loaded {
     let root = repo_dir.join(repo.root_dir());
     let manifest_path = manifest::path(&root);
     let mut loaded = Loaded::default();
@@ -129,10 +130,16 @@ pub async fn load(fetcher: &Fetcher, repo_dir: &Path, repo: &mut Repo) -> Loaded
         for call in calls {
             let result = match &entries {
                 Some(entries) => from_manifest(entries, &root, &call),
-                None => fetcher
-                    .fetch(&call.source, call.version.as_deref())
-                    .await
-                    .map_err(|cause| ModuleError::Call { call: call.clone(), cause }),
+                None => match fetcher {
+                    Some(fetcher) => fetcher
+                        .fetch(&call.source, call.version.as_deref())
+                        .await
+                        .map_err(|cause| ModuleError::Call { call: call.clone(), cause }),
+                    None => Err(ModuleError::Manifest {
+                        call: call.clone(),
+                        reason: "is not fetched: [modules] fetch is off and the checkout has no .terraform/modules/modules.json".into(),
+                    }),
+                },
             };
             let mounted = result.and_then(|fetched| {
                 let dir = repo.mount_module(&call.key, &fetched.package, &fetched.subdir)?;

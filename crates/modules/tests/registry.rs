@@ -59,7 +59,7 @@ async fn a_clone_without_dot_terraform_fetches_registry_git_and_archive_modules(
     let cache = tempfile::tempdir().unwrap();
     let mut repo = Repo::load(repo_dir.path()).unwrap();
     assert_eq!(repo.unresolved_module_calls().len(), 4);
-    let loaded = load(&fetcher(&stand_in, cache.path()), repo_dir.path(), &mut repo).await;
+    let loaded = load(Some(&fetcher(&stand_in, cache.path())), repo_dir.path(), &mut repo).await;
     assert!(loaded.failed.is_empty(), "{:?}", loaded.failed.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert!(!loaded.from_manifest);
     let versions: Vec<(&str, Option<&str>)> =
@@ -84,7 +84,7 @@ async fn a_clone_without_dot_terraform_fetches_registry_git_and_archive_modules(
     std::fs::remove_dir_all(stand_in.git_dir.join("security-group.git")).unwrap();
     let downloads = stand_in.count("download") + stand_in.count("archive");
     let mut again = Repo::load(repo_dir.path()).unwrap();
-    let loaded = load(&fetcher(&stand_in, cache.path()), repo_dir.path(), &mut again).await;
+    let loaded = load(Some(&fetcher(&stand_in, cache.path())), repo_dir.path(), &mut again).await;
     assert!(loaded.failed.is_empty(), "{:?}", loaded.failed.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_eq!(stand_in.count("download") + stand_in.count("archive"), downloads);
     assert_indexed(&again);
@@ -112,7 +112,7 @@ async fn a_checkout_after_init_uses_modules_json_and_fetches_nothing() {
     // Lay out .terraform/modules as terraform init does, from a first fetch.
     let cache = tempfile::tempdir().unwrap();
     let mut fetched = Repo::load(repo_dir.path()).unwrap();
-    let loaded = load(&fetcher(&stand_in, cache.path()), repo_dir.path(), &mut fetched).await;
+    let loaded = load(Some(&fetcher(&stand_in, cache.path())), repo_dir.path(), &mut fetched).await;
     assert!(loaded.failed.is_empty());
     let modules_dir = repo_dir.path().join(".terraform/modules");
     let mut entries = vec![json!({ "Key": "", "Source": "", "Dir": "." })];
@@ -138,7 +138,7 @@ async fn a_checkout_after_init_uses_modules_json_and_fetches_nothing() {
         Fetcher::new(Settings::new(nowhere.path().join("cache")), CliConfig::load(Some(&rc), None, []).unwrap())
             .unwrap();
     let mut repo = Repo::load(repo_dir.path()).unwrap();
-    let loaded = load(&offline, repo_dir.path(), &mut repo).await;
+    let loaded = load(Some(&offline), repo_dir.path(), &mut repo).await;
     assert!(loaded.from_manifest);
     assert!(loaded.failed.is_empty(), "{:?}", loaded.failed.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_indexed(&repo);
@@ -156,7 +156,7 @@ async fn a_checkout_after_init_uses_modules_json_and_fetches_nothing() {
     )
     .unwrap();
     let mut repo = Repo::load(repo_dir.path()).unwrap();
-    let loaded = load(&offline, repo_dir.path(), &mut repo).await;
+    let loaded = load(Some(&offline), repo_dir.path(), &mut repo).await;
     let failed: Vec<String> = loaded.failed.iter().map(ToString::to_string).collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(failed[0].starts_with("module.extra (main.tf:"), "{}", failed[0]);
@@ -194,7 +194,7 @@ async fn a_source_that_cannot_be_fetched_names_the_call_its_source_and_version()
     settings.fetch_timeout = Duration::from_secs(1);
     let fetcher = Fetcher::new(settings, cli).unwrap();
     let mut repo = Repo::load(repo_dir.path()).unwrap();
-    let loaded = load(&fetcher, repo_dir.path(), &mut repo).await;
+    let loaded = load(Some(&fetcher), repo_dir.path(), &mut repo).await;
     let failed: Vec<String> = loaded.failed.iter().map(ToString::to_string).collect();
     assert_eq!(failed.len(), 3, "{failed:?}");
     let by_key = |key: &str| failed.iter().find(|f| f.starts_with(&format!("module.{key} "))).unwrap().as_str();

@@ -11,8 +11,8 @@ use driftback_publish::{Author, GitRepo};
 
 use crate::config::Config;
 use crate::driver::{
-    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Stacks, Status, Workspace, load_catalog, notifier,
-    open_store, routes_to_stacks,
+    Deliverer, Delivery, Driven, Driver, Modules, Outcome, Publisher, Stacks, Status, Workspace, load_catalog,
+    notifier, open_store, routes_to_stacks,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -112,7 +112,10 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         eprintln!("stacks: {} workspace(s), {} resource(s) indexed", found.workspaces, stacks.indexed());
         Road::Stacks(Box::new(stacks))
     } else {
-        Road::One(Box::new(one_workspace(config, args)?))
+        let mut workspace = one_workspace(config, args)?;
+        // Registry, git and archive module calls: their code from `.terraform/modules` or fetched.
+        Modules::new(config)?.attach(&mut workspace, &args.repo).await;
+        Road::One(Box::new(workspace))
     };
     // Triaged as the daemon triages a message: only drift candidates are normalised.
     let intake = Intake::read_file(&args.events, &config.filter)?;

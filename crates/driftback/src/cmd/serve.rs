@@ -22,7 +22,7 @@ use driftback_store::{Store, StoreError};
 
 use crate::config::{Config, ServeConfig};
 use crate::driver::{
-    Answered, Answerer, Deliverer, Delivery, Driver, PersonDecision, Publisher, Stacks, Workspace,
+    Answered, Answerer, Deliverer, Delivery, Driver, Modules, PersonDecision, Publisher, Stacks, Workspace,
     change_set_from_store, load_catalog, notifier, open_store, routes_to_stacks, webhook_router,
 };
 
@@ -114,6 +114,7 @@ impl Site {
             loaded: std::sync::Mutex::new(None),
             stacks,
             store: self.store.clone(),
+            modules: Modules::new(config)?,
         })
     }
 }
@@ -337,20 +338,27 @@ pub struct GitReconciler {
     stacks: Option<tokio::sync::Mutex<Stacks>>,
     /// Where a person's answer finds the change set it answers, and records the new outcome.
     store: Store,
+    /// Module code for registry, git and archive module calls, fetched once per base commit.
+    modules: Modules,
 }
 
 impl GitReconciler {
     /// The workspace at `base`: the one already read when the base has not moved, else read now.
-    fn workspace_at(&self, base: &str) -> anyhow::Result<Workspace> {
-        let mut loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((commit, workspace)) = loaded.as_ref() {
-            if commit == base {
-                return Ok(workspace.clone());
+    /// The module code it calls is mounted then too (fetched, or from `.terraform/modules`).
+    async fn workspace_at(&self, base: &str) -> anyhow::Result<Workspace> {
+        {
+            let loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some((commit, workspace)) = loaded.as_ref() {
+                if commit == base {
+                    return Ok(workspace.clone());
+                }
             }
         }
         let dir = self.clone.path();
-        let workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
-        tracing::debug!(base, "read the repository, its state and its policy at the base commit");
+        let mut workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
+        self.modules.attach(&mut workspace, dir).await;
+        tracing::debug!(base, "read the repository, its state, its policy and its modules at the base commit");
+        let mut loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *loaded = Some((base.to_string(), workspace.clone()));
         Ok(workspace)
     }
@@ -386,7 +394,7 @@ impl GitReconciler {
                 );
                 stacks.workspace_for(&self.config, change_set)?
             }
-            None => self.workspace_at(&base.to_string())?,
+            None => self.workspace_at(&base.to_string()).await?,
         };
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();
