@@ -88,7 +88,8 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let as_stacks =
         args.stacks || (args.state.is_none() && args.workspace.is_none() && routes_to_stacks(config, &default_state));
     let mut road = if as_stacks {
-        let mut stacks = Stacks::new(config, &args.repo, catalog.clone());
+        let mut stacks =
+            Stacks::new(config, &args.repo, catalog.clone()).with_modules(std::sync::Arc::new(Modules::new(config)?));
         let found = stacks.refresh("the working tree").await?;
         if !args.stacks {
             if found.workspaces == 0 {
@@ -171,7 +172,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         let driven = match &mut road {
             Road::One(workspace) => driver.drive(workspace, change_set).await?,
             Road::Stacks(stacks) => {
-                let mut workspace = stacks.workspace_for(config, change_set)?;
+                let mut workspace = stacks.workspace_for(config, change_set).await?;
                 driver.drive(&mut workspace, change_set).await?
             }
         };

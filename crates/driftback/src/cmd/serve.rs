@@ -91,12 +91,13 @@ impl Site {
             Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?
                 .with_notifier(notifier(&config.notify, &config.publish));
         let catalog = load_catalog(config, repo_dir)?;
+        let modules = Arc::new(Modules::new(config)?);
         let stacks = if routes_to_stacks(config, &repo_dir.join(&config.serve.state_path)) {
             tracing::info!(
                 configured = config.stack.len(),
                 "change sets are routed to the stack and workspace whose state manages their resource"
             );
-            Some(tokio::sync::Mutex::new(Stacks::new(config, repo_dir, catalog.clone())))
+            Some(tokio::sync::Mutex::new(Stacks::new(config, repo_dir, catalog.clone()).with_modules(modules.clone())))
         } else {
             None
         };
@@ -114,7 +115,7 @@ impl Site {
             loaded: std::sync::Mutex::new(None),
             stacks,
             store: self.store.clone(),
-            modules: Modules::new(config)?,
+            modules,
         })
     }
 }
@@ -339,7 +340,7 @@ pub struct GitReconciler {
     /// Where a person's answer finds the change set it answers, and records the new outcome.
     store: Store,
     /// Module code for registry, git and archive module calls, fetched once per base commit.
-    modules: Modules,
+    modules: Arc<Modules>,
 }
 
 impl GitReconciler {
@@ -392,7 +393,7 @@ impl GitReconciler {
                     indexed = stacks.indexed(),
                     "stacks refreshed"
                 );
-                stacks.workspace_for(&self.config, change_set)?
+                stacks.workspace_for(&self.config, change_set).await?
             }
             None => self.workspace_at(&base.to_string()).await?,
         };

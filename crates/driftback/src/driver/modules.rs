@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use driftback_modules::{CliConfig, Fetcher, Settings};
 
-use super::Workspace;
+use super::workspace::Workspace;
 use crate::config::Config;
 
 /// What fetches module code for this process (`None` when `[modules] fetch` is off).
