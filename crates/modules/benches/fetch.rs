@@ -82,7 +82,8 @@ fn main() {
             let version = m.version.as_ref().filter(|_| m.source.starts_with("registry."));
             entries.push(serde_json::json!({ "Key": m.key, "Source": m.source, "Version": version, "Dir": dir }));
         }
-        std::fs::write(modules_dir.join("modules.json"), serde_json::json!({ "Modules": entries }).to_string()).unwrap();
+        std::fs::write(modules_dir.join("modules.json"), serde_json::json!({ "Modules": entries }).to_string())
+            .unwrap();
         let mut manifest = Vec::new();
         for _ in 0..30 {
             let started = Instant::now();

@@ -103,6 +103,19 @@ async fn a_clone_without_dot_terraform_fetches_registry_git_and_archive_modules(
     };
     let err = patch::apply(&mut again, &hard_coded, &op).unwrap_err().to_string();
     assert!(err.contains("module code from outside the repository"), "{err}");
+    // A value the module takes from its inputs is written at the root's module call, through
+    // both module layers.
+    let op = Op::Set {
+        path: AttrPath(vec![Seg::Name("instance_class".into())]),
+        value: AttrValue::Literal(json!("db.t3.large")),
+    };
+    let applied = patch::apply(&mut again, &hard_coded, &op).unwrap();
+    assert_eq!(applied.files, [PathBuf::from("main.tf")]);
+    assert!(again.text(Path::new("main.tf")).unwrap().contains("instance_class          = \"db.t3.large\""));
+    assert_eq!(
+        config(&again, "module.db.module.db_instance.aws_db_instance.this[0]")["instance_class"],
+        json!("db.t3.large")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
