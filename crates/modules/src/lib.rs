@@ -50,9 +50,9 @@ impl Settings {
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleError {
     #[error("module.{} ({}:{}), source {:?}{}: {cause}", call.key.replace('.', ".module."), call.file.display(), call.line, call.source, version_text(call.version.as_deref()))]
-    Call { call: UnresolvedCall, cause: FetchError },
+    Call { call: Box<UnresolvedCall>, cause: FetchError },
     #[error("module.{} ({}:{}), source {:?}{}: {reason}", call.key.replace('.', ".module."), call.file.display(), call.line, call.source, version_text(call.version.as_deref()))]
-    Manifest { call: UnresolvedCall, reason: String },
+    Manifest { call: Box<UnresolvedCall>, reason: String },
     #[error("{path}: {reason}")]
     ManifestFile { path: PathBuf, reason: String },
     #[error(transparent)]
@@ -134,9 +134,9 @@ pub async fn load(fetcher: Option<&Fetcher>, repo_dir: &Path, repo: &mut Repo) -
                     Some(fetcher) => fetcher
                         .fetch(&call.source, call.version.as_deref())
                         .await
-                        .map_err(|cause| ModuleError::Call { call: call.clone(), cause }),
+                        .map_err(|cause| ModuleError::Call { call: Box::new(call.clone()), cause }),
                     None => Err(ModuleError::Manifest {
-                        call: call.clone(),
+                        call: Box::new(call.clone()),
                         reason: "is not fetched: [modules] fetch is off and the checkout has no .terraform/modules/modules.json".into(),
                     }),
                 },
@@ -173,7 +173,7 @@ fn from_manifest(
     root: &Path,
     call: &UnresolvedCall,
 ) -> Result<Fetched, ModuleError> {
-    let fail = |reason: String| ModuleError::Manifest { call: call.clone(), reason };
+    let fail = |reason: String| ModuleError::Manifest { call: Box::new(call.clone()), reason };
     let entry = entries.iter().find(|e| e.key == call.key).ok_or_else(|| {
         fail("is not in .terraform/modules/modules.json: run terraform init again, or remove .terraform so that driftback fetches it".into())
     })?;
