@@ -487,6 +487,23 @@ mod tests {
     }
 
     #[test]
+    fn the_modules_cache_is_beside_the_work_directory_unless_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("driftback.toml");
+        std::fs::write(&path, "[serve]\nworkdir = \"/var/lib/driftback/infra/\"\n").unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert!(config.modules.fetch);
+        assert_eq!(config.modules.cache_dir(&config.serve), PathBuf::from("/var/lib/driftback/infra-modules"));
+        std::fs::write(&path, "[modules]\nfetch = false\ncache_dir = \"/cache\"\nfetch_timeout_seconds = 5\n").unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert!(!config.modules.fetch);
+        assert_eq!(config.modules.fetch_timeout_seconds, 5);
+        assert_eq!(config.modules.cache_dir(&config.serve), PathBuf::from("/cache"));
+        std::fs::write(&path, "[modules]\ncache = \"/x\"\n").unwrap();
+        assert!(format!("{:#}", Config::load(Some(&path)).unwrap_err()).contains("cache"));
+    }
+
+    #[test]
     fn agent_settings_come_from_the_file_and_the_key_only_from_the_environment() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("driftback.toml");

@@ -143,8 +143,9 @@ impl Workspace {
     }
 
     /// Refuse a repository whose HCL does not parse, naming the first file, line and problem.
+    /// Fetched module code is not the repository's to fix: its problems are not counted here.
     pub fn require_parsed(&self, dir: &Path) -> anyhow::Result<()> {
-        if let Some(d) = self.repo.diagnostics().first() {
+        if let Some(d) = self.repo.diagnostics().iter().find(|d| !self.repo.is_external(&d.file)) {
             bail!("{}:{}:{}: {}; fix the file and run again", dir.join(&d.file).display(), d.line, d.column, d.message);
         }
         Ok(())
