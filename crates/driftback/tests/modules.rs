@@ -46,13 +46,14 @@ resource "aws_instance" "this" {
 }
 "#;
 
-#[test]
-fn a_drift_inside_a_git_module_is_found_and_never_written_into_the_fetched_code() {
+/// The demo project with its instance moved into a module (`module_text`) released as tag v1.0.0
+/// of a bare repository, reconciled over the demo's events: (work dir, repository, output).
+fn reconcile_with_module(module_text: &str) -> (tempfile::TempDir, PathBuf, String) {
     let work = tempfile::tempdir().unwrap();
     // The module, released as tag v1.0.0 in a bare repository.
     let module = work.path().join("module");
     std::fs::create_dir_all(&module).unwrap();
-    std::fs::write(module.join("main.tf"), MODULE).unwrap();
+    std::fs::write(module.join("main.tf"), module_text).unwrap();
     git(&module, &["init", "-q", "-b", "main"]);
     commit_all(&module);
     git(&module, &["tag", "v1.0.0"]);
@@ -100,6 +101,12 @@ fn a_drift_inside_a_git_module_is_found_and_never_written_into_the_fetched_code(
     assert!(out.status.success(), "{text}");
     assert!(std::fs::read_dir(&cache).unwrap().any(|_| true), "the package is in the cache");
 
+    (work, repo, text)
+}
+
+#[test]
+fn a_drift_inside_a_git_module_is_found_and_never_written_into_the_fetched_code() {
+    let (_work, repo, text) = reconcile_with_module(MODULE);
     // The change set on the instance sets its type (an input of the module) and adds a tag the
     // module hard-codes: no input carries the tag, so the change set is escalated saying so, and
     // nothing is written into the fetched code.
@@ -115,4 +122,23 @@ fn a_drift_inside_a_git_module_is_found_and_never_written_into_the_fetched_code(
     }
     // The clone has no .terraform: the fetched code stayed in the cache.
     assert!(!repo.join(".terraform").exists());
+}
+
+#[test]
+fn a_drift_inside_a_git_module_is_written_at_the_module_call() {
+    // The same module with a `tags` input merged into the instance's tags.
+    let module = MODULE.replace(
+        "  tags = {\n    Name = \"web\"\n    Team = \"platform\"\n  }\n",
+        "  tags = merge({ Name = \"web\", Team = \"platform\" }, var.tags)\n",
+    ) + "\nvariable \"tags\" {\n  type    = map(string)\n  default = {}\n}\n";
+    let (_work, repo, text) = reconcile_with_module(&module);
+    let branches = git(&repo, &["branch", "--list", "driftback/*", "--format=%(refname:short)"]);
+    let web = branches
+        .lines()
+        .find(|b| b.contains("module.web.aws_instance.this"))
+        .unwrap_or_else(|| panic!("no branch for the instance inside the module: {branches}\n{text}"));
+    assert_eq!(git(&repo, &["diff", "--name-only", "main", web]).trim(), "main.tf");
+    let diff = git(&repo, &["diff", "main", web]);
+    assert!(diff.contains("instance_type      = \"t3.large\""), "{diff}");
+    assert!(diff.contains("CostCenter = \"cc-4411\""), "{diff}");
 }
