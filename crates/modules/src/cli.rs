@@ -73,9 +73,14 @@ impl CliConfig {
             }
         }
         if let Some(path) = file {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| CliConfigError::Read { path: path.to_path_buf(), source })?;
-            config.read_hcl(path, &text)?;
+            match std::fs::read_to_string(path) {
+                Ok(text) => config.read_hcl(path, &text)?,
+                // Terraform goes on without a CLI configuration file that is not there.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::warn!(path = %path.display(), "the Terraform CLI configuration file does not exist; going on without it");
+                }
+                Err(source) => return Err(CliConfigError::Read { path: path.to_path_buf(), source }),
+            }
         }
         for (name, value) in env {
             if let Some(host) = name.strip_prefix("TF_TOKEN_") {
@@ -215,7 +220,10 @@ mod tests {
         std::fs::write(&file, "host \"x\" {\n").unwrap();
         let err = CliConfig::load(Some(&file), None, []).unwrap_err().to_string();
         assert!(err.contains("does not parse"), "{err}");
-        let err = CliConfig::load(Some(&dir.path().join("missing.rc")), None, []).unwrap_err().to_string();
-        assert!(err.contains("missing.rc"), "{err}");
+        // A file that is not there is passed over, as Terraform does; one that cannot be read is not.
+        let missing = CliConfig::load(Some(&dir.path().join("missing.rc")), None, []).unwrap();
+        assert!(missing.hosts.is_empty());
+        let err = CliConfig::load(Some(dir.path()), None, []).unwrap_err().to_string();
+        assert!(err.contains("cannot read the Terraform CLI configuration"), "{err}");
     }
 }
