@@ -40,6 +40,42 @@ pub struct Config {
     /// `[[stack]]`: root modules discovery cannot see, and workspaces, tfvars and partial backend
     /// configuration for those it finds (docs/operations.md, "Stacks and state").
     pub stack: Vec<driftback_stacks::StackConfig>,
+    /// Module code for registry, git and archive module sources (docs/operations.md, "Modules").
+    pub modules: ModulesConfig,
+}
+
+/// `[modules]`: fetching the code of module calls whose source is a registry, git or an archive.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModulesConfig {
+    /// Fetch module code that is not in the checkout (a root module's
+    /// `.terraform/modules/modules.json` is used whenever it is there, fetched or not).
+    pub fetch: bool,
+    /// The cache of fetched packages, one directory per source and version. Empty: beside
+    /// `[serve] workdir`, in `<workdir>-modules` (never inside the clone).
+    pub cache_dir: PathBuf,
+    /// The most one package may download, and unpack to.
+    pub max_package_bytes: u64,
+    /// The longest one package's fetch may take.
+    pub fetch_timeout_seconds: u64,
+}
+
+impl Default for ModulesConfig {
+    fn default() -> Self {
+        ModulesConfig { fetch: true, cache_dir: PathBuf::new(), max_package_bytes: 64 << 20, fetch_timeout_seconds: 60 }
+    }
+}
+
+impl ModulesConfig {
+    /// The cache directory: `cache_dir`, or `<workdir>-modules` beside the work directory.
+    pub fn cache_dir(&self, serve: &ServeConfig) -> PathBuf {
+        if !self.cache_dir.as_os_str().is_empty() {
+            return self.cache_dir.clone();
+        }
+        let mut name = serve.workdir.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "driftback-work".into());
+        name.push("-modules");
+        serve.workdir.with_file_name(name)
+    }
 }
 
 /// `[serve]`: the daemon's repository, operations endpoint, change-set leases and shutdown.
@@ -650,6 +686,23 @@ mod tests {
         let err = format!("{:#}", Config::load(Some(&path)).unwrap_err());
         assert!(err.contains("quiet_windw_secs"), "{err}");
         assert!(Config::load(Some(&dir.path().join("missing.toml"))).is_err());
+    }
+
+    #[test]
+    fn the_modules_cache_is_beside_the_work_directory_unless_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("driftback.toml");
+        std::fs::write(&path, "[serve]\nworkdir = \"/var/lib/driftback/infra/\"\n").unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert!(config.modules.fetch);
+        assert_eq!(config.modules.cache_dir(&config.serve), PathBuf::from("/var/lib/driftback/infra-modules"));
+        std::fs::write(&path, "[modules]\nfetch = false\ncache_dir = \"/cache\"\nfetch_timeout_seconds = 5\n").unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert!(!config.modules.fetch);
+        assert_eq!(config.modules.fetch_timeout_seconds, 5);
+        assert_eq!(config.modules.cache_dir(&config.serve), PathBuf::from("/cache"));
+        std::fs::write(&path, "[modules]\ncache = \"/x\"\n").unwrap();
+        assert!(format!("{:#}", Config::load(Some(&path)).unwrap_err()).contains("cache"));
     }
 
     #[test]

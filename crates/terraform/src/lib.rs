@@ -22,6 +22,6 @@ pub use edit::{BlockSel, EditError};
 pub use patch::{Applied, Op, PatchError};
 pub use path::{AttrPath, Seg};
 pub use render::{AttrValue, BlockSpec};
-pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError};
+pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError, UnresolvedCall};
 pub use schema::{Found, Schema, SchemaError, Step};
 pub use state::{State, StateError, StateInstance};

@@ -78,6 +78,27 @@ pub fn apply_alongside(
     op: &Op,
     alongside: &[(Address, Op)],
 ) -> Result<Applied, PatchError> {
+    let applied = apply_in_place(repo, address, op, alongside)?;
+    // Module code fetched from outside the repository is read, never written (`Repo::set_file`
+    // keeps it as it was): an edit that chose such a file is refused.
+    if let Some(file) = applied.files.iter().find(|f| repo.is_external(f)) {
+        return Err(PatchError::Refused {
+            address: address.to_string(),
+            reason: format!(
+                "the edit would change {}, module code from outside the repository; it must be written in the repository's own files (the module call's inputs)",
+                file.display()
+            ),
+        });
+    }
+    Ok(applied)
+}
+
+fn apply_in_place(
+    repo: &mut Repo,
+    address: &Address,
+    op: &Op,
+    alongside: &[(Address, Op)],
+) -> Result<Applied, PatchError> {
     let mut applied = Applied::default();
     let err = |file: &Path, source: EditError| PatchError::Edit {
         address: address.to_string(),
@@ -656,6 +677,17 @@ fn choose(
     let target_before = changing.and_then(|path| Some((path, effective_config(repo, target)?)));
     let mut leaks = Vec::new();
     for candidate in candidates {
+        // Module code fetched from outside the repository is never written (`Repo::set_file`).
+        if let Some(file) =
+            std::iter::once(&candidate.file).chain(candidate.also.iter().map(|(f, _)| f)).find(|f| repo.is_external(f))
+        {
+            leaks.push(format!(
+                "{} (would change {}, module code from outside the repository)",
+                candidate.note,
+                file.display()
+            ));
+            continue;
+        }
         let scratch = with_candidate(repo, &candidate);
         if !check(effective_config(&scratch, target)) {
             leaks.push(format!("{} (does not give {target} the value)", candidate.note));

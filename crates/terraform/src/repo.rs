@@ -39,6 +39,9 @@ pub enum RepoError {
     Io { path: String, source: std::io::Error },
     #[error("{0}")]
     Workspace(String),
+    /// Module code given from outside the repository ([`Repo::mount_module`]) cannot be used.
+    #[error("module {key}: {reason}")]
+    Module { key: String, reason: String },
 }
 
 /// How a resource block becomes instances.
@@ -86,6 +89,8 @@ pub struct ModuleCallDecl {
     pub name: String,
     /// The `source` when it is a plain string.
     pub source: Option<String>,
+    /// The `version` constraint when it is a plain string (registry sources only).
+    pub version: Option<String>,
     /// The module's directory when the source is local (`./x`, `../x`) and stays in the repository.
     pub dir: Option<PathBuf>,
     pub file: PathBuf,
@@ -168,6 +173,25 @@ pub struct Repo {
     /// is loaded once per stack, each rooted at its own directory, its paths still relative to the
     /// repository so that `../modules/x` sources and commits stay as they are.
     root: PathBuf,
+    /// Module code from outside the repository's own files ([`Repo::mount_module`]): `(root
+    /// module directory, module key)` (`web`, `web.db`) -> the module's directory, under the root
+    /// module's `.terraform/modules/KEY`.
+    external_calls: BTreeMap<(PathBuf, String), PathBuf>,
+    /// The directories holding mounted packages: their files are read, never written.
+    external_dirs: BTreeSet<PathBuf>,
+}
+
+/// A module call reachable from the root module whose code is neither in the repository nor
+/// mounted ([`Repo::unresolved_module_calls`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnresolvedCall {
+    /// The module key as `terraform init` records it: call names joined by `.` (`web`, `web.db`).
+    pub key: String,
+    pub source: String,
+    pub version: Option<String>,
+    /// Where the call is declared.
+    pub file: PathBuf,
+    pub line: usize,
 }
 
 impl Repo {
@@ -254,8 +278,122 @@ impl Repo {
             }
             pending.extend(self.module_index(&dir).module_calls.into_iter().filter_map(|call| call.dir));
         }
+        let mut mounted = self.clone();
+        mounted.external_calls.retain(|(root, _), _| *root == out.root);
+        mounted.external_dirs.retain(|dir| dir.starts_with(out.root.join(".terraform")));
+        mounted.carry_external(&mut out);
         out.rebuild_all();
         out
+    }
+
+    /// Give the code of a module call whose source is not a path in the repository (a registry,
+    /// git or archive source, fetched by `terraform init` or by driftback): `key` is the call's
+    /// module key (`web`, `web.db` for a call `db` inside `web`), `package` the directory on disk
+    /// holding the whole package and `subdir` the module inside it (a source's `//subdir`).
+    ///
+    /// The package appears under the root module's `.terraform/modules/KEY`, where `terraform
+    /// init` puts it, and is indexed like a local module (its resources, variables, outputs and
+    /// the local modules it calls inside the package); its files are read-only. Returns the
+    /// module's directory in the repository's paths.
+    pub fn mount_module(&mut self, key: &str, package: &Path, subdir: &Path) -> Result<PathBuf, RepoError> {
+        let fail = |reason: String| RepoError::Module { key: key.to_string(), reason };
+        let valid =
+            |part: &str| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !key.split('.').all(valid) {
+            return Err(fail("a module key is call names joined by `.` (web, web.db)".into()));
+        }
+        let subdir =
+            inside(subdir).ok_or_else(|| fail(format!("the subdirectory {} leaves its package", subdir.display())))?;
+        let real = std::fs::canonicalize(package)
+            .map_err(|source| RepoError::Io { path: package.display().to_string(), source })?;
+        let mount = self.root.join(".terraform").join("modules").join(key);
+        let mut pending = vec![subdir.clone()];
+        let mut seen = BTreeSet::new();
+        let mut files = Vec::new();
+        while let Some(rel) = pending.pop() {
+            if !seen.insert(rel.clone()) {
+                continue;
+            }
+            let abs = real.join(&rel);
+            let entries =
+                std::fs::read_dir(&abs).map_err(|source| RepoError::Io { path: abs.display().to_string(), source })?;
+            let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+            names.sort();
+            for path in names {
+                let is_tf = path.extension().is_some_and(|e| e == "tf" || e == "tfvars");
+                // Symbolic links are followed only while they stay inside the package.
+                let target = std::fs::canonicalize(&path).ok().filter(|t| t.starts_with(&real) && t.is_file());
+                let (true, Some(target)) = (is_tf, target) else { continue };
+                let text = std::fs::read_to_string(&target)
+                    .map_err(|source| RepoError::Io { path: path.display().to_string(), source })?;
+                let virtual_path = mount.join(&rel).join(path.file_name().unwrap_or_default());
+                let file = SourceFile::parse(&virtual_path, text);
+                for call in &file.index.module_calls {
+                    let Some(child) = &call.dir else { continue };
+                    match child.strip_prefix(&mount) {
+                        Ok(inner) => pending.push(inner.to_path_buf()),
+                        Err(_) => {
+                            return Err(fail(format!(
+                                "module {:?} in {} calls {:?}, which leaves the module's package",
+                                call.name,
+                                virtual_path.strip_prefix(&mount).unwrap_or(&virtual_path).display(),
+                                call.source.as_deref().unwrap_or_default()
+                            )));
+                        }
+                    }
+                }
+                files.push((virtual_path, file));
+            }
+        }
+        self.files.retain(|path, _| !path.starts_with(&mount));
+        self.dirs.retain(|dir, _| !dir.starts_with(&mount));
+        for (path, file) in files {
+            self.insert_parsed(path, file);
+        }
+        let dir = mount.join(&subdir);
+        self.external_dirs.insert(mount);
+        self.external_calls.insert((self.root.clone(), key.to_string()), dir.clone());
+        self.rebuild_all();
+        Ok(dir)
+    }
+
+    /// Whether `path` is mounted module code ([`Repo::mount_module`]), which no edit may change.
+    pub fn is_external(&self, path: &Path) -> bool {
+        self.external_dirs.iter().any(|dir| path.starts_with(dir))
+    }
+
+    /// The module calls reachable from the root module whose code is neither in the repository
+    /// nor mounted, outermost first: what a fetcher must bring before the configuration is whole.
+    pub fn unresolved_module_calls(&self) -> Vec<UnresolvedCall> {
+        let mut out = Vec::new();
+        for (module_path, dir) in &self.modules {
+            let prefix = module_key(module_path);
+            for call in self.module_index(dir).module_calls {
+                let key = if prefix.is_empty() { call.name.clone() } else { format!("{prefix}.{}", call.name) };
+                if call.dir.is_some() || self.external_calls.contains_key(&(self.root.clone(), key.clone())) {
+                    continue;
+                }
+                let Some(source) = call.source else { continue };
+                if source.starts_with("./") || source.starts_with("../") {
+                    // A local path that leaves the repository: nothing to fetch.
+                    continue;
+                }
+                out.push(UnresolvedCall { key, source, version: call.version, file: call.file, line: call.line });
+            }
+        }
+        out.sort_by(|a, b| (a.key.matches('.').count(), &a.key).cmp(&(b.key.matches('.').count(), &b.key)));
+        out
+    }
+
+    /// The mounted packages and calls of `self` given to `out` too (files `out` does not have).
+    fn carry_external(&self, out: &mut Repo) {
+        for (path, file) in &self.files {
+            if self.is_external(path) && !out.files.contains_key(path) {
+                out.insert_parsed(path.clone(), file.clone());
+            }
+        }
+        out.external_calls.extend(self.external_calls.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out.external_dirs.extend(self.external_dirs.iter().cloned());
     }
 
     /// This repository's files replaced by `files` (another commit's): a file whose text did not
@@ -269,6 +407,7 @@ impl Repo {
             };
             out.insert_parsed(path, file);
         }
+        self.carry_external(&mut out);
         out.rebuild_all();
         out
     }
@@ -278,6 +417,10 @@ impl Repo {
     /// `files` is evaluated as `default`.
     pub fn with_files_like(&self, files: BTreeMap<PathBuf, String>) -> Repo {
         let mut out = Repo::from_files_at(files, &self.root);
+        if !self.external_dirs.is_empty() {
+            self.carry_external(&mut out);
+            out.rebuild_all();
+        }
         if let Some(name) = &self.workspace {
             if out.set_workspace(name, self.var_files.clone()).is_ok() {
                 let _ = out.set_other_workspaces(self.other_workspaces.clone());
@@ -288,7 +431,13 @@ impl Repo {
 
     /// Replace (or add) one file: it is parsed once here and the index is updated. This is the
     /// only way file texts change.
+    ///
+    /// Mounted module code ([`Repo::mount_module`]) is never changed: setting one of its files
+    /// keeps the file as it is (a patch that tried is refused by `patch::apply`).
     pub fn set_file(&mut self, path: &Path, text: String) {
+        if self.is_external(path) {
+            return;
+        }
         let file = SourceFile::parse(path, text);
         let calls_changed = match self.files.get(path) {
             Some(old) => old.index.module_calls != file.index.module_calls,
@@ -591,12 +740,15 @@ impl Repo {
                 continue;
             }
             for call in self.module_index(&dir).module_calls {
-                if let Some(child) = call.dir {
-                    let child_path = if module_path.is_empty() {
-                        format!("module.{}", call.name)
-                    } else {
-                        format!("{module_path}.module.{}", call.name)
-                    };
+                let child_path = if module_path.is_empty() {
+                    format!("module.{}", call.name)
+                } else {
+                    format!("{module_path}.module.{}", call.name)
+                };
+                let child = call
+                    .dir
+                    .or_else(|| self.external_calls.get(&(self.root.clone(), module_key(&child_path))).cloned());
+                if let Some(child) = child {
                     pending.push((child_path, child));
                 }
             }
@@ -635,6 +787,11 @@ impl SourceFile {
             }
         }
     }
+}
+
+/// The module key `terraform init` records for a module path: `module.web.module.db` -> `web.db`.
+fn module_key(module_path: &str) -> String {
+    module_path.split('.').skip(1).step_by(2).collect::<Vec<_>>().join(".")
 }
 
 fn parent_dir(path: &Path) -> PathBuf {
@@ -685,7 +842,8 @@ fn declarations(path: &Path, text: &str, body: &Body) -> ModuleIndex {
                 let Some(name) = label(block, 0) else { continue };
                 let source = string_attr(&block.body, "source");
                 let dir = source.as_deref().and_then(|s| local_module_dir(&dir, s));
-                out.module_calls.push(ModuleCallDecl { name, source, dir, file, line });
+                let version = string_attr(&block.body, "version");
+                out.module_calls.push(ModuleCallDecl { name, source, version, dir, file, line });
             }
             "provider" => {
                 let Some(name) = label(block, 0) else { continue };
@@ -873,6 +1031,65 @@ mod tests {
         // The broken file drops out; the duplicate in extra.tf is now the only declaration.
         assert_eq!(r.find_resource(&Address::parse("aws_vpc.other").unwrap()).unwrap().file, PathBuf::from("extra.tf"));
         assert!(r.find_resource(&Address::parse("module.m.aws_sqs_queue.q").unwrap()).is_none());
+    }
+
+    #[test]
+    fn mounted_modules_index_like_local_ones_and_stay_read_only() {
+        let package = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = package.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("main.tf", "resource \"aws_s3_bucket\" \"unused\" {}\n");
+        write(
+            "modules/db/main.tf",
+            "variable \"class\" {}\nresource \"aws_db_instance\" \"this\" {\n  count          = 1\n  instance_class = var.class\n}\nmodule \"params\" {\n  source = \"../params\"\n}\nmodule \"remote\" {\n  source  = \"acme/x/aws\"\n  version = \"~> 1.0\"\n}\n",
+        );
+        write("modules/params/main.tf", "resource \"aws_db_parameter_group\" \"this\" {}\n");
+        write("examples/complete/main.tf", "resource \"aws_vpc\" \"example\" {}\n");
+        let mut r = Repo::from_files_at(
+            [(
+                PathBuf::from("envs/prod/main.tf"),
+                "module \"db\" {\n  source  = \"acme/db/aws//modules/db\"\n  version = \"1.2.0\"\n  class   = \"db.t3.micro\"\n}\n".to_string(),
+            )]
+            .into(),
+            Path::new("envs/prod"),
+        );
+        let unresolved = r.unresolved_module_calls();
+        assert_eq!(unresolved.len(), 1);
+        assert_eq!((unresolved[0].key.as_str(), unresolved[0].version.as_deref()), ("db", Some("1.2.0")));
+        let dir = r.mount_module("db", package.path(), Path::new("modules/db")).unwrap();
+        assert_eq!(dir, PathBuf::from("envs/prod/.terraform/modules/db/modules/db"));
+        let inside = Address::parse("module.db.aws_db_instance.this[0]").unwrap();
+        let location = r.find_resource(&inside).unwrap();
+        assert_eq!(location.file, dir.join("main.tf"));
+        // The local call inside the package resolves inside it; only the module and what it calls
+        // are read (not the package's examples).
+        assert!(
+            r.find_resource(&Address::parse("module.db.module.params.aws_db_parameter_group.this").unwrap()).is_some()
+        );
+        assert!(r.files().all(|(p, _)| !p.to_string_lossy().contains("examples")));
+        let nested = r.unresolved_module_calls();
+        assert_eq!(nested.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["db.remote"]);
+        // Fetched code is read-only; the repository's own files are not.
+        assert!(r.is_external(&location.file) && !r.is_external(Path::new("envs/prod/main.tf")));
+        let before = r.text(&location.file).unwrap().to_string();
+        r.set_file(&location.file, "# changed\n".into());
+        assert_eq!(r.text(&location.file), Some(before.as_str()));
+        // Another commit's texts keep the mounted code; the stack's root module carries it.
+        let again = r.with_files_like(
+            [(PathBuf::from("envs/prod/main.tf"), r.text(Path::new("envs/prod/main.tf")).unwrap().to_string())].into(),
+        );
+        assert!(again.find_resource(&inside).is_some());
+        assert!(r.root_module(Path::new("envs/prod")).find_resource(&inside).is_some());
+        assert!(r.root_module(Path::new("envs/stage")).find_resource(&inside).is_none());
+        // A local call that leaves its package, and bad keys, are refused by name.
+        write("modules/db/escape.tf", "module \"up\" {\n  source = \"../../../outside\"\n}\n");
+        let err = r.mount_module("db", package.path(), Path::new("modules/db")).unwrap_err().to_string();
+        assert!(err.contains("module db") && err.contains("leaves the module's package"), "{err}");
+        assert!(r.mount_module("a..b", package.path(), Path::new("")).is_err());
+        assert!(r.mount_module("db", package.path(), Path::new("../x")).is_err());
     }
 
     #[test]

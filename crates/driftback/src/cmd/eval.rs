@@ -16,7 +16,7 @@ use driftback_terraform::patch::{values_equal, without_lifecycle};
 use driftback_terraform::{Address, AttrPath, Repo, State};
 
 use crate::config::Config;
-use crate::driver::{Delivery, Driver, Status, Workspace, load_catalog};
+use crate::driver::{Delivery, Driver, Modules, Status, Workspace, load_catalog};
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
@@ -28,6 +28,12 @@ pub struct Args {
     /// Run only scenarios whose id contains this text.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Fetch the code of registry, git and archive module calls a project's checkout lacks, as
+    /// `[modules]` says (a CLI configuration's `host` blocks may point at a loopback registry).
+    /// Without it, eval reads only what `.terraform/modules/modules.json` records and stays
+    /// offline.
+    #[arg(long)]
+    pub fetch_modules: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,6 +151,13 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
     // One driver, and so one knowledge base, for the run: a recipe learned in one scenario serves
     // the next. The scratch copy is each scenario's project held in memory; nothing is written.
     let mut driver = Driver::new(config, load_catalog(config, Path::new("."))?, None, Delivery::Scratch)?;
+    let modules = if args.fetch_modules {
+        Modules::new(config)?
+    } else {
+        let mut offline = config.clone();
+        offline.modules.fetch = false;
+        Modules::new(&offline)?
+    };
     if let Some(reason) = driver.agent_off_reason() {
         tracing::info!("{reason}; change sets no recipe covers are escalated");
     }
@@ -156,7 +169,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<ExitCode> {
         }
         let started = Instant::now();
         driver.new_run();
-        let mut result = match run_scenario(config, &args.corpus, &dir, &mut driver).await {
+        let mut result = match run_scenario(config, &args.corpus, &dir, &mut driver, &modules).await {
             Ok(r) => r,
             Err(e) => ScenarioResult {
                 id: id.clone(),
@@ -203,6 +216,7 @@ async fn run_scenario(
     corpus: &Path,
     dir: &Path,
     driver: &mut Driver,
+    modules: &Modules,
 ) -> anyhow::Result<ScenarioResult> {
     let toml_path = dir.join("scenario.toml");
     let scenario: Scenario =
@@ -216,6 +230,7 @@ async fn run_scenario(
     );
     // The project folder is the infrastructure repository: its state locates, its policy decides.
     let mut workspace = Workspace::load(config, &project, None)?;
+    modules.attach(&mut workspace, &project).await;
     let before = workspace.repo.clone();
     let kept: Vec<_> = Intake::read_file(&dir.join("events.json"), &config.filter)?.kept().cloned().collect();
     let mut edits = 0;

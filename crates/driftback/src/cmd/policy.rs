@@ -12,7 +12,7 @@ use driftback_feed::Intake;
 use driftback_policy::{Decision, Policy};
 
 use crate::config::Config;
-use crate::driver::{Delivery, Driver, Workspace, load_catalog, load_policy_file};
+use crate::driver::{Delivery, Driver, Modules, Workspace, load_catalog, load_policy_file};
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -159,6 +159,10 @@ async fn explain(config: &Config, args: &ExplainArgs) -> anyhow::Result<ExitCode
         Some(dir) => Workspace::load(config, dir, args.state.as_deref())?,
         None => Workspace::unlocated(Policy::defaults(), "no repository given (--repo): the fields cannot be located")?,
     };
+    if let Some(dir) = &args.repo {
+        // Explained as reconcile would decide it: with the module code the root calls.
+        Modules::new(config)?.attach(&mut workspace, dir).await;
+    }
     if let Some(file) = &args.policy {
         workspace.policy = load_policy_file(file)?;
     }

@@ -11,8 +11,8 @@ use driftback_publish::{Author, GitRepo};
 
 use crate::config::Config;
 use crate::driver::{
-    Deliverer, Delivery, Driven, Driver, Outcome, Publisher, Stacks, Status, Workspace, load_catalog, notifier,
-    open_store, routes_to_stacks,
+    Deliverer, Delivery, Driven, Driver, Modules, Outcome, Publisher, Stacks, Status, Workspace, load_catalog,
+    notifier, open_store, routes_to_stacks,
 };
 
 #[derive(Debug, ClapArgs)]
@@ -88,7 +88,8 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
     let as_stacks =
         args.stacks || (args.state.is_none() && args.workspace.is_none() && routes_to_stacks(config, &default_state));
     let mut road = if as_stacks {
-        let mut stacks = Stacks::new(config, &args.repo, catalog.clone());
+        let mut stacks =
+            Stacks::new(config, &args.repo, catalog.clone()).with_modules(std::sync::Arc::new(Modules::new(config)?));
         let found = stacks.refresh("the working tree").await?;
         if !args.stacks {
             if found.workspaces == 0 {
@@ -112,7 +113,10 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         eprintln!("stacks: {} workspace(s), {} resource(s) indexed", found.workspaces, stacks.indexed());
         Road::Stacks(Box::new(stacks))
     } else {
-        Road::One(Box::new(one_workspace(config, args)?))
+        let mut workspace = one_workspace(config, args)?;
+        // Registry, git and archive module calls: their code from `.terraform/modules` or fetched.
+        Modules::new(config)?.attach(&mut workspace, &args.repo).await;
+        Road::One(Box::new(workspace))
     };
     // Triaged as the daemon triages a message: only drift candidates are normalised.
     let intake = Intake::read_file(&args.events, &config.filter)?;
@@ -168,7 +172,7 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<Summary> {
         let driven = match &mut road {
             Road::One(workspace) => driver.drive(workspace, change_set).await?,
             Road::Stacks(stacks) => {
-                let mut workspace = stacks.workspace_for(config, change_set)?;
+                let mut workspace = stacks.workspace_for(config, change_set).await?;
                 driver.drive(&mut workspace, change_set).await?
             }
         };

@@ -22,7 +22,7 @@ use driftback_store::{Store, StoreError};
 
 use crate::config::{Config, ServeConfig};
 use crate::driver::{
-    Answered, Answerer, Deliverer, Delivery, Driver, PersonDecision, Publisher, Stacks, Workspace,
+    Answered, Answerer, Deliverer, Delivery, Driver, Modules, PersonDecision, Publisher, Stacks, Workspace,
     change_set_from_store, load_catalog, notifier, open_store, routes_to_stacks, webhook_router,
 };
 
@@ -94,12 +94,13 @@ impl Site {
             Deliverer::new(git, publisher, &config.publish.branch_prefix, author, Some(&config.serve.base_branch))?
                 .with_notifier(notifier(&config.notify, &config.publish));
         let catalog = load_catalog(config, repo_dir)?;
+        let modules = Arc::new(Modules::new(config)?);
         let stacks = if routes_to_stacks(config, &repo_dir.join(&config.serve.state_path)) {
             tracing::info!(
                 configured = config.stack.len(),
                 "change sets are routed to the stack and workspace whose state manages their resource"
             );
-            Some(tokio::sync::Mutex::new(Stacks::new(config, repo_dir, catalog.clone())))
+            Some(tokio::sync::Mutex::new(Stacks::new(config, repo_dir, catalog.clone()).with_modules(modules.clone())))
         } else {
             None
         };
@@ -117,6 +118,7 @@ impl Site {
             loaded: std::sync::Mutex::new(None),
             stacks,
             store: self.store.clone(),
+            modules,
         })
     }
 }
@@ -355,20 +357,27 @@ pub struct GitReconciler {
     stacks: Option<tokio::sync::Mutex<Stacks>>,
     /// Where a person's answer finds the change set it answers, and records the new outcome.
     store: Store,
+    /// Module code for registry, git and archive module calls, fetched once per base commit.
+    modules: Arc<Modules>,
 }
 
 impl GitReconciler {
     /// The workspace at `base`: the one already read when the base has not moved, else read now.
-    fn workspace_at(&self, base: &str) -> anyhow::Result<Workspace> {
-        let mut loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((commit, workspace)) = loaded.as_ref() {
-            if commit == base {
-                return Ok(workspace.clone());
+    /// The module code it calls is mounted then too (fetched, or from `.terraform/modules`).
+    async fn workspace_at(&self, base: &str) -> anyhow::Result<Workspace> {
+        {
+            let loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some((commit, workspace)) = loaded.as_ref() {
+                if commit == base {
+                    return Ok(workspace.clone());
+                }
             }
         }
         let dir = self.clone.path();
-        let workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
-        tracing::debug!(base, "read the repository, its state and its policy at the base commit");
+        let mut workspace = Workspace::load(&self.config, dir, Some(&dir.join(&self.config.serve.state_path)))?;
+        self.modules.attach(&mut workspace, dir).await;
+        tracing::debug!(base, "read the repository, its state, its policy and its modules at the base commit");
+        let mut loaded = self.loaded.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         *loaded = Some((base.to_string(), workspace.clone()));
         Ok(workspace)
     }
@@ -402,9 +411,9 @@ impl GitReconciler {
                     indexed = stacks.indexed(),
                     "stacks refreshed"
                 );
-                stacks.workspace_for(&self.config, change_set)?
+                stacks.workspace_for(&self.config, change_set).await?
             }
-            None => self.workspace_at(&base.to_string())?,
+            None => self.workspace_at(&base.to_string()).await?,
         };
         // Earlier change sets' field changes are in the knowledge base: each change set is a run.
         driver.new_run();

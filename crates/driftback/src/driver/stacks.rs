@@ -22,6 +22,7 @@ use driftback_stacks::{
     discover, locate, provider_placements, scan_again, usual_account,
 };
 
+use super::modules::Modules;
 use super::outcome::Scope;
 use super::workspace::{Workspace, load_policy};
 use crate::config::Config;
@@ -62,6 +63,9 @@ pub struct Stacks {
     index: Index,
     /// Where each workspace's provider configurations point, as it was indexed with them.
     placed: BTreeMap<(String, String), Placed>,
+    /// Module code for each stack's registry, git and archive module calls, mounted once per
+    /// built workspace (`None`: not mounted).
+    modules: Option<Arc<Modules>>,
 }
 
 /// Where one workspace's provider configurations point, and the account most of its state's ARNs
@@ -112,7 +116,14 @@ impl Stacks {
             unreadable: BTreeMap::new(),
             index: Index::new(),
             placed: BTreeMap::new(),
+            modules: None,
         }
+    }
+
+    /// Mount each stack's module code with `modules` when its workspace is built.
+    pub fn with_modules(mut self, modules: Arc<Modules>) -> Stacks {
+        self.modules = Some(modules);
+        self
     }
 
     /// Bring the stacks and states up to the repository at `base`: discovered again when the base
@@ -389,7 +400,7 @@ impl Stacks {
 
     /// The workspace `stack`/`workspace` at the current base with its current state: built once
     /// per base and state version.
-    pub fn workspace(&mut self, config: &Config, stack: &str, workspace: &str) -> anyhow::Result<Workspace> {
+    pub async fn workspace(&mut self, config: &Config, stack: &str, workspace: &str) -> anyhow::Result<Workspace> {
         let key = (stack.to_string(), workspace.to_string());
         let Some(held) = self.held.get(&key) else {
             bail!("stack {stack}, workspace {workspace}: its state is not read");
@@ -409,7 +420,10 @@ impl Stacks {
             workspace: workspace.to_string(),
             state_version: Some(held.read.version.to_string()),
         };
-        let built = Workspace::of_stack(config, &self.dir, repo, Arc::clone(&held.read.state), scope)?;
+        let mut built = Workspace::of_stack(config, &self.dir, repo, Arc::clone(&held.read.state), scope)?;
+        if let Some(modules) = &self.modules {
+            modules.attach(&mut built, &self.dir).await;
+        }
         if let Some(h) = self.held.get_mut(&key) {
             h.built = Some(built.clone());
         }
@@ -418,11 +432,11 @@ impl Stacks {
 
     /// The workspace `change_set` is reconciled against, or an unlocated one saying why there is
     /// none (the change set is then decided on its calls alone, and goes to a person).
-    pub fn workspace_for(&mut self, config: &Config, change_set: &ChangeSet) -> anyhow::Result<Workspace> {
+    pub async fn workspace_for(&mut self, config: &Config, change_set: &ChangeSet) -> anyhow::Result<Workspace> {
         match self.route(change_set) {
-            Route::Managed { stack, workspace } => self.workspace(config, &stack, &workspace),
+            Route::Managed { stack, workspace } => self.workspace(config, &stack, &workspace).await,
             Route::Adopt { stack, workspace, why } => {
-                let mut built = self.workspace(config, &stack, &workspace)?;
+                let mut built = self.workspace(config, &stack, &workspace).await?;
                 tracing::info!(change_set = change_set.id, stack, workspace, why, "a new resource's stack");
                 built.adopted_because = Some(why);
                 Ok(built)
@@ -739,7 +753,7 @@ mod tests {
             stacks.route(&sqs(APP, "eu-central-1", "SetQueueAttributes", "dlq-staging")),
             managed("app", "staging")
         );
-        let workspace = stacks.workspace(&Config::default(), "app", "staging").unwrap();
+        let workspace = stacks.workspace(&Config::default(), "app", "staging").await.unwrap();
         let scope = workspace.scope.clone().unwrap();
         assert_eq!((scope.stack.as_str(), scope.workspace.as_str()), ("app", "staging"));
         assert_eq!(scope.state_version.as_deref(), Some("serial 3 lineage l"));
@@ -761,7 +775,7 @@ mod tests {
             matches!(&route, Route::Adopt { stack, workspace, .. } if stack == "app" && workspace == "staging"),
             "{route:?}"
         );
-        let workspace = stacks.workspace(&Config::default(), "app", "staging").unwrap();
+        let workspace = stacks.workspace(&Config::default(), "app", "staging").await.unwrap();
         assert_eq!(workspace.repo.text(Path::new("app/staging.tfvars")), Some("region = \"eu-north-1\"\n"));
     }
 

@@ -39,6 +39,12 @@ pub struct Workspace {
     pub scope: Option<Scope>,
     /// Why a resource no state manages was routed to this stack, when it was: told in its notes.
     pub adopted_because: Option<String>,
+    /// The module calls whose code was fetched or read from `.terraform/modules` and mounted
+    /// (`driver::Modules::attach`): key, source, version.
+    pub fetched_modules: Vec<driftback_modules::Mounted>,
+    /// The module calls whose code could not be had: (module key, why, naming the call, its
+    /// source and version constraint).
+    pub unfetched_modules: Vec<(String, String)>,
 }
 
 impl Workspace {
@@ -83,6 +89,8 @@ impl Workspace {
             policy_file,
             scope,
             adopted_because: None,
+            fetched_modules: Vec::new(),
+            unfetched_modules: Vec::new(),
         })
     }
 
@@ -97,6 +105,8 @@ impl Workspace {
             policy_file: None,
             scope: None,
             adopted_because: None,
+            fetched_modules: Vec::new(),
+            unfetched_modules: Vec::new(),
         })
     }
 
@@ -133,8 +143,9 @@ impl Workspace {
     }
 
     /// Refuse a repository whose HCL does not parse, naming the first file, line and problem.
+    /// Fetched module code is not the repository's to fix: its problems are not counted here.
     pub fn require_parsed(&self, dir: &Path) -> anyhow::Result<()> {
-        if let Some(d) = self.repo.diagnostics().first() {
+        if let Some(d) = self.repo.diagnostics().iter().find(|d| !self.repo.is_external(&d.file)) {
             bail!("{}:{}:{}: {}; fix the file and run again", dir.join(&d.file).display(), d.line, d.column, d.message);
         }
         Ok(())
