@@ -6,46 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::document;
-use crate::table::is_missing;
-
-/// What a predicate says of a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    Fail,
-    /// The value cannot be computed from the code (a reference, an unknown function).
-    Unknown,
-}
-
-impl Verdict {
-    fn and(self, other: Verdict) -> Verdict {
-        match (self, other) {
-            (Verdict::Fail, _) | (_, Verdict::Fail) => Verdict::Fail,
-            (Verdict::Unknown, _) | (_, Verdict::Unknown) => Verdict::Unknown,
-            _ => Verdict::Pass,
-        }
-    }
-
-    fn or(self, other: Verdict) -> Verdict {
-        match (self, other) {
-            (Verdict::Pass, _) | (_, Verdict::Pass) => Verdict::Pass,
-            (Verdict::Unknown, _) | (_, Verdict::Unknown) => Verdict::Unknown,
-            _ => Verdict::Fail,
-        }
-    }
-
-    fn not(self) -> Verdict {
-        match self {
-            Verdict::Pass => Verdict::Fail,
-            Verdict::Fail => Verdict::Pass,
-            Verdict::Unknown => Verdict::Unknown,
-        }
-    }
-
-    pub(crate) fn from_bool(pass: bool) -> Verdict {
-        if pass { Verdict::Pass } else { Verdict::Fail }
-    }
-}
+use crate::value::{Verdict, is_missing, is_symbolic};
 
 /// A predicate with the path it reads, relative to the value it is given.
 #[derive(Debug, Clone)]
@@ -216,16 +177,6 @@ fn step_into(value: &Value, step: &str, out: &mut Vec<Value>) {
         }
         Value::Array(items) => items.iter().for_each(|item| step_into(item, step, out)),
         _ => {}
-    }
-}
-
-/// A value the evaluator left symbolic (a reference it could not resolve, `${aws_kms_key.x.arn}`).
-pub fn is_symbolic(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains("${"),
-        Value::Array(items) => items.iter().any(is_symbolic),
-        Value::Object(map) => map.values().any(is_symbolic),
-        _ => false,
     }
 }
 
