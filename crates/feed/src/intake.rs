@@ -6,7 +6,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use driftback_events::{
-    ApiEvent, Disposition, DropReason, Entry, FilterConfig, ReadError, Record, read_record, read_text, scan,
+    ApiEvent, BadRecord, Disposition, DropReason, Entry, FilterConfig, ReadError, Record, read_record, read_text, scan,
 };
 use driftback_store::EventRecord;
 
@@ -16,7 +16,7 @@ pub struct Intake {
     /// Every usable record, each once (by `eventID`) within this intake.
     pub events: Vec<IntakeEvent>,
     /// Input that is not a usable CloudTrail record, kept verbatim with the reason.
-    pub bad: Vec<BadInput>,
+    pub bad: Vec<BadRecord>,
 }
 
 /// One event and what the filter made of it. A dropped event is not normalised: what the ledger
@@ -228,19 +228,9 @@ enum Envelopes {
     Required,
 }
 
-/// Input that could not be read as an event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadInput {
-    /// Where it came from: `sqs message 5f1c...`, `cloudtrail us-east-1 event 9a8b...`.
-    pub location: String,
-    pub reason: String,
-    /// The text verbatim.
-    pub raw: String,
-}
-
 impl Intake {
     /// Decode one text holding CloudTrail records (an EventBridge envelope, a record, a log file,
-    /// JSON lines). A body that does not decode at all becomes one [`BadInput`] holding the text.
+    /// JSON lines). A body that does not decode at all becomes one [`BadRecord`] holding the text.
     pub fn from_text(text: &str, location: &str, filter: &FilterConfig) -> Intake {
         let mut intake = Intake::default();
         intake.add_text(text, location, filter);
@@ -257,7 +247,7 @@ impl Intake {
         let mut intake = Intake::default();
         if let Err(e) = intake.scan(text, location, filter, Verbatim::Text, envelopes) {
             // All of the text or none of it, as in [`Intake::add_text`].
-            let bad = BadInput { location: location.to_string(), reason: e.to_string(), raw: text.into() };
+            let bad = BadRecord { location: location.to_string(), reason: e.to_string(), raw: text.into() };
             intake = Intake { events: Vec::new(), bad: vec![bad] };
         }
         intake
@@ -291,7 +281,7 @@ impl Intake {
                 self.bad.append(&mut part.bad);
             }
             Err(e) => {
-                self.bad.push(BadInput { location: location.to_string(), reason: e.to_string(), raw: text.into() })
+                self.bad.push(BadRecord { location: location.to_string(), reason: e.to_string(), raw: text.into() })
             }
         }
     }
@@ -311,7 +301,7 @@ impl Intake {
                 Verbatim::Text => text.to_string(),
                 Verbatim::Record => record.unwrap_or_default().to_string(),
             };
-            BadInput { location, reason, raw }
+            BadRecord { location, reason, raw }
         };
         scan(text, location, |entry| match entry {
             Entry::Record(record) if envelopes == Envelopes::Required && !record.enveloped() => {
@@ -339,7 +329,7 @@ impl Intake {
             read_record(text).map_err(|e| e.to_string()).and_then(|record| IntakeEvent::from_record(&record, filter));
         match triaged {
             Ok(event) => self.events.push(event),
-            Err(reason) => self.bad.push(BadInput { location: location.to_string(), reason, raw: text.to_string() }),
+            Err(reason) => self.bad.push(BadRecord { location: location.to_string(), reason, raw: text.to_string() }),
         }
     }
 
@@ -370,7 +360,7 @@ impl Intake {
                 None => self.events.push(event),
                 Some(reason) => {
                     let id: String = event.id.chars().take(64).collect();
-                    self.bad.push(BadInput { location: format!("{location}: event {id}"), reason, raw: event.raw })
+                    self.bad.push(BadRecord { location: format!("{location}: event {id}"), reason, raw: event.raw })
                 }
             }
         }
