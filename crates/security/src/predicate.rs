@@ -69,13 +69,24 @@ pub(crate) struct RawPredicate {
     some: Option<Box<RawPredicate>>,
 }
 
+/// Why a predicate of the control table is not one.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum PredicateError {
+    #[error("bad regex {pattern:?}: {source}")]
+    Regex { pattern: String, source: regex::Error },
+    #[error("`{0} = false` says nothing: leave it out")]
+    FalseFlag(&'static str),
+    #[error("a predicate needs one test (equals, in, min, present, policy_not_public, all, ...)")]
+    NoTest,
+    #[error("a predicate has one test, this one has {0}: write them under `all = [...]`")]
+    Several(usize),
+}
+
 impl RawPredicate {
-    pub(crate) fn build(self) -> Result<Predicate, String> {
-        let regex = |r: &str| Regex::new(r).map_err(|e| format!("bad regex {r:?}: {e}"));
-        let flag = |name: &str, v: bool, t: Test| {
-            if v { Ok(t) } else { Err(format!("`{name} = false` says nothing: leave it out")) }
-        };
-        let mut tests: Vec<Result<Test, String>> = Vec::new();
+    pub(crate) fn build(self) -> Result<Predicate, PredicateError> {
+        let regex = |r: &str| Regex::new(r).map_err(|source| PredicateError::Regex { pattern: r.to_string(), source });
+        let flag = |name: &'static str, v: bool, t: Test| if v { Ok(t) } else { Err(PredicateError::FalseFlag(name)) };
+        let mut tests: Vec<Result<Test, PredicateError>> = Vec::new();
         if let Some(v) = self.equals {
             tests.push(Ok(Test::Equals(v)));
         }
@@ -137,9 +148,9 @@ impl RawPredicate {
             tests.push(p.build().map(|p| Test::Some(Box::new(p))));
         }
         match tests.len() {
-            0 => Err("a predicate needs one test (equals, in, min, present, policy_not_public, all, ...)".into()),
+            0 => Err(PredicateError::NoTest),
             1 => Ok(Predicate { path: self.path, test: tests.pop().expect("one test")? }),
-            n => Err(format!("a predicate has one test, this one has {n}: write them under `all = [...]`")),
+            n => Err(PredicateError::Several(n)),
         }
     }
 }
@@ -373,9 +384,9 @@ mod tests {
     #[test]
     fn a_predicate_has_exactly_one_test() {
         let two: RawPredicate = toml::from_str("equals = 1\nmin = 2").unwrap();
-        assert!(two.build().unwrap_err().contains("has 2"));
+        assert!(two.build().unwrap_err().to_string().contains("has 2"));
         let none: RawPredicate = toml::from_str("path = 'a'").unwrap();
-        assert!(none.build().unwrap_err().contains("needs one test"));
+        assert!(none.build().unwrap_err().to_string().contains("needs one test"));
         let off: RawPredicate = toml::from_str("present = false").unwrap();
         assert!(off.build().is_err());
     }
