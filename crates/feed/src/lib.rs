@@ -28,7 +28,7 @@ pub use backfill::{
 };
 pub use driftback_events::BadRecord;
 pub use error::FeedError;
-pub use intake::{Intake, IntakeEvent, Served, Triage};
+pub use intake::{Intake, IntakeError, IntakeEvent, Served, Triage};
 pub use ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
 pub use ops::{Probe, ops_router, serve_ops};
 pub use reconciler::{Reconcile, ReconcileError, Reconciled, ReconcilerConfig, reconcile_due, run_reconciler};
