@@ -430,7 +430,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
             }
             (None, Some(expression), false) => {
                 let value = AttrValue::Reference(expression.trim().to_string());
-                value.render("").map_err(ToolError::Malformed)?;
+                value.render("").map_err(|e| ToolError::Malformed(e.to_string()))?;
                 self.check_reference(&address, expression.trim())?;
                 let proof = prove_reference(&evidence, schema, self.state, &address, &path, expression.trim())
                     .map_err(unproven)?;
@@ -489,7 +489,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
                 return Err(ToolError::Malformed(format!("reference for {} must be a string", cut(&name, 80))));
             };
             let value = AttrValue::Reference(reference.trim().to_string());
-            value.render("").map_err(ToolError::Malformed)?;
+            value.render("").map_err(|e| ToolError::Malformed(e.to_string()))?;
             self.check_reference(&address, reference.trim())?;
             let path = AttrPath(vec![Seg::Name(name.clone())]);
             proofs.push(

@@ -31,12 +31,16 @@ pub enum ReadError {
     NotCloudTrail { origin: String, found: &'static str },
 }
 
-/// One record that was skipped, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Input that could not be read as an event, and why: the one bad-record type, which the feed
+/// collects and the store keeps.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BadRecord {
-    /// Where it was: `FILE: record 3` or `FILE: line 7`.
+    /// Where it was: `FILE: record 3`, `FILE: line 7`, an SQS message id, ...
     pub location: String,
+    /// Why it is not an event.
     pub reason: String,
+    /// The text verbatim (of the record or line, where the reader could cut it out).
+    pub raw: String,
 }
 
 /// What one input held: the events that normalised, with their raw records, and the ones that did not.
@@ -92,9 +96,11 @@ fn decode_text(text: &str, origin: &str) -> Result<RecordBatch, ReadError> {
             });
             match read {
                 Ok(pair) => batch.events.push(pair),
-                Err(reason) => {
-                    batch.bad.push(BadRecord { location: format!("{origin}: event {}", record.id()), reason })
-                }
+                Err(reason) => batch.bad.push(BadRecord {
+                    location: format!("{origin}: event {}", record.id()),
+                    reason,
+                    raw: record.text().to_string(),
+                }),
             }
         }
         Entry::Bad(bad) => batch.bad.push(bad),

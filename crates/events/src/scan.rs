@@ -248,7 +248,12 @@ fn records<'a>(text: &'a str, at: usize, origin: &str, visit: &mut impl FnMut(En
                 match stream.next() {
                     Some(Ok(_)) => {
                         let len = stream.byte_offset();
-                        visit(Entry::Bad(BadRecord { location: location(), reason: not_a_record(&rest[..len]) }));
+                        let raw = &rest[..len];
+                        visit(Entry::Bad(BadRecord {
+                            location: location(),
+                            reason: not_a_record(raw),
+                            raw: raw.to_string(),
+                        }));
                         len
                     }
                     Some(Err(e)) => return Err(syntax(origin, text, at, &e)),
@@ -305,7 +310,7 @@ fn document<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) 
             // One object whose record fields cannot be read (a field given twice).
             Ok(_) => {
                 let reason = NormalizeError::Malformed(message(&e)).to_string();
-                visit(Entry::Bad(BadRecord { location: format!("{origin}: line 1"), reason }));
+                visit(Entry::Bad(BadRecord { location: format!("{origin}: line 1"), reason, raw: text.to_string() }));
                 Ok(())
             }
             // Several top-level values, or broken JSON over several lines: JSON lines, judged line by line.
@@ -336,7 +341,7 @@ fn lines<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) {
                     Ok(_) => not_a_record(line),
                     Err(e) => format!("not JSON: {e}"),
                 };
-                visit(Entry::Bad(BadRecord { location: location(), reason }));
+                visit(Entry::Bad(BadRecord { location: location(), reason, raw: line.to_string() }));
             }
         }
     }
@@ -345,7 +350,7 @@ fn lines<'a>(text: &'a str, origin: &str, visit: &mut impl FnMut(Entry<'a>)) {
 /// One entry of a container, at `position` in it (from 1): a record, or an EventBridge envelope
 /// around one.
 fn entry<'a>(text: &'a str, head: RawHead<'a>, position: usize, location: impl FnOnce() -> String) -> Entry<'a> {
-    let bad = |reason: String| Entry::Bad(BadRecord { location: location(), reason });
+    let bad = |reason: String| Entry::Bad(BadRecord { location: location(), reason, raw: text.to_string() });
     if head.detail_type.is_absent() {
         return match head.check(Place { position, content: Content::Text(text) }) {
             Ok(checked) => Entry::Record(Record::new(text, checked, false)),

@@ -246,7 +246,7 @@ impl Backfill {
                             format!("cloudtrail {} event {}", self.region, event.event_id().unwrap_or("(no EventId)"));
                         match event.cloud_trail_event() {
                             Some(text) => intake.add_record_text(text, &location, filter),
-                            None => intake.bad.push(crate::BadInput {
+                            None => intake.bad.push(crate::BadRecord {
                                 location,
                                 reason: "LookupEvents returned an event without CloudTrailEvent".into(),
                                 raw: format!("{event:?}"),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use driftback_events::{
-    ApiEvent, Disposition, DropReason, Entry, FilterConfig, ReadError, Record, read_record, read_text, scan,
+    ApiEvent, BadRecord, Disposition, DropReason, Entry, FilterConfig, ReadError, Record, read_record, read_text, scan,
 };
 use driftback_store::EventRecord;
 
@@ -16,7 +16,7 @@ pub struct Intake {
     /// Every usable record, each once (by `eventID`) within this intake.
     pub events: Vec<IntakeEvent>,
     /// Input that is not a usable CloudTrail record, kept verbatim with the reason.
-    pub bad: Vec<BadInput>,
+    pub bad: Vec<BadRecord>,
 }
 
 /// One event and what the filter made of it. A dropped event is not normalised: what the ledger
@@ -88,16 +88,30 @@ pub const MAX_CALL_NAME_BYTES: usize = 256;
 /// and it stays under the 2,704 bytes a Postgres index entry may hold.
 pub const MAX_IDENTIFIER_BYTES: usize = 2048;
 
+/// Why a record is bad input rather than an event: the reason kept with it.
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeError {
+    #[error("{field} is {bytes} bytes long ({start:?}…); AWS sends at most {max}: not a record this driftback keeps")]
+    TooLong { field: &'static str, bytes: usize, start: String, max: usize },
+    #[error("eventID {0:?} has control characters: not a CloudTrail event id")]
+    ControlCharacters(String),
+    #[error("eventID {0:?} is blank: not a CloudTrail event id")]
+    BlankId(String),
+    #[error("a resource identifier is blank ({0:?}): not one AWS sends")]
+    BlankResourceId(String),
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error(transparent)]
+    Normalize(#[from] driftback_events::NormalizeError),
+}
+
 /// `Err` naming the field when `value` is longer than AWS itself would send.
-fn bounded(field: &str, value: &str, max: usize) -> Result<(), String> {
+fn bounded(field: &'static str, value: &str, max: usize) -> Result<(), IntakeError> {
     if value.len() <= max {
         return Ok(());
     }
     let start: String = value.chars().take(40).collect();
-    Err(format!(
-        "{field} is {} bytes long ({start:?}…); AWS sends at most {max}: not a record this driftback keeps",
-        value.len()
-    ))
+    Err(IntakeError::TooLong { field, bytes: value.len(), start, max })
 }
 
 impl IntakeEvent {
@@ -108,30 +122,30 @@ impl IntakeEvent {
     /// A record holding the NUL character (which Postgres cannot store) is triaged as the store
     /// will keep it, each NUL replaced by U+FFFD: its actor, resource ids and grouping keys are
     /// then the same whether read now or later from the store.
-    pub fn from_record(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
+    pub fn from_record(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, IntakeError> {
         bounded("eventID", record.id(), MAX_EVENT_ID_BYTES)?;
         // The id is what deduplication and change sets refer to: it must be plain text.
         if record.id().chars().any(char::is_control) {
-            return Err(format!("eventID {:?} has control characters: not a CloudTrail event id", record.id()));
+            return Err(IntakeError::ControlCharacters(record.id().to_string()));
         }
         if record.id().trim().is_empty() {
-            return Err(format!("eventID {:?} is blank: not a CloudTrail event id", record.id()));
+            return Err(IntakeError::BlankId(record.id().to_string()));
         }
         if !record.text().contains("\\u0000") {
             return IntakeEvent::triage(record, filter);
         }
         let clean = json_without_nul(record.text())?;
-        let record = read_record(&clean).map_err(|e| e.to_string())?;
+        let record = read_record(&clean)?;
         IntakeEvent::triage(&record, filter)
     }
 
-    fn triage(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, String> {
+    fn triage(record: &Record<'_>, filter: &FilterConfig) -> Result<IntakeEvent, IntakeError> {
         bounded("eventSource", record.source(), MAX_CALL_NAME_BYTES)?;
         bounded("eventName", record.raw_name(), MAX_CALL_NAME_BYTES)?;
         bounded("the actor", record.actor_name(), MAX_IDENTIFIER_BYTES)?;
         let triage = match record.disposition(filter) {
             Disposition::Keep => {
-                let event = record.to_event().map_err(|e| e.to_string())?;
+                let event = record.to_event()?;
                 if let Some(arn) = &event.actor.principal_arn {
                     bounded("userIdentity.arn", arn, MAX_IDENTIFIER_BYTES)?;
                 }
@@ -139,7 +153,7 @@ impl IntakeEvent {
                     bounded("a resource identifier", &id, MAX_IDENTIFIER_BYTES)?;
                     // Change sets group on it: a blank one would join unrelated calls.
                     if id.trim().is_empty() {
-                        return Err(format!("a resource identifier is blank ({id:?}): not one AWS sends"));
+                        return Err(IntakeError::BlankResourceId(id));
                     }
                 }
                 Triage::Kept(Box::new(event))
@@ -197,7 +211,7 @@ impl IntakeEvent {
 
 /// `text` (a JSON record) with every NUL character in its strings and keys replaced by U+FFFD, as
 /// the store keeps it.
-fn json_without_nul(text: &str) -> Result<String, String> {
+fn json_without_nul(text: &str) -> Result<String, IntakeError> {
     fn clean(value: serde_json::Value) -> serde_json::Value {
         use serde_json::Value;
         let text = |s: String| if s.contains('\0') { s.replace('\0', "\u{fffd}") } else { s };
@@ -208,7 +222,7 @@ fn json_without_nul(text: &str) -> Result<String, String> {
             other => other,
         }
     }
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let value: serde_json::Value = serde_json::from_str(text)?;
     Ok(clean(value).to_string())
 }
 
@@ -228,19 +242,9 @@ enum Envelopes {
     Required,
 }
 
-/// Input that could not be read as an event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadInput {
-    /// Where it came from: `sqs message 5f1c...`, `cloudtrail us-east-1 event 9a8b...`.
-    pub location: String,
-    pub reason: String,
-    /// The text verbatim.
-    pub raw: String,
-}
-
 impl Intake {
     /// Decode one text holding CloudTrail records (an EventBridge envelope, a record, a log file,
-    /// JSON lines). A body that does not decode at all becomes one [`BadInput`] holding the text.
+    /// JSON lines). A body that does not decode at all becomes one [`BadRecord`] holding the text.
     pub fn from_text(text: &str, location: &str, filter: &FilterConfig) -> Intake {
         let mut intake = Intake::default();
         intake.add_text(text, location, filter);
@@ -257,7 +261,7 @@ impl Intake {
         let mut intake = Intake::default();
         if let Err(e) = intake.scan(text, location, filter, Verbatim::Text, envelopes) {
             // All of the text or none of it, as in [`Intake::add_text`].
-            let bad = BadInput { location: location.to_string(), reason: e.to_string(), raw: text.into() };
+            let bad = BadRecord { location: location.to_string(), reason: e.to_string(), raw: text.into() };
             intake = Intake { events: Vec::new(), bad: vec![bad] };
         }
         intake
@@ -291,7 +295,7 @@ impl Intake {
                 self.bad.append(&mut part.bad);
             }
             Err(e) => {
-                self.bad.push(BadInput { location: location.to_string(), reason: e.to_string(), raw: text.into() })
+                self.bad.push(BadRecord { location: location.to_string(), reason: e.to_string(), raw: text.into() })
             }
         }
     }
@@ -311,7 +315,7 @@ impl Intake {
                 Verbatim::Text => text.to_string(),
                 Verbatim::Record => record.unwrap_or_default().to_string(),
             };
-            BadInput { location, reason, raw }
+            BadRecord { location, reason, raw }
         };
         scan(text, location, |entry| match entry {
             Entry::Record(record) if envelopes == Envelopes::Required && !record.enveloped() => {
@@ -326,7 +330,7 @@ impl Intake {
                 Ok(event) => self.events.push(event),
                 Err(reason) => {
                     let id: String = record.id().chars().take(64).collect();
-                    self.bad.push(bad(format!("{location}: event {id}"), reason, Some(record.text())))
+                    self.bad.push(bad(format!("{location}: event {id}"), reason.to_string(), Some(record.text())))
                 }
             },
             Entry::Bad(b) => self.bad.push(bad(b.location, b.reason, None)),
@@ -336,10 +340,14 @@ impl Intake {
     /// Add one CloudTrail record given as JSON text (LookupEvents' `CloudTrailEvent`).
     pub fn add_record_text(&mut self, text: &str, location: &str, filter: &FilterConfig) {
         let triaged =
-            read_record(text).map_err(|e| e.to_string()).and_then(|record| IntakeEvent::from_record(&record, filter));
+            read_record(text).map_err(IntakeError::from).and_then(|record| IntakeEvent::from_record(&record, filter));
         match triaged {
             Ok(event) => self.events.push(event),
-            Err(reason) => self.bad.push(BadInput { location: location.to_string(), reason, raw: text.to_string() }),
+            Err(reason) => self.bad.push(BadRecord {
+                location: location.to_string(),
+                reason: reason.to_string(),
+                raw: text.to_string(),
+            }),
         }
     }
 
@@ -370,7 +378,7 @@ impl Intake {
                 None => self.events.push(event),
                 Some(reason) => {
                     let id: String = event.id.chars().take(64).collect();
-                    self.bad.push(BadInput { location: format!("{location}: event {id}"), reason, raw: event.raw })
+                    self.bad.push(BadRecord { location: format!("{location}: event {id}"), reason, raw: event.raw })
                 }
             }
         }

@@ -205,7 +205,7 @@ async fn record_one_by_one<L: Ledger>(
     receipt: &mut IntakeReceipt,
 ) -> Result<PartOutcome, crate::FeedError> {
     let mut outcome = PartOutcome::Recorded;
-    let mut bad_inputs: Vec<crate::BadInput> = Vec::new();
+    let mut bad_inputs: Vec<crate::BadRecord> = Vec::new();
     for event in &intake.events {
         let one = Intake { events: vec![event.clone()], bad: Vec::new() };
         match record_durably(ledger, &one, source, shutdown).await {
@@ -214,7 +214,7 @@ async fn record_one_by_one<L: Ledger>(
                 let id: String = event.id.chars().take(64).collect();
                 metrics::counter!(crate::metrics::RECORDS_REFUSED, "outcome" => "bad-input").increment(1);
                 outcome = PartOutcome::Refused;
-                bad_inputs.push(crate::BadInput {
+                bad_inputs.push(crate::BadRecord {
                     location: format!("{location}: event {id}"),
                     reason: format!("the store refused this record: {e}"),
                     raw: event.raw.clone(),
@@ -318,7 +318,7 @@ mod tests {
                     .collect();
                 refused.events.push(long);
             }
-            refused.bad.push(crate::BadInput {
+            refused.bad.push(crate::BadRecord {
                 location: "m2: line 9".into(),
                 reason: "not JSON".into(),
                 raw: "{".into(),

@@ -26,8 +26,9 @@ mod window;
 pub use backfill::{
     Backfill, BackfillConfig, BackfillProgress, BackfillReport, LOOKUP_EVENTS_MAX_AGE_DAYS, checkpoint_name,
 };
+pub use driftback_events::BadRecord;
 pub use error::FeedError;
-pub use intake::{BadInput, Intake, IntakeEvent, Served, Triage};
+pub use intake::{Intake, IntakeError, IntakeEvent, Served, Triage};
 pub use ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
 pub use ops::{Probe, ops_router, serve_ops};
 pub use reconciler::{Reconcile, ReconcileError, Reconciled, ReconcilerConfig, reconcile_due, run_reconciler};

@@ -14,8 +14,9 @@ use aws_sdk_sqs::types::{
 use driftback_events::FilterConfig;
 use serde::{Deserialize, Serialize};
 
+use crate::BadRecord;
 use crate::error::aws_message;
-use crate::intake::{BadInput, Intake, Served};
+use crate::intake::{Intake, Served};
 use crate::ledger::{Ledger, PartOutcome, PartsReceipt, record_parts};
 use crate::trail::{Carries, Notification, ObjectError, TrailReader, read_notification, read_object, triage};
 use crate::{FeedError, Shutdown};
@@ -392,7 +393,7 @@ impl SqsConsumer {
         let bad = |reason: String| {
             Body::Events(Intake {
                 events: Vec::new(),
-                bad: vec![BadInput { location: location.to_string(), reason, raw: body.to_string() }],
+                bad: vec![BadRecord { location: location.to_string(), reason, raw: body.to_string() }],
             })
         };
         match (self.config.carries, read_notification(body)) {
@@ -555,7 +556,7 @@ impl SqsConsumer {
             let location = object.location();
             let bad = |reason: String| Intake {
                 events: Vec::new(),
-                bad: vec![BadInput { location: location.clone(), reason, raw: object.raw.clone() }],
+                bad: vec![BadRecord { location: location.clone(), reason, raw: object.raw.clone() }],
             };
             let intake = if let Some(reason) = trail.refusal(object) {
                 bad(reason)

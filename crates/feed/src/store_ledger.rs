@@ -15,8 +15,7 @@ use driftback_events::{
     ApiEvent, ChangeSet, Group, Grouper, Placement, ResourceKey, change_set_id, read_record, time_order,
 };
 use driftback_store::{
-    BadRecord, ChangeSetRecord, ClaimOutcome, Delivery, PendingChangeSet, PendingPlanner, QueuedChangeSet, Store,
-    StoreError,
+    ChangeSetRecord, ClaimOutcome, Delivery, PendingChangeSet, PendingPlanner, QueuedChangeSet, Store, StoreError,
 };
 
 use crate::intake::{Intake, IntakeEvent};
@@ -175,11 +174,7 @@ impl Ledger for StoreLedger {
         keys.dedup();
         let delivery = Delivery {
             events: intake.events.iter().map(IntakeEvent::record).collect(),
-            bad_records: intake
-                .bad
-                .iter()
-                .map(|b| BadRecord { location: b.location.clone(), reason: b.reason.clone(), raw: b.raw.clone() })
-                .collect(),
+            bad_records: intake.bad.clone(),
             resource_keys: keys,
         };
         let planner = IntakePlanner { kept, window: &self.window };

@@ -17,7 +17,8 @@ use driftback_events::FilterConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::intake::{BadInput, Intake, Served};
+use crate::BadRecord;
+use crate::intake::{Intake, Served};
 
 /// `[feed] carries`: what the queue's messages are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -328,7 +329,7 @@ pub fn read_object(object: &ObjectRef, bytes: &[u8], max: u64, filter: &FilterCo
     let location = object.location();
     let bad = |reason: String| Intake {
         events: Vec::new(),
-        bad: vec![BadInput { location: location.clone(), reason, raw: object.raw.clone() }],
+        bad: vec![BadRecord { location: location.clone(), reason, raw: object.raw.clone() }],
     };
     let text = match gunzip_bounded(bytes, max, &location) {
         Ok(plain) => match String::from_utf8(plain) {

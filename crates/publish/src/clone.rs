@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use git2::{BranchType, ErrorClass, ErrorCode, Oid, Repository, RepositoryInitOptions};
+use git2::{BranchType, ErrorCode, Oid, Repository, RepositoryInitOptions};
 
 use crate::remote::{auth_error, callbacks, check_url};
 use crate::{Credentials, GitRepo, PublishError};
@@ -409,12 +409,8 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Publi
     move |source| PublishError::Io { action, path, source }
 }
 
-/// A failure talking to a remote that may pass (network, TLS, HTTP, the operating system), as
-/// opposed to refused credentials or a repository that is not there.
-pub(crate) fn is_network(e: &git2::Error) -> bool {
-    e.code() != ErrorCode::Auth
-        && matches!(e.class(), ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Os)
-}
+// Where the daemon's clone and the pushes ask whether a git failure may pass: with the errors.
+pub(crate) use crate::error::is_network;
 
 #[cfg(test)]
 mod tests {

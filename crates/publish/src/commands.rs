@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::markdown::code;
+
 /// One answer from a comment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -67,7 +69,7 @@ pub fn parse(comment: &str) -> Option<Result<Command, String>> {
         "own" => own(rest),
         _ => {
             let shown: String = word.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(30).collect();
-            Err(format!("`/driftback {shown}` is not a command driftback knows. {}", crate::issues::command_help()))
+            Err(format!("`/driftback {shown}` is not a command driftback knows. {}", command_help()))
         }
     })
 }
@@ -93,6 +95,19 @@ fn own(rest: &str) -> Result<Command, String> {
         return Err(format!("That `/driftback own` is not understood. {usage}"));
     }
     Ok(Command::Own { field: field.to_string(), actor: actor.to_string() })
+}
+
+/// How the commands are listed in replies.
+pub fn command_help() -> String {
+    format!(
+        "Commands (from people with write access): {} (why it was decided), {} (the code's value stands), \
+         {} (write the change into the code), {} (the actor owns the field: a policy rule and \
+         `lifecycle {{ ignore_changes }}`).",
+        code("/driftback explain"),
+        code("/driftback revert"),
+        code("/driftback accept"),
+        code("/driftback own <field> by <actor>")
+    )
 }
 
 #[cfg(test)]

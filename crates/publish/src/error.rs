@@ -78,7 +78,7 @@ impl PublishError {
         match self {
             PublishError::Clone { transient, .. } | PublishError::Fetch { transient, .. } => *transient,
             PublishError::PushFailed { .. } | PublishError::Auth { .. } | PublishError::Io { .. } => true,
-            PublishError::Git(e) => crate::clone::is_network(e),
+            PublishError::Git(e) => is_network(e),
             PublishError::NotARepository { .. }
             | PublishError::Dirty { .. }
             | PublishError::NoCommits { .. }
@@ -93,4 +93,14 @@ impl PublishError {
             | PublishError::CloneNoBaseBranch { .. } => false,
         }
     }
+}
+
+/// A failure talking to a remote that may pass (network, TLS, HTTP, the operating system), as
+/// opposed to refused credentials or a repository that is not there.
+pub(crate) fn is_network(e: &git2::Error) -> bool {
+    e.code() != git2::ErrorCode::Auth
+        && matches!(
+            e.class(),
+            git2::ErrorClass::Net | git2::ErrorClass::Http | git2::ErrorClass::Ssl | git2::ErrorClass::Os
+        )
 }

@@ -56,12 +56,16 @@ pub struct GitRef {
     pub sha: String,
 }
 
-/// Where a pull request stands.
+/// Where a pull request stands: the one vocabulary of the webhook, the publisher and the store
+/// (which keeps it as `open`, `merged` or `closed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PullRequestState {
+    /// Open for review.
     Open,
+    /// Merged into the base branch.
     Merged,
+    /// Closed without merging.
     Closed,
 }
 
@@ -72,6 +76,24 @@ impl PullRequestState {
             PullRequestState::Open => "open",
             PullRequestState::Merged => "merged",
             PullRequestState::Closed => "closed",
+        }
+    }
+}
+
+/// A text that is not one of [`PullRequestState::as_str`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown pull request state {0:?} (expected open, merged or closed)")]
+pub struct UnknownPullRequestState(pub String);
+
+impl std::str::FromStr for PullRequestState {
+    type Err = UnknownPullRequestState;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "open" => Ok(PullRequestState::Open),
+            "merged" => Ok(PullRequestState::Merged),
+            "closed" => Ok(PullRequestState::Closed),
+            other => Err(UnknownPullRequestState(other.to_string())),
         }
     }
 }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::github::{
     GitHub, GitHubError, MAX_BODY_CHARS, MAX_PAGES, NewPullRequest, PER_PAGE, PullRequest, PullRequestApi,
 };
-use crate::markdown::{code, comment_safe, text};
+use crate::markdown::{comment_safe, text};
 use crate::story::Story;
 
 /// The label every escalation issue carries.
@@ -431,19 +431,6 @@ pub fn refusal(user: &str) -> String {
     format!(
         "@{} only people with write access to this repository can answer for its code; nothing was done.",
         text(user)
-    )
-}
-
-/// How the commands are listed in replies.
-pub fn command_help() -> String {
-    format!(
-        "Commands (from people with write access): {} (why it was decided), {} (the code's value stands), \
-         {} (write the change into the code), {} (the actor owns the field: a policy rule and \
-         `lifecycle {{ ignore_changes }}`).",
-        code("/driftback explain"),
-        code("/driftback revert"),
-        code("/driftback accept"),
-        code("/driftback own <field> by <actor>")
     )
 }
 

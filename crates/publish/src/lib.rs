@@ -45,7 +45,7 @@ pub use error::PublishError;
 pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_repository, stack_branch_name, unified_diff};
 /// A commit id, as every git operation here names commits.
 pub use git2::Oid;
-pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState};
+pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState, UnknownPullRequestState};
 pub use remote::{Credentials, Pushed, Remote, RetryPolicy, SshKey};
 pub use secret::Secret;
 pub use token::{AppSettings, AppTokenError, AppTokens, Token};

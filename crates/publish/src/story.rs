@@ -433,7 +433,7 @@ impl Story {
             out.push_str(&format!(" ({})", restores.join(", ")));
         }
         out.push_str(".\n\n## Answer here\n\n");
-        out.push_str(&crate::issues::command_help());
+        out.push_str(&crate::commands::command_help());
         out.push_str(&format!("\n\nChange set {}.\n", code(&self.change_set_id)));
         out
     }

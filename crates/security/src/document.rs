@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::predicate::{Verdict, is_symbolic};
+use crate::value::{Verdict, is_missing, is_symbolic};
 
 /// Condition keys that narrow who a `*` principal is: with one, a statement is not public.
 const NARROWING_KEYS: [&str; 10] = [
@@ -151,7 +151,7 @@ fn condition_keys(st: &Statement) -> BTreeSet<&str> {
 
 /// Judge a policy document with `pass`, or `Unknown` when it cannot be read.
 pub(crate) fn on_policy(value: &Value, pass: impl Fn(&[Statement]) -> bool) -> Verdict {
-    if crate::table::is_missing(value) {
+    if is_missing(value) {
         return Verdict::from_bool(pass(&[]));
     }
     if is_symbolic(value) {

@@ -19,6 +19,7 @@ mod links;
 mod predicate;
 mod table;
 mod tls;
+mod value;
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -28,10 +29,11 @@ use serde_json::Value;
 pub use doc::markdown;
 pub use document::{Statement, statements, widenings};
 pub use links::{linked_types, with_links};
-pub use predicate::{Predicate, Test, Verdict, resolve, same};
+pub use predicate::{Predicate, Test, resolve, same};
 pub use table::{ChangeTest, Control, Example, Missing, Severity};
+pub use value::Verdict;
 
-use table::is_missing;
+use value::is_missing;
 
 /// A control file that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -188,7 +190,7 @@ fn judge_one<'a>(c: &'a Control, before: Option<&Value>, after: Option<&Value>) 
                 };
                 let after_doc = match &va {
                     None => Vec::new(),
-                    Some(doc) if predicate::is_symbolic(doc) => {
+                    Some(doc) if value::is_symbolic(doc) => {
                         return Some(finding(FindingKind::Unverifiable, vb, va));
                     }
                     Some(doc) => match statements(doc) {

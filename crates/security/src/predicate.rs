@@ -6,46 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::document;
-use crate::table::is_missing;
-
-/// What a predicate says of a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    Fail,
-    /// The value cannot be computed from the code (a reference, an unknown function).
-    Unknown,
-}
-
-impl Verdict {
-    fn and(self, other: Verdict) -> Verdict {
-        match (self, other) {
-            (Verdict::Fail, _) | (_, Verdict::Fail) => Verdict::Fail,
-            (Verdict::Unknown, _) | (_, Verdict::Unknown) => Verdict::Unknown,
-            _ => Verdict::Pass,
-        }
-    }
-
-    fn or(self, other: Verdict) -> Verdict {
-        match (self, other) {
-            (Verdict::Pass, _) | (_, Verdict::Pass) => Verdict::Pass,
-            (Verdict::Unknown, _) | (_, Verdict::Unknown) => Verdict::Unknown,
-            _ => Verdict::Fail,
-        }
-    }
-
-    fn not(self) -> Verdict {
-        match self {
-            Verdict::Pass => Verdict::Fail,
-            Verdict::Fail => Verdict::Pass,
-            Verdict::Unknown => Verdict::Unknown,
-        }
-    }
-
-    pub(crate) fn from_bool(pass: bool) -> Verdict {
-        if pass { Verdict::Pass } else { Verdict::Fail }
-    }
-}
+use crate::value::{Verdict, is_missing, is_symbolic};
 
 /// A predicate with the path it reads, relative to the value it is given.
 #[derive(Debug, Clone)]
@@ -108,13 +69,24 @@ pub(crate) struct RawPredicate {
     some: Option<Box<RawPredicate>>,
 }
 
+/// Why a predicate of the control table is not one.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum PredicateError {
+    #[error("bad regex {pattern:?}: {source}")]
+    Regex { pattern: String, source: regex::Error },
+    #[error("`{0} = false` says nothing: leave it out")]
+    FalseFlag(&'static str),
+    #[error("a predicate needs one test (equals, in, min, present, policy_not_public, all, ...)")]
+    NoTest,
+    #[error("a predicate has one test, this one has {0}: write them under `all = [...]`")]
+    Several(usize),
+}
+
 impl RawPredicate {
-    pub(crate) fn build(self) -> Result<Predicate, String> {
-        let regex = |r: &str| Regex::new(r).map_err(|e| format!("bad regex {r:?}: {e}"));
-        let flag = |name: &str, v: bool, t: Test| {
-            if v { Ok(t) } else { Err(format!("`{name} = false` says nothing: leave it out")) }
-        };
-        let mut tests: Vec<Result<Test, String>> = Vec::new();
+    pub(crate) fn build(self) -> Result<Predicate, PredicateError> {
+        let regex = |r: &str| Regex::new(r).map_err(|source| PredicateError::Regex { pattern: r.to_string(), source });
+        let flag = |name: &'static str, v: bool, t: Test| if v { Ok(t) } else { Err(PredicateError::FalseFlag(name)) };
+        let mut tests: Vec<Result<Test, PredicateError>> = Vec::new();
         if let Some(v) = self.equals {
             tests.push(Ok(Test::Equals(v)));
         }
@@ -176,9 +148,9 @@ impl RawPredicate {
             tests.push(p.build().map(|p| Test::Some(Box::new(p))));
         }
         match tests.len() {
-            0 => Err("a predicate needs one test (equals, in, min, present, policy_not_public, all, ...)".into()),
+            0 => Err(PredicateError::NoTest),
             1 => Ok(Predicate { path: self.path, test: tests.pop().expect("one test")? }),
-            n => Err(format!("a predicate has one test, this one has {n}: write them under `all = [...]`")),
+            n => Err(PredicateError::Several(n)),
         }
     }
 }
@@ -216,16 +188,6 @@ fn step_into(value: &Value, step: &str, out: &mut Vec<Value>) {
         }
         Value::Array(items) => items.iter().for_each(|item| step_into(item, step, out)),
         _ => {}
-    }
-}
-
-/// A value the evaluator left symbolic (a reference it could not resolve, `${aws_kms_key.x.arn}`).
-pub fn is_symbolic(value: &Value) -> bool {
-    match value {
-        Value::String(s) => s.contains("${"),
-        Value::Array(items) => items.iter().any(is_symbolic),
-        Value::Object(map) => map.values().any(is_symbolic),
-        _ => false,
     }
 }
 
@@ -422,9 +384,9 @@ mod tests {
     #[test]
     fn a_predicate_has_exactly_one_test() {
         let two: RawPredicate = toml::from_str("equals = 1\nmin = 2").unwrap();
-        assert!(two.build().unwrap_err().contains("has 2"));
+        assert!(two.build().unwrap_err().to_string().contains("has 2"));
         let none: RawPredicate = toml::from_str("path = 'a'").unwrap();
-        assert!(none.build().unwrap_err().contains("needs one test"));
+        assert!(none.build().unwrap_err().to_string().contains("needs one test"));
         let off: RawPredicate = toml::from_str("present = false").unwrap();
         assert!(off.build().is_err());
     }

@@ -2,7 +2,6 @@
 //! checked once.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::predicate::{Predicate, RawPredicate};
 use crate::{Baseline, TableError};
@@ -218,15 +217,4 @@ fn control(file: &str, c: RawControl) -> Result<Control, TableError> {
         examples: c.examples,
         file: file.to_string(),
     })
-}
-
-/// Whether a value counts as not set.
-pub(crate) fn is_missing(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Array(items) => items.is_empty(),
-        Value::Object(map) => map.is_empty(),
-        _ => false,
-    }
 }

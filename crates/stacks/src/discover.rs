@@ -11,70 +11,11 @@ use driftback_terraform::Repo;
 use hcl_edit::structure::Block;
 
 use crate::StackError;
+use crate::backend;
 use crate::config::StackConfig;
 use crate::settings::{self, Settings};
-
-/// What [`scan`] read of a repository: its Terraform files parsed, and the names of the other
-/// files discovery looks at (lock files, local states, partial backend configuration).
-#[derive(Debug, Clone, Default)]
-pub struct Tree {
-    /// Every `.tf` and `.tfvars` file of the repository, parsed once.
-    pub repo: Repo,
-    /// Every other file's path, relative to the root.
-    pub files: BTreeSet<PathBuf>,
-    /// Partial backend configuration files (`*.tfbackend`, `backend.hcl`, and those the
-    /// configuration names), by path.
-    pub backend_files: BTreeMap<PathBuf, String>,
-}
-
-/// A root module of the repository, and how to reach its state.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stack {
-    pub name: String,
-    /// Relative to the repository's root (empty for the root itself).
-    pub dir: PathBuf,
-    /// Why this directory is a stack: `backend "s3" block (main.tf:3)`, `lock file`, ...
-    pub found_by: Vec<String>,
-    /// `local`, `s3`, `remote`, `cloud`, `show-json`, or another backend type driftback lists but
-    /// cannot read.
-    pub backend: String,
-    /// The backend's settings: its block, then the stack's partial configuration files, then the
-    /// configuration's `settings`.
-    pub settings: Settings,
-    /// A state file given by the configuration (local backend, or a `show-json` export).
-    pub state_file: Option<PathBuf>,
-    pub workspaces: Vec<Workspace>,
-    /// Whether the workspaces were listed in the configuration (else they were inferred).
-    pub workspaces_configured: bool,
-    /// The HCP Terraform API's address when it is not `https://<hostname>` (tests, proxies):
-    /// the configuration's `endpoint` setting only, never the repository's, since the token for
-    /// `hostname` is sent there.
-    pub api_endpoint: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Workspace {
-    pub name: String,
-    /// The workspace's own variable files, in order (the auto-loaded ones are the stack's).
-    pub tfvars: Vec<PathBuf>,
-    /// Settings over the stack's, from the workspace's partial configuration files.
-    pub settings: Settings,
-}
-
-impl Stack {
-    /// The settings a workspace's state is reached with.
-    pub fn settings_for(&self, workspace: &str) -> Settings {
-        let mut out = self.settings.clone();
-        if let Some(ws) = self.workspaces.iter().find(|w| w.name == workspace) {
-            settings::merge(&mut out, &ws.settings);
-        }
-        out
-    }
-
-    pub fn workspace(&self, name: &str) -> Option<&Workspace> {
-        self.workspaces.iter().find(|w| w.name == name)
-    }
-}
+pub use crate::stack::{Stack, Tree, Workspace};
+use crate::stack::{local_workspaces, normal};
 
 /// The stacks of a repository, in directory order, with notes on what was odd or ignored.
 #[derive(Debug, Clone, Default)]
@@ -146,11 +87,6 @@ fn read(root: &Path, rel: &Path) -> Result<String, StackError> {
 
 fn is_backend_file(name: &str) -> bool {
     name.ends_with(".tfbackend") || name == "backend.hcl" || name.ends_with(".backend.hcl")
-}
-
-/// `./envs/prod/` -> `envs/prod`; `.` -> ``.
-fn normal(path: &Path) -> PathBuf {
-    path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }
 
 /// A stack's name from its directory.
@@ -311,16 +247,13 @@ pub fn discover(tree: &Tree, configured: &[StackConfig]) -> Discovery {
 /// its `cloud` block names, else `default`. Each gets `<name>.tfvars` when exactly one such file
 /// is in the stack's directory or a directory right under it.
 fn inferred_workspaces(tree: &Tree, stack: &Stack) -> Vec<Workspace> {
-    let mut names = match stack.backend.as_str() {
-        "local" if stack.state_file.is_none() => {
-            let path = settings::text(&stack.settings, "path").unwrap_or("terraform.tfstate");
-            let dir = settings::text(&stack.settings, "workspace_dir").unwrap_or("terraform.tfstate.d");
-            local_workspaces(tree, &stack.dir, path, dir)
-        }
-        "cloud" => settings::text(&stack.settings, "workspaces.name").map(|n| vec![n.to_string()]).unwrap_or_default(),
-        _ => Vec::new(),
-    };
-    if names.is_empty() && !(stack.backend == "cloud" || stack.backend == "remote" && is_prefixed(stack)) {
+    let mut names = Vec::new();
+    let mut default = true;
+    if let Some(backend) = backend::find(&stack.backend) {
+        names = backend.workspaces_on_disk(tree, stack);
+        default = backend.has_default_workspace(stack);
+    }
+    if names.is_empty() && default {
         names.push("default".into());
     }
     names.into_iter().map(|name| inferred_workspace(tree, stack, name)).collect()
@@ -332,10 +265,6 @@ fn inferred_workspaces(tree: &Tree, stack: &Stack) -> Vec<Workspace> {
 pub fn inferred_workspace(tree: &Tree, stack: &Stack, name: String) -> Workspace {
     let tfvars = workspace_tfvars(tree, &stack.dir, &name);
     Workspace { name, tfvars, settings: Settings::new() }
-}
-
-fn is_prefixed(stack: &Stack) -> bool {
-    settings::text(&stack.settings, "workspaces.prefix").is_some()
 }
 
 fn workspace_tfvars(tree: &Tree, dir: &Path, workspace: &str) -> Vec<PathBuf> {
@@ -355,24 +284,6 @@ fn workspace_tfvars(tree: &Tree, dir: &Path, workspace: &str) -> Vec<PathBuf> {
         .cloned()
         .collect();
     if matches.len() == 1 { matches } else { Vec::new() }
-}
-
-/// Workspaces with a local state in `dir`: `default` for `path`, and each
-/// `<workspace_dir>/<name>/terraform.tfstate`.
-fn local_workspaces(tree: &Tree, dir: &Path, path: &str, workspace_dir: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if tree.files.contains(&normal(&dir.join(path))) {
-        out.push("default".to_string());
-    }
-    let ws_root = normal(&dir.join(workspace_dir));
-    for file in tree.files.range(ws_root.clone()..) {
-        let Ok(rest) = file.strip_prefix(&ws_root) else { break };
-        let parts: Vec<_> = rest.components().collect();
-        if parts.len() == 2 && parts[1].as_os_str() == "terraform.tfstate" {
-            out.push(parts[0].as_os_str().to_string_lossy().into_owned());
-        }
-    }
-    out
 }
 
 fn block_settings(block: &Block, stack: &str, notes: &mut Vec<String>) -> Settings {

@@ -7,6 +7,7 @@
 //! is at the edges: [`scan`] reads the repository once, and the [`read`] module reads states.
 //! Credentials and tokens come from the environment or the usual files, never from the repository.
 
+pub mod backend;
 pub mod config;
 pub mod discover;
 pub mod index;
@@ -14,11 +15,13 @@ pub mod location;
 pub mod placement;
 pub mod read;
 pub mod settings;
+pub mod stack;
 
+pub use backend::{Backend, locate};
 pub use config::{StackConfig, WorkspaceConfig};
 pub use discover::{Discovery, Stack, Tree, Workspace, discover, scan, scan_again};
 pub use index::{Index, Lookup, Managed, Query, usual_account};
-pub use location::{HcpLocation, Location, S3Location, locate};
+pub use location::{HcpLocation, Location, S3Location};
 pub use placement::{Placement, provider_placements};
 pub use read::{ReadError, Readers, StateRead, StateReader, StateVersion};
 

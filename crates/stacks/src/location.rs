@@ -1,11 +1,7 @@
-//! Where one workspace's state lives, worked out from a stack's backend settings (pure).
+//! Where one workspace's state lives (pure): the places a backend ([`crate::backend`]) locates.
 
 use std::fmt;
 use std::path::PathBuf;
-
-use crate::StackError;
-use crate::discover::Stack;
-use crate::settings;
 
 /// Where one workspace of a stack keeps its state. Holds no secret: it may be printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,102 +76,11 @@ impl fmt::Display for Location {
 /// The default `workspace_key_prefix` of the S3 backend.
 pub const DEFAULT_WORKSPACE_KEY_PREFIX: &str = "env:";
 
-/// Where `workspace`'s state of `stack` lives.
-pub fn locate(stack: &Stack, workspace: &str) -> Result<Location, StackError> {
-    let settings = stack.settings_for(workspace);
-    let missing = |setting: &str, hint: &str| StackError::Backend {
-        stack: stack.name.clone(),
-        message: format!("the {} backend has no {setting}: {hint}", stack.backend),
-    };
-    match stack.backend.as_str() {
-        "local" => {
-            if let Some(file) = &stack.state_file {
-                return Ok(Location::Local { path: file.clone() });
-            }
-            let path = settings::text(&settings, "path").unwrap_or("terraform.tfstate");
-            let dir = settings::text(&settings, "workspace_dir").unwrap_or("terraform.tfstate.d");
-            let path = if workspace == "default" {
-                stack.dir.join(path)
-            } else {
-                stack.dir.join(dir).join(workspace).join("terraform.tfstate")
-            };
-            Ok(Location::Local { path })
-        }
-        "show-json" => match &stack.state_file {
-            Some(path) => Ok(Location::ShowJson { path: path.clone() }),
-            None => Err(missing("state_file", "set state_file in its [[stack]] entry")),
-        },
-        "s3" => {
-            let hint = "set it in the backend block, a backend_config file or the [[stack]] entry's settings";
-            let bucket = settings::text(&settings, "bucket").ok_or_else(|| missing("bucket", hint))?;
-            let key = settings::text(&settings, "key").ok_or_else(|| missing("key", hint))?;
-            let prefix = settings::text(&settings, "workspace_key_prefix").unwrap_or(DEFAULT_WORKSPACE_KEY_PREFIX);
-            let key = if workspace == "default" { key.to_string() } else { format!("{prefix}/{workspace}/{key}") };
-            let endpoint = settings::text(&settings, "endpoints.s3").or_else(|| settings::text(&settings, "endpoint"));
-            Ok(Location::S3(S3Location {
-                bucket: bucket.to_string(),
-                key,
-                region: settings::text(&settings, "region").map(str::to_string),
-                endpoint: endpoint.map(str::to_string),
-                path_style: settings::flag(&settings, "use_path_style")
-                    .or_else(|| settings::flag(&settings, "force_path_style"))
-                    .unwrap_or(false),
-                sts_endpoint: settings::text(&settings, "endpoints.sts").map(str::to_string),
-                profile: settings::text(&settings, "profile").map(str::to_string),
-                role_arn: settings::text(&settings, "assume_role.role_arn")
-                    .or_else(|| settings::text(&settings, "role_arn"))
-                    .map(str::to_string),
-                session_name: settings::text(&settings, "assume_role.session_name")
-                    .or_else(|| settings::text(&settings, "session_name"))
-                    .map(str::to_string),
-                external_id: settings::text(&settings, "assume_role.external_id")
-                    .or_else(|| settings::text(&settings, "external_id"))
-                    .map(str::to_string),
-            }))
-        }
-        "cloud" | "remote" => {
-            let hostname = settings::text(&settings, "hostname").unwrap_or("app.terraform.io").to_string();
-            let organization = settings::text(&settings, "organization")
-                .ok_or_else(|| {
-                    missing("organization", "set organization in the block or the [[stack]] entry's settings")
-                })?
-                .to_string();
-            let name = settings::text(&settings, "workspaces.name");
-            let prefix = settings::text(&settings, "workspaces.prefix");
-            let hcp_workspace = match (stack.backend.as_str(), name, prefix) {
-                ("cloud", Some(name), _) if workspace == name || workspace == "default" => name.to_string(),
-                ("remote", Some(name), _) if workspace == "default" || workspace == name => name.to_string(),
-                (_, Some(name), _) => {
-                    return Err(StackError::Backend {
-                        stack: stack.name.clone(),
-                        message: format!(
-                            "no such workspace {workspace:?}: the block names only the workspace {name:?}"
-                        ),
-                    });
-                }
-                ("remote", None, Some(prefix)) => format!("{prefix}{workspace}"),
-                _ => workspace.to_string(),
-            };
-            let base_url = stack
-                .api_endpoint
-                .as_deref()
-                .map(|e| e.trim_end_matches('/').to_string())
-                .unwrap_or_else(|| format!("https://{hostname}"));
-            Ok(Location::Hcp(HcpLocation { hostname, base_url, organization, workspace: hcp_workspace }))
-        }
-        other => Err(StackError::Backend {
-            stack: stack.name.clone(),
-            message: format!(
-                "the {other:?} backend is not supported (local, s3, remote, cloud); export its state with `terraform show -json` and name the file as a show-json stack"
-            ),
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discover::Workspace;
+    use crate::backend::locate;
+    use crate::stack::{Stack, Workspace};
     use serde_json::json;
 
     fn stack(backend: &str, settings: serde_json::Value) -> Stack {

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use driftback_terraform::Repo;
 
-use crate::discover::Stack;
 use crate::settings::literal;
+use crate::stack::Stack;
 
 /// Where a provider configuration (or a resource) lives; `None` where nothing says.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]

@@ -101,6 +101,12 @@ pub enum StoreError {
     Data(String),
 }
 
+impl From<driftback_publish::UnknownPullRequestState> for StoreError {
+    fn from(e: driftback_publish::UnknownPullRequestState) -> Self {
+        StoreError::Data(e.to_string())
+    }
+}
+
 impl StoreError {
     /// Whether the same call may succeed if retried later: the database was busy or locked by
     /// another writer, the connection pool timed out, the connection was lost, or Postgres reported

@@ -252,16 +252,11 @@ pub struct CoveredChangeSet {
     pub delivery: serde_json::Value,
 }
 
-/// Input that could not be read as an event, kept verbatim.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BadRecord {
-    /// Where it came from: a file and line, an SQS message id, ...
-    pub location: String,
-    /// Why it is not an event.
-    pub reason: String,
-    /// The text verbatim.
-    pub raw: String,
-}
+/// Input that could not be read as an event, kept verbatim: the one bad-record type, defined with
+/// the events it failed to be.
+pub use driftback_events::BadRecord;
+/// Where a pull request stands, as the publisher reports it: the one definition, kept as text.
+pub use driftback_publish::PullRequestState;
 
 /// One delivery (an SQS batch, a LookupEvents page) to record in one transaction with
 /// [`Store::record_delivery`](crate::Store::record_delivery).
@@ -459,44 +454,6 @@ pub struct KnowledgeText {
     pub id: i64,
     /// The normalised change signature.
     pub signature: String,
-}
-
-/// The state of a pull request, stored as `open`, `merged` or `closed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PullRequestState {
-    /// Open for review.
-    Open,
-    /// Merged into the base branch.
-    Merged,
-    /// Closed without merging.
-    Closed,
-}
-
-impl PullRequestState {
-    /// The text stored in `pull_requests.state`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PullRequestState::Open => "open",
-            PullRequestState::Merged => "merged",
-            PullRequestState::Closed => "closed",
-        }
-    }
-}
-
-impl FromStr for PullRequestState {
-    type Err = StoreError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "open" => Ok(PullRequestState::Open),
-            "merged" => Ok(PullRequestState::Merged),
-            "closed" => Ok(PullRequestState::Closed),
-            other => {
-                Err(StoreError::Data(format!("unknown pull request state {other:?} (expected open, merged or closed)")))
-            }
-        }
-    }
 }
 
 /// A pull request driftback opened for a resource.

@@ -110,7 +110,7 @@ pub fn add_nested_block(text: &str, sel: &BlockSel, block_type: &str, spec: &Blo
     let indent = child_indent(text, &block.body, span.start);
     let rendered = format!(
         "{indent}{block_type} {{\n{}{indent}}}\n",
-        render_block_body(spec, &format!("{indent}  ")).map_err(EditError::Value)?
+        render_block_body(spec, &format!("{indent}  ")).map_err(|e| EditError::Value(e.to_string()))?
     );
     let splice = match block.body.get_blocks(block_type).last().and_then(|b| b.span()) {
         Some(last) => {
@@ -130,7 +130,11 @@ pub fn add_nested_block(text: &str, sel: &BlockSel, block_type: &str, spec: &Blo
 pub fn append_block(text: &str, ident: &str, labels: &[&str], spec: &BlockSpec) -> Result<String, EditError> {
     let header: Vec<String> =
         std::iter::once(ident.to_string()).chain(labels.iter().map(|l| format!("{l:?}"))).collect();
-    let rendered = format!("{} {{\n{}}}\n", header.join(" "), render_block_body(spec, "  ").map_err(EditError::Value)?);
+    let rendered = format!(
+        "{} {{\n{}}}\n",
+        header.join(" "),
+        render_block_body(spec, "  ").map_err(|e| EditError::Value(e.to_string()))?
+    );
     let mut out = text.to_string();
     if !out.is_empty() {
         if !out.ends_with('\n') {
@@ -378,7 +382,9 @@ fn plan_set(
 ) -> Result<(Range<usize>, String), EditError> {
     // The indentation of the place the value lands decides how a multi-line value is rendered,
     // so rendering happens where the place is known.
-    plan_set_with(text, node, segs, full, &|indent: &str| value.render(indent).map_err(EditError::Value))
+    plan_set_with(text, node, segs, full, &|indent: &str| {
+        value.render(indent).map_err(|e| EditError::Value(e.to_string()))
+    })
 }
 
 fn plan_set_text(

@@ -88,8 +88,80 @@ use hcl::expr::{ForExpr, FuncCall, FuncName, Operation, TemplateExpr, Traversal,
 use hcl::template::{Directive, Element, ForDirective, IfDirective, Interpolation, Strip, Template};
 use hcl::{Expression, Map, Number, ObjectKey, Value};
 
-/// Result type of the function implementations.
+/// Result type of the function implementations. The error is text because hcl-rs takes a
+/// function as `hcl::eval::Func`, `fn(FuncArgs) -> Result<Value, String>`; the helpers below
+/// return the typed [`FnError`], which becomes that text at this one boundary.
 type FnResult = Result<Value, String>;
+
+/// Why a function cannot compute its value, in the words Terraform's users read.
+#[derive(Debug, Clone, thiserror::Error)]
+enum FnError {
+    #[error("missing required argument \"{0}\"")]
+    MissingArgument(String),
+    #[error("invalid value for \"{name}\" parameter: {reason}")]
+    Argument { name: String, reason: Box<FnError> },
+    #[error("argument must not be null")]
+    Null,
+    #[error("{expected} required, got {got}")]
+    Type { expected: &'static str, got: &'static str },
+    #[error("a {got} is not a {expected}")]
+    Element { expected: &'static str, got: &'static str },
+    #[error("cannot convert {0:?} to number")]
+    NotANumber(String),
+    #[error("{0} is not a whole number")]
+    NotWhole(String),
+    #[error("{0} is too large")]
+    TooLarge(String),
+    #[error("result is not a finite number")]
+    NotFinite,
+    #[error("cannot convert {0} to any single type")]
+    NoSingleType(String),
+    #[error("failed to decode base64 data: illegal base64 data at input byte {0}")]
+    Base64(usize),
+    #[error("invalid CIDR expression: invalid CIDR address: {0}")]
+    Cidr(String),
+    #[error("{0}")]
+    Pattern(#[from] regex::Error),
+    #[error("not an RFC 3339 timestamp: {0}")]
+    Timestamp(#[from] chrono::ParseError),
+    #[error("{0}")]
+    Format(#[from] FormatError),
+}
+
+/// Why `format` cannot lay out its arguments.
+#[derive(Debug, Clone, thiserror::Error)]
+enum FormatError {
+    #[error("unterminated argument index at offset {0}")]
+    UnterminatedIndex(usize),
+    #[error("invalid argument index {index:?} at offset {at}")]
+    BadIndex { index: String, at: usize },
+    #[error("unterminated format verb at offset {0}")]
+    UnterminatedVerb(usize),
+    #[error("not enough arguments for {verb:?} at offset {at}: need index {need} but have {have} total")]
+    NotEnoughArguments { verb: String, at: usize, need: usize, have: usize },
+    #[error("unsupported value for {verb:?} at offset {at}: {reason}")]
+    Value { verb: String, at: usize, reason: Box<FnError> },
+    #[error("too many arguments; no verbs in format string")]
+    NoVerbs,
+    #[error("too many arguments; only {0} used by format string")]
+    TooManyArguments(usize),
+    #[error("null value cannot be formatted")]
+    Null,
+    #[error("unsupported format verb %{0}")]
+    Verb(char),
+}
+
+impl From<FnError> for String {
+    fn from(e: FnError) -> String {
+        e.to_string()
+    }
+}
+
+impl From<FormatError> for String {
+    fn from(e: FormatError) -> String {
+        e.to_string()
+    }
+}
 
 /// Terraform's documented functions that are deliberately not declared: their value is not a
 /// function of the configuration alone (clock, randomness, files, keys), or it needs Terraform's
@@ -278,8 +350,13 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a Value, String> {
-    args.get(i).ok_or_else(|| format!("missing required argument \"{name}\""))
+fn arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a Value, FnError> {
+    args.get(i).ok_or_else(|| FnError::MissingArgument(name.to_string()))
+}
+
+/// `reason` as the fault of the argument `name`.
+fn bad_arg(name: &str, reason: FnError) -> FnError {
+    FnError::Argument { name: name.to_string(), reason: Box::new(reason) }
 }
 
 fn f64_of(n: &Number) -> f64 {
@@ -289,12 +366,12 @@ fn f64_of(n: &Number) -> f64 {
 /// Builds a number value, keeping integral values as integers.
 fn num_value(f: f64) -> FnResult {
     if !f.is_finite() {
-        return Err("result is not a finite number".to_owned());
+        return Err(FnError::NotFinite.into());
     }
     if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 {
         return Ok(Value::from(f as i64));
     }
-    Number::from_f64(f).map(Value::Number).ok_or_else(|| "result is not a finite number".to_owned())
+    Number::from_f64(f).map(Value::Number).ok_or_else(|| FnError::NotFinite.into())
 }
 
 /// Terraform's canonical number-to-string conversion (no exponent, shortest representation).
@@ -324,68 +401,68 @@ fn parse_number(s: &str) -> Option<Number> {
 }
 
 /// Converts a primitive to a string (Terraform's automatic string conversion).
-fn value_to_string(v: &Value) -> Result<String, String> {
+fn value_to_string(v: &Value) -> Result<String, FnError> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(number_to_string(n)),
         Value::Bool(b) => Ok(b.to_string()),
-        Value::Null => Err("argument must not be null".to_owned()),
-        other => Err(format!("string required, got {}", type_name(other))),
+        Value::Null => Err(FnError::Null),
+        other => Err(FnError::Type { expected: "string", got: type_name(other) }),
     }
 }
 
-fn value_to_number(v: &Value) -> Result<Number, String> {
+fn value_to_number(v: &Value) -> Result<Number, FnError> {
     match v {
         Value::Number(n) => Ok(*n),
-        Value::String(s) => parse_number(s).ok_or_else(|| format!("cannot convert {s:?} to number")),
-        Value::Null => Err("argument must not be null".to_owned()),
-        other => Err(format!("number required, got {}", type_name(other))),
+        Value::String(s) => parse_number(s).ok_or_else(|| FnError::NotANumber(s.clone())),
+        Value::Null => Err(FnError::Null),
+        other => Err(FnError::Type { expected: "number", got: type_name(other) }),
     }
 }
 
-fn number_to_int(n: &Number) -> Result<i64, String> {
+fn number_to_int(n: &Number) -> Result<i64, FnError> {
     if let Some(i) = n.as_i64() {
         return Ok(i);
     }
     if n.as_u64().is_some() {
-        return Err(format!("{} is too large", number_to_string(n)));
+        return Err(FnError::TooLarge(number_to_string(n)));
     }
     let f = f64_of(n);
     if f.fract() != 0.0 {
-        return Err(format!("{} is not a whole number", number_to_string(n)));
+        return Err(FnError::NotWhole(number_to_string(n)));
     }
     if f.abs() >= 9.2e18 {
-        return Err(format!("{} is too large", number_to_string(n)));
+        return Err(FnError::TooLarge(number_to_string(n)));
     }
     Ok(f as i64)
 }
 
-fn str_arg(args: &[Value], i: usize, name: &str) -> Result<String, String> {
-    value_to_string(arg(args, i, name)?).map_err(|e| arg_err(name, e))
+fn str_arg(args: &[Value], i: usize, name: &str) -> Result<String, FnError> {
+    value_to_string(arg(args, i, name)?).map_err(|e| bad_arg(name, e))
 }
 
-fn num_arg(args: &[Value], i: usize, name: &str) -> Result<Number, String> {
-    value_to_number(arg(args, i, name)?).map_err(|e| arg_err(name, e))
+fn num_arg(args: &[Value], i: usize, name: &str) -> Result<Number, FnError> {
+    value_to_number(arg(args, i, name)?).map_err(|e| bad_arg(name, e))
 }
 
-fn int_arg(args: &[Value], i: usize, name: &str) -> Result<i64, String> {
+fn int_arg(args: &[Value], i: usize, name: &str) -> Result<i64, FnError> {
     let n = num_arg(args, i, name)?;
-    number_to_int(&n).map_err(|e| arg_err(name, e))
+    number_to_int(&n).map_err(|e| bad_arg(name, e))
 }
 
-fn list_arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a [Value], String> {
+fn list_arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a [Value], FnError> {
     match arg(args, i, name)? {
         Value::Array(items) => Ok(items),
-        Value::Null => Err(arg_err(name, "argument must not be null")),
-        other => Err(arg_err(name, format!("list, tuple or set required, got {}", type_name(other)))),
+        Value::Null => Err(bad_arg(name, FnError::Null)),
+        other => Err(bad_arg(name, FnError::Type { expected: "list, tuple or set", got: type_name(other) })),
     }
 }
 
-fn map_arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a Map<String, Value>, String> {
+fn map_arg<'a>(args: &'a [Value], i: usize, name: &str) -> Result<&'a Map<String, Value>, FnError> {
     match arg(args, i, name)? {
         Value::Object(map) => Ok(map),
-        Value::Null => Err(arg_err(name, "argument must not be null")),
-        other => Err(arg_err(name, format!("map or object required, got {}", type_name(other)))),
+        Value::Null => Err(bad_arg(name, FnError::Null)),
+        other => Err(bad_arg(name, FnError::Type { expected: "map or object", got: type_name(other) })),
     }
 }
 
@@ -396,7 +473,7 @@ fn is_primitive(v: &Value) -> bool {
 /// Terraform-ish type unification of collection elements: mixed primitives become strings
 /// (if a string is among them); primitives mixed with collections, or bools mixed with numbers
 /// without a string, cannot be unified.
-fn unify(values: Vec<Value>, what: &str) -> Result<Vec<Value>, String> {
+fn unify(values: Vec<Value>, what: &str) -> Result<Vec<Value>, FnError> {
     let (mut b, mut n, mut s, mut l, mut o) = (false, false, false, false, false);
     for v in &values {
         match v {
@@ -409,7 +486,7 @@ fn unify(values: Vec<Value>, what: &str) -> Result<Vec<Value>, String> {
         }
     }
     let primitive_kinds = usize::from(b) + usize::from(n) + usize::from(s);
-    let err = || format!("cannot convert {what} to any single type");
+    let err = || FnError::NoSingleType(what.to_string());
     if (l || o) && (primitive_kinds > 0 || (l && o)) {
         return Err(err());
     }
@@ -639,8 +716,8 @@ fn fn_range(args: FuncArgs) -> FnResult {
     let nums = args
         .iter()
         .enumerate()
-        .map(|(i, v)| value_to_number(v).map(|n| f64_of(&n)).map_err(|e| arg_err(&format!("arg{i}"), e)))
-        .collect::<Result<Vec<f64>, String>>()?;
+        .map(|(i, v)| value_to_number(v).map(|n| f64_of(&n)).map_err(|e| bad_arg(&format!("arg{i}"), e)))
+        .collect::<Result<Vec<f64>, FnError>>()?;
     let (start, limit, step) = match nums.as_slice() {
         [limit] => (0.0, *limit, 1.0),
         [start, limit] => (*start, *limit, if start <= limit { 1.0 } else { -1.0 }),
@@ -832,7 +909,7 @@ struct Flags {
 
 fn fn_format(args: FuncArgs) -> FnResult {
     let spec = str_arg(&args, 0, "format")?;
-    format_values(&spec, args.get(1..).unwrap_or_default()).map(Value::String)
+    Ok(Value::String(format_values(&spec, args.get(1..).unwrap_or_default())?))
 }
 
 fn fn_formatlist(args: FuncArgs) -> FnResult {
@@ -883,7 +960,7 @@ fn parse_digits(chars: &[char], i: &mut usize) -> Option<usize> {
 }
 
 /// Go/cty-style `format` implementation.
-fn format_values(spec: &str, args: &[Value]) -> Result<String, String> {
+fn format_values(spec: &str, args: &[Value]) -> Result<String, FormatError> {
     let chars: Vec<char> = spec.chars().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -916,16 +993,13 @@ fn format_values(spec: &str, args: &[Value]) -> Result<String, String> {
             i += 1;
         }
         if chars.get(i) == Some(&'[') {
-            let close = chars[i..]
-                .iter()
-                .position(|&c| c == ']')
-                .ok_or_else(|| format!("unterminated argument index at offset {start}"))?;
+            let close = chars[i..].iter().position(|&c| c == ']').ok_or(FormatError::UnterminatedIndex(start))?;
             let index: String = chars[i + 1..i + close].iter().collect();
             let n: usize = index
                 .parse()
                 .ok()
                 .filter(|n| *n > 0)
-                .ok_or_else(|| format!("invalid argument index {index:?} at offset {start}"))?;
+                .ok_or_else(|| FormatError::BadIndex { index: index.clone(), at: start })?;
             next_arg = n - 1;
             reordered = true;
             i += close + 1;
@@ -936,28 +1010,25 @@ fn format_values(spec: &str, args: &[Value]) -> Result<String, String> {
             i += 1;
             precision = Some(parse_digits(&chars, &mut i).unwrap_or(0));
         }
-        let verb = *chars.get(i).ok_or_else(|| format!("unterminated format verb at offset {start}"))?;
+        let verb = *chars.get(i).ok_or(FormatError::UnterminatedVerb(start))?;
         i += 1;
         let verb_src: String = chars[start..i].iter().collect();
-        let arg = args.get(next_arg).ok_or_else(|| {
-            format!(
-                "not enough arguments for {verb_src:?} at offset {start}: need index {} but \
-                 have {} total",
-                next_arg + 1,
-                args.len()
-            )
+        let arg = args.get(next_arg).ok_or_else(|| FormatError::NotEnoughArguments {
+            verb: verb_src.clone(),
+            at: start,
+            need: next_arg + 1,
+            have: args.len(),
         })?;
         next_arg += 1;
-        let (body, numeric) = format_one(verb, &flags, precision, arg)
-            .map_err(|e| format!("unsupported value for {verb_src:?} at offset {start}: {e}"))?;
+        let (body, numeric) = format_one(verb, &flags, precision, arg).map_err(|e| FormatError::Value {
+            verb: verb_src,
+            at: start,
+            reason: Box::new(e),
+        })?;
         out.push_str(&pad(body, width, &flags, numeric));
     }
     if !reordered && next_arg < args.len() {
-        return Err(if next_arg == 0 {
-            "too many arguments; no verbs in format string".to_owned()
-        } else {
-            format!("too many arguments; only {next_arg} used by format string")
-        });
+        return Err(if next_arg == 0 { FormatError::NoVerbs } else { FormatError::TooManyArguments(next_arg) });
     }
     Ok(out)
 }
@@ -994,13 +1065,9 @@ fn sign_prefix(negative: bool, flags: &Flags) -> &'static str {
 }
 
 /// Formats one argument; returns the text and whether it is numeric (for zero padding).
-fn format_one(verb: char, flags: &Flags, precision: Option<usize>, arg: &Value) -> Result<(String, bool), String> {
+fn format_one(verb: char, flags: &Flags, precision: Option<usize>, arg: &Value) -> Result<(String, bool), FnError> {
     if arg.is_null() {
-        return if verb == 'v' {
-            Ok(("null".to_owned(), false))
-        } else {
-            Err("null value cannot be formatted".to_owned())
-        };
+        return if verb == 'v' { Ok(("null".to_owned(), false)) } else { Err(FormatError::Null.into()) };
     }
     match verb {
         'v' => {
@@ -1021,7 +1088,7 @@ fn format_one(verb: char, flags: &Flags, precision: Option<usize>, arg: &Value) 
         't' => match arg {
             Value::Bool(b) => Ok((b.to_string(), false)),
             Value::String(s) if s == "true" || s == "false" => Ok((s.clone(), false)),
-            other => Err(format!("bool required, got {}", type_name(other))),
+            other => Err(FnError::Type { expected: "bool", got: type_name(other) }),
         },
         'd' | 'b' | 'o' | 'x' | 'X' => {
             if let (Value::String(s), 'x' | 'X') = (arg, verb)
@@ -1057,11 +1124,11 @@ fn format_one(verb: char, flags: &Flags, precision: Option<usize>, arg: &Value) 
             }
             Ok((s, false))
         }
-        other => Err(format!("unsupported format verb %{other}")),
+        other => Err(FormatError::Verb(other).into()),
     }
 }
 
-fn format_integer(n: &Number, verb: char, flags: &Flags) -> Result<String, String> {
+fn format_integer(n: &Number, verb: char, flags: &Flags) -> Result<String, FnError> {
     let (neg, magnitude) = if let Some(i) = n.as_i64() {
         (i < 0, u128::from(i.unsigned_abs()))
     } else if let Some(u) = n.as_u64() {
@@ -1069,10 +1136,10 @@ fn format_integer(n: &Number, verb: char, flags: &Flags) -> Result<String, Strin
     } else {
         let f = f64_of(n);
         if f.fract() != 0.0 {
-            return Err(format!("{} is not a whole number", number_to_string(n)));
+            return Err(FnError::NotWhole(number_to_string(n)));
         }
         if f.abs() >= 1.7e38 {
-            return Err(format!("{} is too large", number_to_string(n)));
+            return Err(FnError::TooLarge(number_to_string(n)));
         }
         (f < 0.0, f.abs() as u128)
     };
@@ -1433,9 +1500,9 @@ fn base64_value(c: u8) -> Option<u8> {
     }
 }
 
-fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
+fn base64_decode(s: &str) -> Result<Vec<u8>, FnError> {
     let clean: Vec<u8> = s.bytes().filter(|b| !matches!(b, b'\r' | b'\n')).collect();
-    let err = |pos: usize| format!("failed to decode base64 data: illegal base64 data at input byte {pos}");
+    let err = FnError::Base64;
     if !clean.len().is_multiple_of(4) {
         return Err(err(clean.len()));
     }
@@ -1518,8 +1585,8 @@ fn net_mask(prefix: u32, bits: u32) -> u128 {
     all & !host_mask(prefix, bits)
 }
 
-fn parse_cidr(s: &str) -> Result<Cidr, String> {
-    let invalid = || format!("invalid CIDR expression: invalid CIDR address: {s}");
+fn parse_cidr(s: &str) -> Result<Cidr, FnError> {
+    let invalid = || FnError::Cidr(s.to_string());
     let (ip, len) = s.split_once('/').ok_or_else(invalid)?;
     if len.is_empty() || len.len() > 3 || !len.bytes().all(|b| b.is_ascii_digit()) {
         return Err(invalid());
@@ -1964,13 +2031,13 @@ fn fn_strcontains(args: FuncArgs) -> FnResult {
     Ok(Value::Bool(str_arg(&args, 0, "str")?.contains(&str_arg(&args, 1, "substr")?)))
 }
 
-fn bools(args: &[Value], name: &str) -> Result<Vec<bool>, String> {
+fn bools(args: &[Value], name: &str) -> Result<Vec<bool>, FnError> {
     list_arg(args, 0, name)?
         .iter()
         .map(|v| match v {
             Value::Bool(b) => Ok(*b),
             Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
-            other => Err(arg_err(name, format!("a {} is not a bool", type_name(other)))),
+            other => Err(bad_arg(name, FnError::Element { expected: "bool", got: type_name(other) })),
         })
         .collect()
 }
@@ -2019,10 +2086,10 @@ fn fn_sort(args: FuncArgs) -> FnResult {
     Ok(Value::Array(items.into_iter().map(Value::String).collect()))
 }
 
-fn set_of(v: &Value, name: &str) -> Result<Vec<Value>, String> {
+fn set_of(v: &Value, name: &str) -> Result<Vec<Value>, FnError> {
     match v {
         Value::Array(items) => Ok(dedup(items.clone())),
-        other => Err(arg_err(name, format!("a {} is not a set", type_name(other)))),
+        other => Err(bad_arg(name, FnError::Element { expected: "set", got: type_name(other) })),
     }
 }
 
@@ -2123,8 +2190,8 @@ fn fn_cidrsubnets(args: FuncArgs) -> FnResult {
     Ok(Value::Array(out))
 }
 
-fn compile_pattern(pattern: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(pattern).map_err(|e| arg_err("pattern", e))
+fn compile_pattern(pattern: &str) -> Result<regex::Regex, FnError> {
+    regex::Regex::new(pattern).map_err(|e| bad_arg("pattern", e.into()))
 }
 
 /// The value of one match: the whole match with no groups, a list of the groups, or an object of
@@ -2213,9 +2280,9 @@ fn fn_transpose(args: FuncArgs) -> FnResult {
 }
 
 /// An RFC 3339 timestamp, as Terraform's `timeadd`/`timecmp` take them.
-fn timestamp_arg(args: &[Value], i: usize, name: &str) -> Result<chrono::DateTime<chrono::FixedOffset>, String> {
+fn timestamp_arg(args: &[Value], i: usize, name: &str) -> Result<chrono::DateTime<chrono::FixedOffset>, FnError> {
     let text = str_arg(args, i, name)?;
-    chrono::DateTime::parse_from_rfc3339(&text).map_err(|e| arg_err(name, format!("not an RFC 3339 timestamp: {e}")))
+    chrono::DateTime::parse_from_rfc3339(&text).map_err(|e| bad_arg(name, e.into()))
 }
 
 /// A Go duration (`"1h30m"`, `"-10s"`, `"1.5h"`) in nanoseconds.

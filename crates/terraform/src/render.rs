@@ -33,15 +33,26 @@ impl BlockSpec {
     }
 }
 
+/// What cannot be written as HCL: the name or reference that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    #[error("{0:?} is not a plain reference")]
+    NotAReference(String),
+    #[error("{0:?} is not a valid attribute name")]
+    AttributeName(String),
+    #[error("{0:?} is not a valid block type")]
+    BlockType(String),
+}
+
 impl AttrValue {
-    pub fn render(&self, indent: &str) -> Result<String, String> {
+    pub fn render(&self, indent: &str) -> Result<String, RenderError> {
         match self {
             AttrValue::Literal(v) => Ok(render_value(v, indent)),
             AttrValue::Reference(r) => {
                 if is_reference(r) {
                     Ok(r.clone())
                 } else {
-                    Err(format!("{r:?} is not a plain reference"))
+                    Err(RenderError::NotAReference(r.clone()))
                 }
             }
         }
@@ -171,18 +182,18 @@ pub fn render_value_like(v: &Value, indent: &str, like: &[String]) -> String {
 }
 
 /// Render a whole block body (without braces), each line starting with `indent`.
-pub fn render_block_body(spec: &BlockSpec, indent: &str) -> Result<String, String> {
+pub fn render_block_body(spec: &BlockSpec, indent: &str) -> Result<String, RenderError> {
     let mut out = String::new();
     let width = spec.attrs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (k, v) in &spec.attrs {
         if !is_identifier(k) {
-            return Err(format!("{k:?} is not a valid attribute name"));
+            return Err(RenderError::AttributeName(k.clone()));
         }
         out.push_str(&format!("{indent}{k:<width$} = {}\n", v.render(indent)?));
     }
     for (name, block) in &spec.blocks {
         if !is_identifier(name) {
-            return Err(format!("{name:?} is not a valid block type"));
+            return Err(RenderError::BlockType(name.clone()));
         }
         if !out.is_empty() {
             out.push('\n');

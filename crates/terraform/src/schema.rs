@@ -250,7 +250,7 @@ impl Schema {
     pub fn select(constraint: Option<&str>, locked: Option<&str>) -> Result<(&'static Schema, Fit), SchemaError> {
         if let Some(locked) = locked {
             let v = Version::parse(locked)
-                .map_err(|reason| SchemaError::BadConstraint { constraint: locked.to_string(), reason })?;
+                .map_err(|e| SchemaError::BadConstraint { constraint: locked.to_string(), reason: e.to_string() })?;
             if let Some(i) = BUNDLED.iter().position(|(b, _)| Version::parse(b).is_ok_and(|b| b.parts == v.parts)) {
                 return Ok((load(i)?, Fit::Exact));
             }
@@ -639,16 +639,21 @@ impl fmt::Display for ValueType {
     }
 }
 
-impl TryFrom<String> for ValueType {
-    type Error = String;
+/// A value type the schema's data spells in a way driftback does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown value type {0:?}")]
+pub struct UnknownValueType(String);
 
-    fn try_from(text: String) -> Result<Self, String> {
+impl TryFrom<String> for ValueType {
+    type Error = UnknownValueType;
+
+    fn try_from(text: String) -> Result<Self, UnknownValueType> {
         ValueType::parse(&text)
     }
 }
 
 impl ValueType {
-    fn parse(text: &str) -> Result<ValueType, String> {
+    fn parse(text: &str) -> Result<ValueType, UnknownValueType> {
         let t = text.trim();
         let inner = |prefix: &str| t.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')).map(ValueType::parse);
         if let Some(e) = inner("list(") {
@@ -666,7 +671,7 @@ impl ValueType {
             "bool" => Ok(ValueType::Bool),
             "any" => Ok(ValueType::Any),
             "object" => Ok(ValueType::Object),
-            _ => Err(format!("unknown value type {text:?}")),
+            _ => Err(UnknownValueType(text.to_string())),
         }
     }
 }
@@ -730,17 +735,19 @@ fn decode(version: &str, bytes: &[u8]) -> Result<Schema, SchemaError> {
     if schema.provider_version != version {
         return Err(data(format!("the file holds provider {}", schema.provider_version)));
     }
-    (schema.sensitive, schema.sensitivity_unknown) = sensitive_of(SENSITIVE, version).map_err(data)?;
+    (schema.sensitive, schema.sensitivity_unknown) =
+        sensitive_of(SENSITIVE, version).map_err(|e| data(e.to_string()))?;
     Ok(schema)
 }
 
 /// The rows of the sensitive-attribute table (`aws-sensitive.tsv`) that hold for `version`, per
 /// resource type, and the resource types its header says were not read for that version.
 #[allow(clippy::type_complexity)]
-fn sensitive_of(table: &str, version: &str) -> Result<(BTreeMap<String, Vec<Vec<String>>>, Vec<String>), String> {
-    let bad = |n: usize, why: &str| {
-        format!("aws-sensitive.tsv line {}: {why}; regenerate it (docs/provider-schema.md)", n + 1)
-    };
+fn sensitive_of(
+    table: &str,
+    version: &str,
+) -> Result<(BTreeMap<String, Vec<Vec<String>>>, Vec<String>), SensitiveTableError> {
+    let bad = |n: usize, why: &'static str| SensitiveTableError::Line { line: n + 1, why };
     let mut out: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
     let mut unknown = Vec::new();
     let mut versions_seen = false;
@@ -780,11 +787,18 @@ fn sensitive_of(table: &str, version: &str) -> Result<(BTreeMap<String, Vec<Vec<
         }
     }
     if !versions_seen {
-        return Err(format!(
-            "aws-sensitive.tsv does not cover provider {version}; regenerate it (docs/provider-schema.md)"
-        ));
+        return Err(SensitiveTableError::Version(version.to_string()));
     }
     Ok((out, unknown))
+}
+
+/// Why the sensitive-attribute table cannot be read for a version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum SensitiveTableError {
+    #[error("aws-sensitive.tsv line {line}: {why}; regenerate it (docs/provider-schema.md)")]
+    Line { line: usize, why: &'static str },
+    #[error("aws-sensitive.tsv does not cover provider {0}; regenerate it (docs/provider-schema.md)")]
+    Version(String),
 }
 
 /// The names of a path, without its indexes; a `["key"]` is a name too (a member of a map).
@@ -811,8 +825,17 @@ struct Version {
     written: usize,
 }
 
+/// A version number that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum VersionError {
+    #[error("{0:?} has more than three parts")]
+    TooManyParts(String),
+    #[error("{0:?} is not a version")]
+    NotAVersion(String),
+}
+
 impl Version {
-    fn parse(text: &str) -> Result<Version, String> {
+    fn parse(text: &str) -> Result<Version, VersionError> {
         let t = text.trim().trim_start_matches('v');
         // Pre-release and build suffixes are not bundled; compare by the numbers.
         let t = t.split(['-', '+']).next().unwrap_or(t);
@@ -820,9 +843,9 @@ impl Version {
         let mut written = 0;
         for (i, p) in t.split('.').enumerate() {
             if i >= 3 {
-                return Err(format!("{text:?} has more than three parts"));
+                return Err(VersionError::TooManyParts(text.to_string()));
             }
-            parts[i] = p.parse().map_err(|_| format!("{text:?} is not a version"))?;
+            parts[i] = p.parse().map_err(|_| VersionError::NotAVersion(text.to_string()))?;
             written = i + 1;
         }
         Ok(Version { parts, written })
@@ -887,7 +910,7 @@ fn parse_constraint(text: &str) -> Result<Vec<Clause>, SchemaError> {
             ("=", Op::Eq),
         ];
         let (op, rest) = ops.iter().find_map(|(s, op)| p.strip_prefix(s).map(|r| (*op, r))).unwrap_or((Op::Eq, p));
-        clauses.push(Clause { op, version: Version::parse(rest).map_err(bad)? });
+        clauses.push(Clause { op, version: Version::parse(rest).map_err(|e| bad(e.to_string()))? });
     }
     Ok(clauses)
 }
@@ -1078,14 +1101,17 @@ provider "registry.terraform.io/hashicorp/aws" {
         let (paths, unknown) = sensitive_of(good, "6.25.0").expect("parses");
         assert_eq!(paths.keys().collect::<Vec<_>>(), ["aws_db_instance"]);
         assert_eq!(unknown, ["aws_wafv2_web_acl", "aws_x"]);
-        let e = sensitive_of(good, "5.100.0").expect_err("5.100.0 is not covered");
+        let e = sensitive_of(good, "5.100.0").expect_err("5.100.0 is not covered").to_string();
         assert!(e.contains("does not cover provider 5.100.0"), "{e}");
-        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\n", "6.25.0").expect_err("columns");
+        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\n", "6.25.0").expect_err("columns").to_string();
         assert!(e.contains("line 2"), "{e}");
-        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\tversions\naws_a\tb\n", "6.25.0").expect_err("fields");
+        let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\tversions\naws_a\tb\n", "6.25.0")
+            .expect_err("fields")
+            .to_string();
         assert!(e.contains("line 3") && e.contains("three"), "{e}");
         let e = sensitive_of("# 6.25.0: x\nresource_type\tpath\tversions\naws_a\tb..c\t6.25.0\n", "6.25.0")
-            .expect_err("path");
+            .expect_err("path")
+            .to_string();
         assert!(e.contains("line 3"), "{e}");
     }
 }

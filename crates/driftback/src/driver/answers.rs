@@ -19,7 +19,7 @@ use driftback_store::{DecisionRecord, Store};
 use super::deliver::Delivered;
 use super::outcome::{Scope, Status, scoped};
 use super::person::{Answer, PERSON_RULE, PersonDecision};
-use super::publisher::{repository_from_url, store_state};
+use super::publisher::repository_from_url;
 use crate::config::PublishConfig;
 
 /// Drives a change set again with a person's answer (the daemon's reconciler does, between the
@@ -50,7 +50,7 @@ pub struct StoreSink {
 impl PullRequestEvents for StoreSink {
     async fn record(&self, change: PullRequestChange) -> Result<(), String> {
         // A pull request driftback did not open (or not recorded) is not its business.
-        self.store.set_pull_request_state(change.number, store_state(change.state)).await.map_err(|e| e.to_string())?;
+        self.store.set_pull_request_state(change.number, change.state).await.map_err(|e| e.to_string())?;
         // A held draft merged as it was: the person who merged it accepted its edit.
         let held = change.body.as_deref().filter(|b| issues::is_held_draft(b));
         if let (PullRequestState::Merged, Some(body)) = (change.state, held) {
@@ -386,7 +386,7 @@ mod tests {
             address: "aws_instance.web".into(),
             branch: "driftback/aws_instance.web-1".into(),
             url: "https://github.example/acme/infra/pull/4".into(),
-            state: driftback_store::PullRequestState::Open,
+            state: PullRequestState::Open,
             head_commit: "abc".into(),
         };
         store.record_pull_request(&record).await.unwrap();

@@ -119,7 +119,7 @@ impl Publisher {
             let pr = api.get(known.number).await?;
             let state = pr.lifecycle();
             if state != PullRequestState::Open {
-                store.set_pull_request_state(known.number, store_state(state)).await?;
+                store.set_pull_request_state(known.number, state).await?;
                 tracing::info!(
                     number = known.number,
                     state = state.as_str(),
@@ -258,20 +258,12 @@ pub async fn record_pull_request(store: &Store, address: &str, published: &Publi
             address: address.to_string(),
             branch: published.branch.clone(),
             url: url.clone(),
-            state: driftback_store::PullRequestState::Open,
+            state: PullRequestState::Open,
             head_commit: published.commit.to_string(),
         };
         store.record_pull_request(&record).await?;
     }
     Ok(())
-}
-
-pub(super) fn store_state(state: PullRequestState) -> driftback_store::PullRequestState {
-    match state {
-        PullRequestState::Open => driftback_store::PullRequestState::Open,
-        PullRequestState::Merged => driftback_store::PullRequestState::Merged,
-        PullRequestState::Closed => driftback_store::PullRequestState::Closed,
-    }
 }
 
 /// The re-validation after a replay: every changed Terraform file must still parse.

@@ -13,9 +13,10 @@ use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
 use super::{ReadError, StateRead, StateReader, StateVersion, parse_state};
-use crate::discover::Stack;
-use crate::location::{HcpLocation, Location, locate};
+use crate::StackError;
+use crate::location::{HcpLocation, Location};
 use crate::settings;
+use crate::stack::Stack;
 
 const JSON_API: &str = "application/vnd.api+json";
 
@@ -87,7 +88,12 @@ impl HcpReader {
     }
 
     /// The HCP workspace names with the block's tags, or the CLI names of those with its prefix.
-    pub async fn list_workspaces(&self, stack: &Stack) -> Result<Option<Vec<String>>, ReadError> {
+    /// `default` is where the default workspace's state was located.
+    pub async fn list_workspaces(
+        &self,
+        stack: &Stack,
+        default: Result<Location, StackError>,
+    ) -> Result<Option<Vec<String>>, ReadError> {
         let tags = settings::texts(&stack.settings, "workspaces.tags");
         let prefix = settings::text(&stack.settings, "workspaces.prefix").filter(|_| stack.backend == "remote");
         let (search, value) = match (tags.is_empty(), prefix) {
@@ -96,7 +102,7 @@ impl HcpReader {
             (true, None) => return Ok(None),
         };
         // The organization and host do not depend on the workspace.
-        let Ok(Location::Hcp(loc)) = locate(stack, "default") else {
+        let Ok(Location::Hcp(loc)) = default else {
             return Err(ReadError::Malformed {
                 location: stack.name.clone(),
                 message: "the block names no organization".into(),

@@ -19,7 +19,6 @@ use serde_json::{Map, Value};
 
 use driftback_terraform::{Address, State, StateError, StateInstance};
 
-use crate::discover::Stack;
 use crate::location::Location;
 
 /// A state as read, with what identifies its version.
@@ -134,17 +133,6 @@ impl Readers {
     /// Files relative to `root`; S3 and HCP credentials from the environment and the usual files.
     pub fn new(root: impl Into<PathBuf>) -> Readers {
         Readers { local: local::LocalReader::new(root), s3: s3::S3Reader::default(), hcp: hcp::HcpReader::default() }
-    }
-
-    /// The workspaces the backend holds for `stack`, where it can list them (S3: the keys under
-    /// `workspace_key_prefix`; HCP: the workspaces with the block's tags or prefix); `None` where
-    /// it cannot (local files are listed by discovery already).
-    pub async fn list_workspaces(&self, stack: &Stack) -> Result<Option<Vec<String>>, ReadError> {
-        match stack.backend.as_str() {
-            "s3" => self.s3.list_workspaces(stack).await.map(Some),
-            "cloud" | "remote" => self.hcp.list_workspaces(stack).await,
-            _ => Ok(None),
-        }
     }
 }
 

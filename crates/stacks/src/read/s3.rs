@@ -12,9 +12,9 @@ use futures::future::BoxFuture;
 use tokio::sync::Mutex;
 
 use super::{ReadError, StateRead, StateReader, StateVersion, parse_state};
-use crate::discover::Stack;
-use crate::location::{DEFAULT_WORKSPACE_KEY_PREFIX, Location, S3Location, locate};
+use crate::location::{DEFAULT_WORKSPACE_KEY_PREFIX, Location, S3Location};
 use crate::settings;
+use crate::stack::Stack;
 
 /// Reads S3 objects; one client per region, endpoint, profile and role, made on first use.
 #[derive(Default)]
@@ -88,10 +88,9 @@ impl S3Reader {
 
     /// The workspaces whose state is in the bucket: `default` when the key itself is there, and
     /// each `<workspace_key_prefix>/<name>/<key>`.
-    pub async fn list_workspaces(&self, stack: &Stack) -> Result<Vec<String>, ReadError> {
-        let location = locate(stack, "default")
-            .map_err(|e| ReadError::Malformed { location: stack.name.clone(), message: e.to_string() })?;
-        let Location::S3(loc) = &location else { return Ok(Vec::new()) };
+    /// `location` is where the default workspace's state is.
+    pub async fn list_workspaces(&self, stack: &Stack, location: &Location) -> Result<Vec<String>, ReadError> {
+        let Location::S3(loc) = location else { return Ok(Vec::new()) };
         let prefix = settings::text(&stack.settings, "workspace_key_prefix").unwrap_or(DEFAULT_WORKSPACE_KEY_PREFIX);
         let client = self.client(loc).await;
         let mut out = Vec::new();
