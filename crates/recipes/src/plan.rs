@@ -272,6 +272,11 @@ impl Planner<'_> {
             if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) || !holds(recipe, event) {
                 continue;
             }
+            // A record without the members that place the resource (a v2 stage's `apiId`) is the
+            // call's other shape (a REST API's `restApiId`): another recipe's, not an unmanaged one.
+            if recipe.identity.iter().any(|rule| event_value(event, &rule.from).is_none()) {
+                continue;
+            }
             applied = true;
             // This form of the call changes no configuration (a policy version kept aside).
             if recipe.no_op {
