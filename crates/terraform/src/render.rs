@@ -145,18 +145,7 @@ pub fn render_value(v: &Value, indent: &str) -> String {
             format!("[{}]", parts.join(", "))
         }
         Value::Object(map) if map.is_empty() => "{}".into(),
-        Value::Object(map) => {
-            let inner = format!("{indent}  ");
-            let width = map.keys().map(|k| render_key(k).len()).max().unwrap_or(0);
-            let mut out = String::from("{\n");
-            for (k, v) in map {
-                let key = render_key(k);
-                out.push_str(&format!("{inner}{key:<width$} = {}\n", render_value(v, &inner)));
-            }
-            out.push_str(indent);
-            out.push('}');
-            out
-        }
+        Value::Object(_) => render_value_like(v, indent, &[]),
     }
 }
 
@@ -165,7 +154,7 @@ pub fn render_value(v: &Value, indent: &str) -> String {
 pub fn render_value_like(v: &Value, indent: &str, like: &[String]) -> String {
     let Value::Object(map) = v else { return render_value(v, indent) };
     if map.is_empty() {
-        return render_value(v, indent);
+        return "{}".into();
     }
     let keys: Vec<&String> =
         like.iter().filter(|k| map.contains_key(*k)).chain(map.keys().filter(|k| !like.contains(k))).collect();
