@@ -58,8 +58,24 @@ impl Call {
     pub fn has_member(&self, name: &str) -> bool {
         match self.wrapper() {
             Some(w) => w == name,
-            None => self.members.iter().any(|m| m.contains(&name)) || extra_member(self.source, self.event, name),
+            None => {
+                self.members.iter().any(|m| m.contains(&name))
+                    || extra_member(self.source, self.event, name)
+                    || self.body_member().is_some_and(|b| b == name)
+            }
         }
+    }
+
+    /// API Gateway's REST API calls: CloudTrail logs the request body (a v1 `Update*` call's
+    /// `patchOperations`) inside a member named for the operation, `updateStageInput`, beside the
+    /// path parameters (`restApiId`, `stageName`); the API models name the body's members at the top.
+    pub fn body_member(&self) -> Option<String> {
+        if self.source != "apigateway.amazonaws.com" {
+            return None;
+        }
+        let mut chars = self.event.chars();
+        let first = chars.next()?;
+        Some(format!("{}{}Input", first.to_lowercase(), chars.as_str()))
     }
 
     /// Checks the first step of a request path (and, inside an EC2 `<Operation>Request` wrapper, the
@@ -346,6 +362,17 @@ mod tests {
         let err = calls.check_event("s3.amazonaws.com", "PutBucketLifecycleConfiguration").unwrap_err();
         assert!(err.contains("CloudTrail logs this as PutBucketLifecycle"), "{err}");
         assert!(calls.get("s3.amazonaws.com", "PutAccountPublicAccessBlock").is_some());
+    }
+
+    #[test]
+    fn api_gateway_rest_api_bodies_are_logged_inside_the_operations_input() {
+        let calls = Calls::builtin();
+        let call = calls.get("apigateway.amazonaws.com", "UpdateStage").unwrap();
+        assert!(call.check_path("updateStageInput.patchOperations").is_ok());
+        assert!(call.check_path("patchOperations").is_ok());
+        assert!(call.check_path("updateRestApiInput.patchOperations").is_err());
+        let other = calls.get("sqs.amazonaws.com", "SetQueueAttributes").unwrap();
+        assert!(other.body_member().is_none() && !other.has_member("setQueueAttributesInput"));
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub struct Recipe {
     /// rules' paths are then read inside each item (`ModifySecurityGroupRules` on several rules).
     #[serde(default)]
     pub each: Option<String>,
+    /// The call sends JSON Patch operations (API Gateway's REST API `Update*` calls): they are
+    /// read as items of members, as `each` reads a list (see [`PatchRule`]).
+    #[serde(default)]
+    pub patch: Option<PatchRule>,
     /// The call re-sends the resource's whole configuration, changed or not (the console's form for
     /// an Auto Scaling group sends min, max and desired together): an argument the configuration
     /// leaves to the provider (optional and computed in its schema) is then not pinned in the code.
@@ -414,6 +418,31 @@ pub struct RemoveWhenRule {
     pub paths: Vec<String>,
 }
 
+/// JSON Patch operations read as request members. Each `add` or `replace` operation's path
+/// (a JSON Pointer, `~1` standing for `/`) becomes nested members holding its value:
+/// `/accessLogSettings/format` is `accessLogSettings.format`. With `group`, the path's first
+/// segments name the item the rest belongs to (a stage's method settings,
+/// `/{resource path}/{method}/throttling/rateLimit`), joined by `/` into the member `key_as`:
+/// one item per group, each read as `each` reads its items.
+///
+/// The recipe applies only when every operation is an `add` or `replace` whose path has one of
+/// `depths` segments: any other form of the call (a `remove`, a `copy`, a path of another shape)
+/// is another recipe's, or none's. Every member an item ends with must be read by the recipe.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatchRule {
+    /// Event path of the operations (`patchOperations|updateStageInput.patchOperations`).
+    pub from: String,
+    /// How many segments an operation's path may have.
+    pub depths: Vec<usize>,
+    /// How many leading segments name the item (0: one item for the whole call).
+    #[serde(default)]
+    pub group: usize,
+    /// The member that holds the item's name, read as `key` (`methodPath`).
+    #[serde(default)]
+    pub key_as: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MapRule {
@@ -628,6 +657,20 @@ impl Catalog {
             if r.each.is_some() && r.key.is_none() {
                 return Err(invalid("`each` needs `key`: the identifier inside each item".into()));
             }
+            if let Some(patch) = &r.patch {
+                if r.each.is_some() {
+                    return Err(invalid("`patch` and `each` both make items: keep one".into()));
+                }
+                if r.key.is_none() {
+                    return Err(invalid("`patch` needs `key`: the identifier, read inside each item".into()));
+                }
+                if patch.depths.is_empty() || patch.depths.iter().any(|d| *d <= patch.group) {
+                    return Err(invalid("`patch.depths` must name path lengths longer than `patch.group`".into()));
+                }
+                if (patch.group > 0) != patch.key_as.is_some() {
+                    return Err(invalid("`patch.group` and `patch.key_as` go together".into()));
+                }
+            }
             if r.events.is_empty() || r.types.is_empty() {
                 return Err(invalid("`events` and `types` must not be empty".into()));
             }
@@ -769,6 +812,10 @@ pub(crate) fn template_paths(template: &str) -> Vec<&str> {
 /// [`crate::Call::check_path`] leaves alone); paths read inside items are relative to an item.
 fn request_paths(r: &Recipe) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
+    // Every other path is read inside the items the operations make.
+    if let Some(patch) = &r.patch {
+        return vec![patch.from.as_str()];
+    }
     match &r.each {
         // `key` and the rules' paths are read inside each item.
         Some(each) => out.push(each),

@@ -8,6 +8,7 @@ mod calls;
 mod catalog;
 mod document;
 mod extract;
+mod json_patch;
 mod plan;
 
 pub use calls::{Call, Calls, closest};

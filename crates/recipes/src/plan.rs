@@ -206,8 +206,14 @@ impl Planner<'_> {
             })
         };
         for recipe in &recipes {
-            if let (Some(each), Some(key)) = (&recipe.each, &recipe.key) {
-                let items = event_value(event, each).map(|v| as_list(&v)).unwrap_or_default();
+            // Items that each change one resource: a list the call sends, or JSON Patch operations
+            // read as members.
+            let items = match (&recipe.each, &recipe.patch) {
+                (Some(each), _) => Some(event_value(event, each).map(|v| as_list(&v)).unwrap_or_default()),
+                (None, Some(patch)) => Some(crate::json_patch::items(patch, event).unwrap_or_default()),
+                (None, None) => None,
+            };
+            if let (Some(items), Some(key)) = (items, &recipe.key) {
                 if items.is_empty() {
                     continue;
                 }
@@ -220,6 +226,17 @@ impl Planner<'_> {
                 };
                 if !items.iter().all(applies) {
                     continue;
+                }
+                if recipe.patch.is_some() {
+                    let unread: Vec<String> =
+                        items.iter().flat_map(|item| crate::json_patch::unread_members(recipe, item)).collect();
+                    if !unread.is_empty() {
+                        return Err(PlanError::Unmapped {
+                            recipe: recipe.id.clone(),
+                            name: event.raw_name.clone(),
+                            params: unread.join(", "),
+                        });
+                    }
                 }
                 // Every item's resource must be known before anything is planned: all or nothing.
                 let mut planned = Vec::new();
@@ -1481,7 +1498,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
     // A recipe that only sets attributes reads the whole request: its top level is a bag too
     // (`ModifyInstanceAttribute` carries one `{"value": ...}` member per attribute it changes).
     let only_sets = matches!(recipe.actions()[..], ["set"] | ["whole"] | ["set", "whole"]);
-    if only_sets && recipe.each.is_none() {
+    if only_sets && recipe.each.is_none() && recipe.patch.is_none() {
         parents.push("");
     }
     parents.sort_unstable();

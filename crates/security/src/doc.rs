@@ -63,7 +63,8 @@ and the table disagree. Do not edit it by hand.
 
 Each row is a control of AWS Security Hub's control reference (the Foundational Security Best
 Practices standard, `fsbp`, and the CIS AWS Foundations Benchmark, `cis-*`) that a Terraform
-attribute expresses. driftback judges the value a change results in, whatever call, console form,
+attribute expresses, and a few AWS Config managed rules (`config`, named by the rule's identifier)
+where no Security Hub control judges a resource type the same way another type is judged. driftback judges the value a change results in, whatever call, console form,
 whole document or creation set it: a change whose value fails a control the value before passed is
 held for a person with the control's id and what it protects (docs/policy.md, \"Security
 baseline\"); a tightening is reconciled as any change is. The policy judges each plan, the driver
@@ -84,6 +85,9 @@ fn held(c: &Control) -> String {
         }
         Some(ChangeTest::CidrsNotWidened) => parts.push("no address range let in that was not before".into()),
         Some(ChangeTest::TlsMinimumNotLowered) => parts.push("no older TLS version accepted than before".into()),
+        Some(ChangeTest::ManagementEventsNotReduced) => {
+            parts.push("no fewer kinds of management event recorded than before".into())
+        }
         None => {}
     }
     match c.missing {

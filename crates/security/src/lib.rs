@@ -19,6 +19,7 @@ mod links;
 mod predicate;
 mod table;
 mod tls;
+mod trail;
 mod value;
 
 use std::fmt;
@@ -207,6 +208,10 @@ fn judge_one<'a>(c: &'a Control, before: Option<&Value>, after: Option<&Value>) 
                 _ if c.change == Some(ChangeTest::TlsMinimumNotLowered) && applies(c, a) => {
                     let (Some(Value::String(was)), Some(Value::String(now))) = (&vb, &va) else { return None };
                     let why = tls::lowered(was, now)?;
+                    Some(finding(FindingKind::Widened(vec![why]), vb, va))
+                }
+                _ if c.change == Some(ChangeTest::ManagementEventsNotReduced) && applies(c, a) => {
+                    let why = trail::reduced(&resolve(b, &c.path), &resolve(a, &c.path))?;
                     Some(finding(FindingKind::Widened(vec![why]), vb, va))
                 }
                 _ => None,

@@ -179,16 +179,35 @@ pub fn resolve(value: &Value, path: &str) -> Vec<Value> {
     out
 }
 
+/// One step of a path. A name steps into an object (into each item of a list on the way); `[]`
+/// enters a list item by item, so that a predicate under it judges each item alone. A JSON
+/// document held as text (`container_definitions`, a policy) is read as the document it spells
+/// when a step goes into it.
 fn step_into(value: &Value, step: &str, out: &mut Vec<Value>) {
     match value {
+        Value::Array(items) if step == "[]" => out.extend(items.iter().cloned()),
         Value::Object(map) => {
             if let Some(v) = map.get(step) {
                 out.push(v.clone());
             }
         }
         Value::Array(items) => items.iter().for_each(|item| step_into(item, step, out)),
+        Value::String(text) => {
+            if let Some(document) = json_document(text) {
+                step_into(&document, step, out);
+            }
+        }
         _ => {}
     }
+}
+
+/// The object or list a text spells as JSON, if it does.
+fn json_document(text: &str) -> Option<Value> {
+    let trimmed = text.trim_start();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        return None;
+    }
+    serde_json::from_str::<Value>(text).ok().filter(|v| v.is_object() || v.is_array())
 }
 
 impl Predicate {
@@ -343,6 +362,21 @@ mod tests {
         assert_eq!(resolve(&v, "default_action").len(), 2);
         assert!(resolve(&v, "nothing.here").is_empty());
         assert_eq!(resolve(&json!({"cidr_blocks": ["0.0.0.0/0"]}), "cidr_blocks"), vec![json!(["0.0.0.0/0"])]);
+    }
+
+    #[test]
+    fn a_path_steps_into_json_text_and_brackets_judge_each_item_alone() {
+        let v = json!({"container_definitions": r#"[{"name": "a", "user": "65534"}, {"name": "b"}]"#});
+        assert_eq!(resolve(&v, "container_definitions.user"), vec![json!("65534")]);
+        assert_eq!(resolve(&v, "container_definitions.[]").len(), 2);
+        // The text itself stays one value where the path ends on it.
+        assert_eq!(resolve(&v, "container_definitions").len(), 1);
+        assert!(resolve(&json!({"x": "not json"}), "x.y").is_empty());
+        // Each container alone: one without a user fails "every container names a user".
+        let every_named = pred("path = 'container_definitions.[]'\nnot = { some = { path = 'user', absent = true } }");
+        assert_eq!(every_named.eval(std::slice::from_ref(&v)), Verdict::Fail);
+        let both = json!({"container_definitions": r#"[{"user": "1"}, {"user": "2"}]"#});
+        assert_eq!(every_named.eval(&[both]), Verdict::Pass);
     }
 
     #[test]
