@@ -465,6 +465,11 @@ fn dangers(
     }
     let changed: Vec<PathBuf> =
         after.files().filter(|(p, t)| before.text(p) != Some(*t)).map(|(p, _)| p.clone()).collect();
+    // Module code `terraform init` or the fetcher put under `.terraform/` is not the repository's:
+    // git does not carry it, so an edit there is lost, and the next init undoes it.
+    for path in changed.iter().filter(|p| p.components().any(|c| c.as_os_str() == ".terraform")) {
+        out.push(format!("edits {}, module code under .terraform/ that git does not carry", path.display()));
+    }
     for problem in driftback_terraform::gate::check(workspace.schema, before, after, &changed) {
         out.push(format!("fails the schema gate: {problem}"));
     }
@@ -663,6 +668,19 @@ resource "aws_instance" "app" {
         let import = "\nimport {\n  to = aws_vpc_security_group_ingress_rule.extra\n  id = \"sgr-1\"\n}\n";
         ws.repo.set_file(Path::new("main.tf"), format!("{MAIN}{rule}{import}"));
         assert!(dangers(&before, &ws, &[], &[]).is_empty());
+    }
+
+    #[test]
+    fn an_edit_of_module_code_under_dot_terraform_is_dangerous() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ws = workspace(dir.path());
+        let module = Path::new(".terraform/modules/web/main.tf");
+        ws.repo.set_file(module, "resource \"aws_instance\" \"this\" {\n  instance_type = \"t3.micro\"\n}\n".into());
+        let before = ws.repo.clone();
+        assert!(dangers(&before, &ws, &[], &[]).is_empty());
+        ws.repo.set_file(module, "resource \"aws_instance\" \"this\" {\n  instance_type = \"t3.large\"\n}\n".into());
+        let found = dangers(&before, &ws, &[], &[]).join("\n");
+        assert!(found.contains("edits .terraform/modules/web/main.tf, module code under .terraform/"), "{found}");
     }
 
     #[test]

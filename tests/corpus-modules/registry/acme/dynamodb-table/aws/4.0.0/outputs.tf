@@ -1,0 +1,3 @@
+output "dynamodb_table_arn" {
+  value = try(aws_dynamodb_table.this[0].arn, "")
+}

@@ -1,0 +1,3 @@
+output "cluster_name" {
+  value = try(aws_eks_cluster.this[0].name, "")
+}

@@ -1,0 +1,3 @@
+output "security_group_id" {
+  value = try(aws_security_group.this[0].id, "")
+}
