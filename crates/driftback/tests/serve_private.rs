@@ -184,25 +184,35 @@ fn serve_clones_fetches_and_pushes_a_private_repository_with_a_token_it_keeps_of
     let url = host.url("remote.git");
 
     // Without the token the daemon stops at the clone, naming the remote and what to configure,
-    // and leaves no half-made clone.
+    // and leaves no half-made clone. (Its log files stay in the test's directory and are searched
+    // for the token with the rest.)
     let workdir = root.path().join("refused");
     let empty = root.path().join("empty.toml");
     std::fs::write(&empty, "").unwrap();
-    let envs = daemon_env(&endpoint, "http://127.0.0.1:1/q", &url, &workdir, &database, &empty);
-    let mut refused = support::private::start_logged(root.path(), &envs, 0, "debug");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = refused.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "still running:\n{}", refused.log());
-        std::thread::sleep(Duration::from_millis(100));
+    let refused = |url: &str, run: usize| {
+        let envs = daemon_env(&endpoint, "http://127.0.0.1:1/q", url, &workdir, &database, &empty);
+        let mut refused = support::private::start_logged(root.path(), &envs, run, "debug");
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = refused.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "still running:\n{}", refused.log());
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let said = refused.log();
+        assert!(!status.success(), "{said}");
+        assert!(said.contains("publish.token_env"), "{said}");
+        assert!(!workdir.join(".git").exists(), "a failed clone is removed");
+        said
     };
-    let said = refused.log();
-    assert!(!status.success(), "{said}");
-    assert!(said.contains(&url) && said.contains("publish.token_env"), "{said}");
-    assert!(!workdir.join(".git").exists(), "a failed clone is removed");
+    assert!(refused(&url, 0).contains(&url));
     assert!(answered(&host, 401, "") >= 1);
+    // The token in the URL instead is refused before anything is cloned or logged with it.
+    let seen = host.seen(|s| s.git.len());
+    let said = refused(&url.replace("http://", &format!("http://x-access-token:{TOKEN}@")), 10);
+    assert!(said.contains("x-access-token:***@") && !said.contains(TOKEN), "{said}");
+    assert_eq!(host.seen(|s| s.git.len()), seen, "nothing asked of the host");
 
     let site = Site { database: &database, endpoint: &endpoint, root: root.path(), remote: &remote, url: &url };
     let run = serve_once(&rt, &site, "", vec![("GITHUB_TOKEN", TOKEN.to_string())], || {});
