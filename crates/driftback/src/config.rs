@@ -321,6 +321,13 @@ impl PublishConfig {
     /// no credentials (a public repository or a local path).
     pub fn access(&self, url: &str) -> anyhow::Result<RepositoryAccess> {
         use driftback_publish::{AppSettings, AppTokens, Credentials, Secret, SshKey, Token};
+        if let Some(shown) = without_password(url) {
+            anyhow::bail!(
+                "the repository URL {shown} holds a password or token: it would be logged and kept in the clone's \
+                 .git/config. Give the URL without it, and the token in publish.token_env or publish.token_file \
+                 (or a GitHub App, [publish.app])"
+            );
+        }
         let token = match (&self.app, &self.token_file) {
             (Some(app), _) => {
                 let settings = AppSettings {
@@ -397,6 +404,16 @@ impl PublishConfig {
         }
         Ok(std::env::var(&self.webhook_secret_env).ok().filter(|s| !s.is_empty()).map(driftback_publish::Secret::new))
     }
+}
+
+/// `https://user:SECRET@host/...` with the secret shown as `***`; `None` when the URL holds no
+/// password (no user information, or a user name alone).
+fn without_password(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let (userinfo, host) = authority.rsplit_once('@')?;
+    let (user, _) = userinfo.split_once(':')?;
+    Some(format!("{scheme}://{user}:***@{host}{}", &rest[authority.len()..]))
 }
 
 /// `git@github.com:owner/repo.git`: a colon before the first slash, and not a drive letter.
@@ -658,6 +675,13 @@ mod tests {
         // An SSH URL needs [publish.ssh].
         let err = none.access("git@github.com:acme/infra.git").unwrap_err().to_string();
         assert!(err.contains("[publish.ssh]"), "{err}");
+        // A token in the URL is refused, naming where it goes instead, without repeating it.
+        let err = none.access("https://x-access-token:ghp_inTheUrl@github.com/a/b.git").unwrap_err().to_string();
+        assert!(err.contains("https://x-access-token:***@github.com/a/b.git") && err.contains("publish.token_env"));
+        assert!(!err.contains("ghp_inTheUrl"), "{err}");
+        // A user name alone, or an @ further on, is no password.
+        assert!(none.access("https://git@github.com/a/b.git").is_ok());
+        assert!(none.access("https://github.com/a/b@c:d").is_ok());
         // An App whose key file is missing is named.
         let path = dir.path().join("driftback.toml");
         std::fs::write(

@@ -216,12 +216,18 @@ fn the_daemon_role_grants_exactly_the_calls_the_code_makes() {
 
 #[test]
 fn the_deploy_module_reads_and_fits_every_bundled_provider_schema() {
-    for dir in ["deploy/terraform", "deploy/terraform/modules/forwarder"] {
+    // Each module, with the fewest resources it has (so a file not read is noticed).
+    let modules = [
+        ("deploy/terraform", 4),
+        ("deploy/terraform/modules/forwarder", 4),
+        ("deploy/terraform/modules/trail-notification", 1),
+    ];
+    for (dir, least) in modules {
         let repo = Repo::load(&root().join(dir)).unwrap();
         let files: Vec<PathBuf> = repo.files().map(|(p, _)| p.clone()).collect();
         assert!(files.iter().any(|f| f.ends_with("main.tf")), "{dir}: {files:?}");
         let resources: usize = files.iter().map(|f| repo.body(f).unwrap().get_blocks("resource").count()).sum();
-        assert!(resources >= 4, "{dir}: {resources} resources");
+        assert!(resources >= least, "{dir}: {resources} resources");
         for version in Schema::bundled_versions() {
             let schema = Schema::version(version).unwrap();
             let empty = Repo::from_files(BTreeMap::new());
@@ -387,4 +393,168 @@ fn the_rule_admits_only_aws_sources_and_the_queue_only_that_rule() {
     let document = &document[..document.find("\n}\n").unwrap()];
     assert_eq!(document.matches("variable = \"aws:SourceArn\"").count(), 2, "{document}");
     assert!(document.contains("values   = [aws_cloudwatch_event_rule.cloudtrail.arn]"), "{document}");
+}
+
+/// The files of the module in `dir` (relative to the repository), not those of its subdirectories.
+fn module_files<'r>(repo: &'r Repo, dir: &Path) -> Vec<&'r PathBuf> {
+    repo.files().map(|(p, _)| p).filter(|p| p.parent() == Some(dir)).collect()
+}
+
+/// The variables of the module in `dir`: name -> its default as a literal (`None`: required).
+fn variables(repo: &Repo, dir: &Path) -> BTreeMap<String, Option<Value>> {
+    let mut out = BTreeMap::new();
+    for file in module_files(repo, dir) {
+        let text = repo.text(file).unwrap();
+        for block in repo.body(file).unwrap().get_blocks("variable") {
+            let default = block.body.get_attribute("default").map(|a| literal_value(text, &a.value).unwrap());
+            out.insert(label_str(&block.labels[0]).to_string(), default);
+        }
+    }
+    out
+}
+
+/// The outputs the module in `dir` declares.
+fn outputs(repo: &Repo, dir: &Path) -> BTreeSet<String> {
+    module_files(repo, dir)
+        .into_iter()
+        .flat_map(|f| repo.body(f).unwrap().get_blocks("output").map(|b| label_str(&b.labels[0]).to_string()))
+        .collect()
+}
+
+/// A module call: its name, the directory of the module it calls (relative to the repository)
+/// and its arguments as written.
+struct Call {
+    name: String,
+    dir: PathBuf,
+    args: BTreeMap<String, String>,
+}
+
+/// The local module calls of the module in `dir`.
+fn module_calls(repo: &Repo, dir: &Path) -> Vec<Call> {
+    let mut out = Vec::new();
+    for file in module_files(repo, dir) {
+        let text = repo.text(file).unwrap();
+        for block in repo.body(file).unwrap().get_blocks("module") {
+            let mut args: BTreeMap<String, String> = block
+                .body
+                .attributes()
+                .map(|a| (a.key.as_str().to_string(), expr_text(text, &a.value).trim().to_string()))
+                .collect();
+            let source = args.remove("source").unwrap();
+            // `../..` resolved against the caller's directory, as Terraform resolves a local source.
+            let mut called = dir.to_path_buf();
+            for part in source.trim_matches('"').split('/') {
+                match part {
+                    ".." => assert!(called.pop() || called.as_os_str().is_empty(), "{source} leaves the kit"),
+                    "." | "" => {}
+                    part => called.push(part),
+                }
+            }
+            for meta in ["providers", "count", "for_each", "depends_on", "version"] {
+                args.remove(meta);
+            }
+            out.push(Call { name: label_str(&block.labels[0]).to_string(), dir: called, args });
+        }
+    }
+    out
+}
+
+/// The `queue` block of `resource "aws_s3_bucket_notification" "trail"` in `file`: its `events`
+/// (a literal) and its `filter_prefix` (as written); and the resource's `count`, as written.
+fn trail_notification(repo: &Repo, file: &Path) -> (Value, String, Option<String>) {
+    let text = repo.text(file).unwrap();
+    let resource = repo
+        .body(file)
+        .unwrap()
+        .get_blocks("resource")
+        .find(|b| b.labels.iter().map(label_str).collect::<Vec<_>>() == ["aws_s3_bucket_notification", "trail"])
+        .unwrap_or_else(|| panic!("{} has no aws_s3_bucket_notification.trail", file.display()));
+    let count = resource.body.get_attribute("count").map(|a| expr_text(text, &a.value).trim().to_string());
+    let queue = resource.body.get_blocks("queue").next().unwrap();
+    let events = literal_value(text, &queue.body.get_attribute("events").unwrap().value).unwrap();
+    let prefix = expr_text(text, &queue.body.get_attribute("filter_prefix").unwrap().value).trim().to_string();
+    (events, prefix, count)
+}
+
+#[test]
+fn every_example_calls_its_modules_with_their_variables_and_outputs() {
+    let kit = root().join("deploy/terraform");
+    let mut calls = 0;
+    for entry in std::fs::read_dir(kit.join("examples")).unwrap() {
+        let dir = Path::new("examples").join(entry.unwrap().file_name());
+        let repo = Repo::load_root_module(&kit, &dir).unwrap();
+        for call in module_calls(&repo, &dir) {
+            calls += 1;
+            let (name, called) = (&call.name, call.dir.display());
+            let declared = variables(&repo, &call.dir);
+            assert!(!declared.is_empty(), "{}: module {name} calls {called}, which was not read", dir.display());
+            for arg in call.args.keys() {
+                assert!(
+                    declared.contains_key(arg),
+                    "{}: module {name} sets {arg}, which {called} does not declare",
+                    dir.display()
+                );
+            }
+            for (variable, default) in &declared {
+                assert!(
+                    default.is_some() || call.args.contains_key(variable),
+                    "{}: module {name} does not set {variable}, which {called} requires",
+                    dir.display()
+                );
+            }
+            // `module.OTHER.OUTPUT` in an argument: OTHER's module declares OUTPUT.
+            let others = module_calls(&repo, &dir);
+            for value in call.args.values() {
+                for reference in value.split("module.").skip(1) {
+                    let mut parts = reference.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+                    let (other, output) = (parts.next().unwrap(), parts.next().unwrap());
+                    let other = others.iter().find(|c| c.name == other).unwrap_or_else(|| panic!("no module {other}"));
+                    assert!(
+                        outputs(&repo, &other.dir).contains(output),
+                        "{}: module {name} reads module.{}.{output}, which {} does not output",
+                        dir.display(),
+                        other.name,
+                        other.dir.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(calls >= 3, "{calls} module calls in the examples");
+}
+
+#[test]
+fn the_trail_notification_module_notifies_the_main_modules_queue_from_another_account() {
+    let kit = root().join("deploy/terraform");
+    let example = Path::new("examples/organisation");
+    let repo = Repo::load_root_module(&kit, example).unwrap();
+    let module = Path::new("modules/trail-notification");
+
+    // The same notification the main module makes for a bucket of its own account: new objects
+    // under the trail's prefix, which the feed reads (it ignores other S3 events).
+    let (events, prefix, count) = trail_notification(&repo, &module.join("main.tf"));
+    let (main_events, main_prefix, main_count) = trail_notification(&repo, Path::new("main.tf"));
+    assert_eq!(events, main_events);
+    let events: Vec<&str> = events.as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
+    assert!(!events.is_empty() && events.iter().all(|e| e.starts_with("s3:ObjectCreated:")), "{events:?}");
+    let feed = std::fs::read_to_string(root().join("crates/feed/src/trail.rs")).unwrap();
+    assert!(feed.contains("starts_with(\"ObjectCreated:\")"), "the feed no longer reads ObjectCreated events only");
+    assert_eq!((prefix.as_str(), main_prefix.as_str()), ("var.prefix", "var.trail_prefix"));
+    let (ours, main) = (variables(&repo, module), variables(&repo, Path::new("")));
+    assert_eq!(ours["prefix"], main["trail_prefix"], "the prefixes' defaults differ");
+    assert_eq!(count, None, "the module always notifies");
+    // The main module leaves the bucket's notification to this module when the bucket is in
+    // another account (S3 keeps one configuration per bucket: two writers would undo each other).
+    let main_count = main_count.unwrap();
+    assert!(main_count.contains("var.trail_bucket_account_id == null"), "{main_count}");
+
+    // The organisation example wires them: the module gets the main module's queue and bucket,
+    // and the main module knows the bucket's account (its queue accepts that account's bucket).
+    let calls = module_calls(&repo, example);
+    let notify = calls.iter().find(|c| c.dir == module).expect("the example calls modules/trail-notification");
+    let driftback = calls.iter().find(|c| c.dir.as_os_str().is_empty()).expect("the example calls the main module");
+    assert_eq!(notify.args["queue_arn"], format!("module.{}.queue_arn", driftback.name));
+    assert_eq!(notify.args["bucket_name"], driftback.args["trail_bucket_name"]);
+    assert!(driftback.args.contains_key("trail_bucket_account_id"), "{:?}", driftback.args);
+    assert!(notify.args.get("prefix").is_none_or(|p| driftback.args.get("trail_prefix") == Some(p)));
 }

@@ -10,6 +10,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The loopback git host that asks for credentials, and its GitHub App stand-in.
+pub mod git_host;
+/// Helpers of the tests against a private repository.
+pub mod private;
+/// A loopback OpenSSH server.
+pub mod sshd;
+
 /// The bundled demo (`crates/driftback/demo`).
 pub fn demo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("demo")

@@ -5,12 +5,17 @@
 mod auth;
 mod clone;
 mod escalations;
+// Shared with the daemon's tests (crates/driftback/tests/support).
+#[path = "../../../driftback/tests/support/git_host.rs"]
 mod git_host;
 mod github_server;
 mod pull_requests;
 mod push;
 mod snapshots;
 mod ssh;
+#[path = "../../../driftback/tests/support/sshd.rs"]
+#[allow(dead_code)]
+mod sshd;
 mod webhook;
 
 use std::path::{Path, PathBuf};

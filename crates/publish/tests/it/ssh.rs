@@ -1,78 +1,17 @@
-//! An SSH deploy key against a real `sshd` on loopback (started for the test from the system's
-//! OpenSSH server, with its own host key and an authorized key made here): clone, fetch and push,
-//! with the host's key checked against known_hosts, and refused when it is not there or differs.
+//! An SSH deploy key against a real `sshd` on loopback (`sshd.rs`: the system's OpenSSH server with
+//! its own host key and an authorized key made here): clone, fetch and push, with the host's key
+//! checked against known_hosts, and refused when it is not there or differs.
 //! Skipped, saying so, where `sshd` or `ssh-keygen` is not installed or this build's git has no SSH.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 
 use driftback_publish::{Author, Credentials, PublishError, Remote, RetryPolicy, SshKey, WorkingClone};
 
 use crate::auth::{logged, logs};
+use crate::sshd::{keygen, sshd_path, start_sshd, user};
 use crate::{Setup, git};
-
-struct Sshd {
-    child: Child,
-    port: u16,
-    host_key_line: String,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn keygen(path: &Path) {
-    let out = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(path).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn sshd_path() -> Option<PathBuf> {
-    ["/usr/sbin/sshd", "/usr/bin/sshd"].iter().map(PathBuf::from).find(|p| p.exists())
-}
-
-/// Start sshd on a free loopback port, letting in the key `client.pub` as the current user.
-fn start_sshd(dir: &Path, client_pub: &Path) -> Option<Sshd> {
-    let sshd = sshd_path()?;
-    let host_key = dir.join("host_ed25519");
-    keygen(&host_key);
-    let authorized = dir.join("authorized_keys");
-    std::fs::copy(client_pub, &authorized).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let config = dir.join("sshd_config");
-    std::fs::write(
-        &config,
-        format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nStrictModes no\n\
-             PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-             PermitRootLogin prohibit-password\nUsePAM no\nPidFile {}\n",
-            host_key.display(),
-            authorized.display(),
-            dir.join("sshd.pid").display()
-        ),
-    )
-    .unwrap();
-    std::fs::create_dir_all("/run/sshd").ok();
-    let child = Command::new(sshd).arg("-D").arg("-e").arg("-f").arg(&config).spawn().unwrap();
-    // Wait until it accepts connections.
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let public = std::fs::read_to_string(host_key.with_extension("pub")).unwrap();
-    let mut fields = public.split_whitespace();
-    let host_key_line = format!("[127.0.0.1]:{port} {} {}\n", fields.next().unwrap(), fields.next().unwrap());
-    Some(Sshd { child, port, host_key_line })
-}
-
-fn user() -> String {
-    String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap().trim().to_string()
-}
 
 #[test]
 fn a_deploy_key_clones_fetches_and_pushes_over_ssh_with_the_host_key_checked() {
