@@ -375,6 +375,19 @@ impl Recipe {
         }
     }
 
+    /// The request paths the recipe reads values or names from (its `set` rules, key, identity,
+    /// `ignore` and whole document): a member none of them covers is one the recipe would drop.
+    pub(crate) fn read_paths(&self) -> Vec<&str> {
+        self.set
+            .iter()
+            .map(|r| r.from.as_str())
+            .chain(self.key.as_deref())
+            .chain(self.identity.iter().map(|rule| rule.from.as_str()))
+            .chain(self.ignore.iter().map(String::as_str))
+            .chain(self.whole.as_ref().map(|w| w.from.as_str()))
+            .collect()
+    }
+
     /// The kinds of action the recipe takes (`set`, `map_merge`, `delete`, ...), in a fixed order.
     pub fn actions(&self) -> Vec<&'static str> {
         [

@@ -49,14 +49,7 @@ pub(crate) fn items(rule: &PatchRule, event: &ApiEvent) -> Option<Vec<Value>> {
 /// The members an item sets that `recipe` reads nowhere (its item name aside): writing the rest
 /// without them would lose them silently.
 pub(crate) fn unread_members(recipe: &Recipe, item: &Value) -> Vec<String> {
-    let mut read: Vec<&str> = recipe
-        .set
-        .iter()
-        .map(|r| r.from.as_str())
-        .chain(recipe.key.as_deref())
-        .chain(recipe.identity.iter().map(|rule| rule.from.as_str()))
-        .chain(recipe.ignore.iter().map(String::as_str))
-        .collect();
+    let mut read = recipe.read_paths();
     for map in recipe.map_merge.iter().chain(&recipe.map_replace) {
         read.extend(map.object.as_deref());
     }

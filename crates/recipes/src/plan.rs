@@ -1479,15 +1479,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
     // Request plumbing beyond `is_transport_key`.
     const NOT_CONFIGURATION: &[&str] = &["dryRun"];
     let plain = |p: &str| !p.starts_with("response.") && !p.contains('[');
-    let read: Vec<&str> = recipe
-        .set
-        .iter()
-        .map(|r| r.from.as_str())
-        .chain(recipe.key.as_deref())
-        .chain(recipe.identity.iter().map(|rule| rule.from.as_str()))
-        .chain(recipe.ignore.iter().map(String::as_str))
-        .chain(recipe.whole.as_ref().map(|w| w.from.as_str()))
-        .collect();
+    let read = recipe.read_paths();
     let mut parents: Vec<&str> = recipe
         .set
         .iter()
