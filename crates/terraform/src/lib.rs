@@ -4,6 +4,7 @@
 //! text and values. It knows nothing of CloudTrail, git or the knowledge base.
 
 pub mod address;
+pub(crate) mod dynamic_list;
 pub mod edit;
 pub mod eval;
 pub mod fmt;

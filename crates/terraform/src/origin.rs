@@ -590,7 +590,11 @@ impl<'a> Tracer<'a> {
             // An object item written like the ones before it: their keys in their order.
             (AttrValue::Literal(v), Expression::Object(sibling)) => {
                 let like: Vec<String> = sibling.iter().filter_map(|(k, _)| edit::object_key_str(text, k)).collect();
-                crate::render::render_value_like(v, &indent, &like)
+                let one_line = !text[last_span.clone()].contains('\n');
+                match crate::render::render_inline_like(v, &like).filter(|_| one_line) {
+                    Some(inline) => inline,
+                    None => crate::render::render_value_like(v, &indent, &like),
+                }
             }
             _ => match value.render(&indent) {
                 Ok(rendered) => rendered,

@@ -147,6 +147,10 @@ fn apply_in_place(
                     reason: format!("no `{block_type}` block matches {}", describe_matching(matching)),
                 });
             }
+            if has_dynamic(repo, &location, block_type) {
+                return remove_through_dynamic(repo, address, &location, block_type, matching, indices, &mut applied)
+                    .map(|()| applied);
+            }
             if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
                 return Err(PatchError::Refused {
                     address: address.to_string(),
@@ -431,9 +435,33 @@ fn add_through_dynamic(
         .flat_map(|b| b.body.blocks())
         .filter(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type))
     {
-        let Some((key, element)) = dynamic_element(&text, dynamic, block_type, &want) else { continue };
+        // Content arguments the call gives no value for (a rule's description) are null in a new
+        // list element; the fields left out below must keep them null.
+        let (found, unset) = match dynamic_element(&text, dynamic, block_type, &want) {
+            Some(found) => (Some(found), Vec::new()),
+            None => match crate::dynamic_list::element_with_unset_fields(&text, dynamic, block_type, &want) {
+                Some((element, unset)) => (Some((None, element)), unset),
+                None => (None, Vec::new()),
+            },
+        };
+        let Some((key, element)) = found else { continue };
         let Some(for_each) = dynamic.body.get_attribute("for_each") else { continue };
         let site = site_of(repo, address, location);
+        // A list (of objects or of plain values) gains the element at its end.
+        let list = match crate::eval::eval_in_block(
+            repo,
+            &site.module,
+            &site.file,
+            &site.block,
+            site.key.as_ref(),
+            &edit::expr_text(&text, &for_each.value),
+        ) {
+            Some(Value::Array(items)) if key.is_none() => Some(items),
+            _ => None,
+        };
+        let mut keeps_unset = want.clone();
+        keeps_unset.extend(unset.iter().map(|name| (name.clone(), Value::Null)));
+        let check_unset = check_blocks(block_type, &keeps_unset);
         let candidates_for = |element: Value| {
             let mut tracer = Tracer::new(repo);
             let change = Change::Set(AttrValue::Literal(element));
@@ -450,7 +478,11 @@ fn add_through_dynamic(
                     }
                 }
             }
-            tracer.out
+            let mut out = tracer.out;
+            if let (Some(items), Change::Set(AttrValue::Literal(element))) = (&list, change) {
+                out.extend(crate::dynamic_list::appended(repo, &site, &for_each.value, items, element));
+            }
+            out
         };
         // A field the element's type already defaults to the value (`optional(number, 10)`) is
         // left out, as the entries beside it leave it out: one at a time, kept out while the new
@@ -463,8 +495,8 @@ fn add_through_dynamic(
                 if let Some(m) = without.as_object_mut() {
                     m.remove(&field);
                 }
-                if choose(repo, address, Some(&path), candidates_for(without.clone()), &check, &|_| false, &[]).is_ok()
-                {
+                let candidates = candidates_for(without.clone());
+                if choose(repo, address, Some(&path), candidates, &check_unset, &|_| false, &[]).is_ok() {
                     element = without;
                 }
             }
@@ -478,6 +510,80 @@ fn add_through_dynamic(
         chosen.note
     ));
     write_candidate(repo, chosen, applied);
+    Ok(())
+}
+
+/// Nested blocks to remove where `dynamic` blocks make that type: a block written in the body goes
+/// from the body; a block of a `dynamic` block goes as its element of the `for_each` (a tfvars
+/// list's item, a map's entry), at the element's origin, each edit kept only when the instance
+/// loses exactly that block and nothing else changes. Last first, so the indices before stay.
+fn remove_through_dynamic(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    block_type: &str,
+    matching: &[(String, Value)],
+    indices: Vec<usize>,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let origins = crate::eval::block_origins(repo, address, block_type).ok_or_else(|| {
+        refused(format!("the `{block_type}` blocks come from a `dynamic` block whose for_each cannot be computed here"))
+    })?;
+    let matches = |config: &Option<Value>| {
+        config
+            .as_ref()
+            .and_then(|c| c.get(block_type))
+            .and_then(Value::as_array)
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| matching.iter().all(|(k, want)| b.get(k).is_some_and(|v| values_equal(v, want))))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    for index in indices.into_iter().rev() {
+        let text = repo.text(&location.file).unwrap_or_default().to_string();
+        match origins.get(index) {
+            Some(crate::eval::BlockOrigin::Written(k)) => {
+                if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
+                    return Err(refused(format!(
+                        "the written `{block_type}` blocks are shared by every instance of {}",
+                        address.block_name()
+                    )));
+                }
+                let path = AttrPath(vec![Seg::Name(block_type.to_string()), Seg::Index(*k)]);
+                let new = edit::remove(&text, Some(&location.sel), &path).map_err(|e| PatchError::Edit {
+                    address: address.to_string(),
+                    file: location.file.display().to_string(),
+                    source: e,
+                })?;
+                write(repo, &location.file, new, applied);
+            }
+            Some(crate::eval::BlockOrigin::Dynamic { block, element, .. }) => {
+                let candidates = {
+                    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+                    let mut dynamic = body.into_iter().flat_map(|b| b.body.blocks()).filter(|d| {
+                        d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type)
+                    });
+                    let Some(for_each) = dynamic.nth(*block).and_then(|d| d.body.get_attribute("for_each")) else {
+                        return Err(refused(format!("the `dynamic \"{block_type}\"` block has no for_each")));
+                    };
+                    let site = site_of(repo, address, location);
+                    crate::dynamic_list::dropped(repo, &site, &for_each.value, element)
+                };
+                let before = matches(&effective_config(repo, address));
+                let check = |config: Option<Value>| config.is_some() && matches(&config) + 1 == before;
+                let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
+                let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false, &[])
+                    .map_err(|e| refused(format!("the {block_type} block a dynamic block makes: {e}")))?;
+                applied.notes.push(format!("{address}: removed a {block_type} block: {}", chosen.note));
+                write_candidate(repo, chosen, applied);
+            }
+            None => return Err(refused(format!("no `{block_type}` block at {index}"))),
+        }
+    }
     Ok(())
 }
 
