@@ -7,6 +7,7 @@ pub mod address;
 pub(crate) mod dynamic_list;
 pub mod edit;
 pub mod eval;
+pub(crate) mod fleet_pick;
 pub mod fmt;
 pub mod functions;
 pub mod gate;
