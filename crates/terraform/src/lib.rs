@@ -27,3 +27,6 @@ pub use render::{AttrValue, BlockSpec, RenderError};
 pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError, UnresolvedCall};
 pub use schema::{Found, Schema, SchemaError, Step};
 pub use state::{State, StateError, StateInstance};
+
+#[cfg(test)]
+mod removal_tests;

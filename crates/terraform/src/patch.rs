@@ -1463,6 +1463,9 @@ fn remove_resource(
         }
         i += 1;
     }
+    // Blocks that refer to them and make no instance at all (`for_each` over an empty map) lose no
+    // resource: they go with them.
+    let empty = with_empty_referrers(repo, &dir, &mut doomed);
     let names: Vec<String> = doomed.iter().map(|(t, n)| format!("{t}.{n}")).collect();
     // Whoever else refers to them: outputs that only expose them go too; anything else is a person's call.
     let mut outputs = Vec::new();
@@ -1493,7 +1496,13 @@ fn remove_resource(
         remove_block_of(repo, &dir, &BlockSel::resource(t, n), applied).map_err(|e| refused(e.to_string()))?;
         let gone = Address { module: address.module.clone(), ..Address::resource(t, n) };
         remove_companions(repo, &dir, &gone, applied).map_err(|e| refused(e.to_string()))?;
-        if (t, n) != (&address.rtype, &address.name) {
+        if empty.contains(&(t.clone(), n.clone())) {
+            applied.notes.push(format!(
+                "removed {t}.{n} with {}: it refers to it and makes no instance (its count or for_each is empty in \
+                 every workspace), so no resource goes with it",
+                address.block_name()
+            ));
+        } else if (t, n) != (&address.rtype, &address.name) {
             applied.notes.push(format!("removed {t}.{n} with {}: it cannot exist without it", address.block_name()));
         }
     }
@@ -1506,6 +1515,70 @@ fn remove_resource(
         ));
     }
     Ok(())
+}
+
+/// Resource blocks in `dir` that refer to a doomed one and make no instance (their `count` is 0 or
+/// their `for_each` empty, in this workspace and every other one), added to `doomed` with what
+/// cannot outlive them, until none is left; returns the ones added for that reason. A block whose
+/// `count`/`for_each` cannot be computed is not taken for empty.
+fn with_empty_referrers(repo: &Repo, dir: &Path, doomed: &mut Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut added = Vec::new();
+    let mut i = 0;
+    while i < doomed.len() {
+        let (t, n) = doomed[i].clone();
+        for referrer in repo.referencing_structures(dir, &t, &n) {
+            let [rtype, name] = referrer.sel.labels.as_slice() else { continue };
+            let pair = (rtype.clone(), name.clone());
+            if referrer.sel.ident != "resource" || doomed.contains(&pair) || !makes_no_instance(repo, &referrer) {
+                continue;
+            }
+            doomed.push(pair.clone());
+            added.push(pair);
+            for d in dependents_of(repo, dir, rtype, name) {
+                if !doomed.contains(&d) {
+                    doomed.push(d);
+                }
+            }
+        }
+        i += 1;
+    }
+    added
+}
+
+/// Whether a resource block's `count` is 0 or its `for_each` an empty collection in every
+/// workspace (evaluated in the root module: a block of a child module is never taken for empty).
+fn makes_no_instance(repo: &Repo, referrer: &Referrer) -> bool {
+    if repo.module_dir("").is_none_or(|root| referrer.file.parent() != Some(root.as_path())) {
+        return false;
+    }
+    let empty_in = |repo: &Repo| {
+        let Some(block) = repo.body(&referrer.file).and_then(|b| edit::find_block(b, &referrer.sel)) else {
+            return false;
+        };
+        let text = repo.text(&referrer.file).unwrap_or_default();
+        let value = |name: &str| {
+            let attr = block.body.get_attribute(name)?;
+            crate::eval::eval_in_block(
+                repo,
+                &[],
+                &referrer.file,
+                &referrer.sel,
+                None,
+                &edit::expr_text(text, &attr.value),
+            )
+        };
+        match (value("count"), value("for_each")) {
+            (Some(count), None) => count.as_f64() == Some(0.0),
+            (None, Some(Value::Object(map))) => map.is_empty(),
+            (None, Some(Value::Array(items))) => items.is_empty(),
+            _ => false,
+        }
+    };
+    empty_in(repo)
+        && repo
+            .other_workspaces()
+            .iter()
+            .all(|(name, files)| repo.as_workspace(name, files).is_ok_and(|other| empty_in(&other)))
 }
 
 /// A resource inside a module: the module's files serve every call of it, so the edit is the
@@ -1530,6 +1603,9 @@ fn remove_in_module(
             address.block_name(),
             call.name
         )));
+    }
+    if let Some(InstanceKey::Str(key)) = &call.key {
+        return remove_module_entry(repo, address, &call.name, key, doomed, applied);
     }
     if call.key.is_some() {
         return Err(refused(format!("module.{} is called with count/for_each; shrink it by hand", call.name)));
@@ -1587,6 +1663,64 @@ fn remove_in_module(
             call.name
         ));
     }
+    Ok(())
+}
+
+/// Every resource of one instance of a module called with `for_each` was deleted: the instance
+/// goes as its entry leaving the map the call's `for_each` reads, at the map's origin (a tfvars
+/// entry, a local), and nothing else changes: not the call, not another entry, not another module
+/// instance. A reference to this very instance elsewhere (`module.NAME["key"]`) is a person's to
+/// remove first.
+fn remove_module_entry(
+    repo: &mut Repo,
+    address: &Address,
+    call_name: &str,
+    key: &str,
+    doomed: &[(String, String)],
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let parent_module = address.module[..address.module.len() - 1].to_vec();
+    let parent_path = parent_module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
+    let parent_dir = repo
+        .module_dir(&parent_path)
+        .cloned()
+        .ok_or_else(|| refused(format!("the module that calls module.{call_name} is not in the repository")))?;
+    let sel = BlockSel::new("module", &[call_name]);
+    let call_file =
+        repo.find_block(&parent_dir, &sel).cloned().ok_or_else(|| refused(format!("no call module.{call_name}")))?;
+    let own = format!("module.{call_name}[{}]", crate::render::quote(key));
+    if let Some((file, _)) =
+        repo.parsed_tf_in(&parent_dir).find(|(f, _)| repo.text(f).is_some_and(|t| t.contains(&own)))
+    {
+        return Err(refused(format!("{} refers to {own}; a person must remove that reference first", file.display())));
+    }
+    let candidates = {
+        let block = repo.body(&call_file).and_then(|b| edit::find_block(b, &sel));
+        let Some(for_each) = block.and_then(|b| b.body.get_attribute("for_each")) else {
+            return Err(refused(format!("module.{call_name} has no for_each")));
+        };
+        let site = Site {
+            module: parent_module,
+            dir: parent_dir,
+            file: call_file.clone(),
+            block: sel.clone(),
+            key: address.module.last().and_then(|c| c.key.clone()),
+        };
+        let mut tracer = Tracer::new(repo);
+        tracer.expr(&site, &call_file, &for_each.value, &[Seg::Key(key.to_string())], &Change::Remove, "for_each", 0);
+        tracer.out
+    };
+    let instance = address.module.clone();
+    let gone = |a: &Address| a.module.starts_with(&instance);
+    let chosen = choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone, &[])
+        .map_err(|e| refused(format!("{own}: {e}")))?;
+    applied.notes.push(format!(
+        "{address}: {own} goes with its entry of the call's for_each, since everything it managed ({}) was deleted: {}",
+        doomed.iter().map(|(t, n)| format!("{t}.{n}")).collect::<Vec<_>>().join(", "),
+        chosen.note
+    ));
+    write_candidate(repo, chosen, applied);
     Ok(())
 }
 
