@@ -142,6 +142,12 @@ impl<'a> Tracer<'a> {
             Expression::Object(object) if !tail.is_empty() => {
                 self.object(site, file, object, tail, change, trail, depth)
             }
+            // A whole list that reads other resources: item by item, the items that stay kept.
+            Expression::Array(array) if tail.is_empty() && refers_to_other_objects(expr) => {
+                if let Change::Set(AttrValue::Literal(Value::Array(new))) = change {
+                    self.list_rewritten(site, file, array, new, trail);
+                }
+            }
             Expression::Array(array) if matches!(tail.first(), Some(Seg::Index(_))) => {
                 self.array(site, file, array, tail, change, trail, depth)
             }
@@ -671,7 +677,7 @@ impl<'a> Tracer<'a> {
         self.push(file.to_path_buf(), new, format!("wrote the value in {place}"));
     }
 
-    fn push(&mut self, file: PathBuf, text: String, note: String) {
+    pub(crate) fn push(&mut self, file: PathBuf, text: String, note: String) {
         if edit::parse(&text).is_err() || self.repo.text(&file) == Some(text.as_str()) {
             return;
         }
@@ -760,7 +766,7 @@ impl<'a> Tracer<'a> {
         self.push(file.to_path_buf(), new, format!("{did} for this reading only in {place}: {new_expr}"));
     }
 
-    fn eval(&self, site: &Site, source: &str) -> Option<Value> {
+    pub(crate) fn eval(&self, site: &Site, source: &str) -> Option<Value> {
         eval_in_block(self.repo, &site.module, &site.file, &site.block, site.key.as_ref(), source)
     }
 }
