@@ -11,6 +11,7 @@ pub(crate) mod fleet_pick;
 pub mod fmt;
 pub mod functions;
 pub mod gate;
+pub(crate) mod instance_item;
 pub(crate) mod list_rewrite;
 pub(crate) mod origin;
 pub mod patch;

@@ -379,7 +379,16 @@ fn remove_value(
             }
         }
     }
-    let candidates = tracer.out;
+    let mut candidates = tracer.out;
+    // Narrowest: an item of a list every instance shares, left out for this instance alone.
+    let keyed = address.key.is_some() && has_count_or_for_each(&text, &location.sel);
+    if let (true, Some(key)) = (keyed, &address.key) {
+        let found = body.and_then(|b| origin::attribute_at(&b.body, &path.0));
+        if let Some((expr, tail, _)) = found.filter(|(_, tail, _)| !tail.is_empty()) {
+            let c = crate::instance_item::without_item_for_instance(&location.file, &text, expr, &tail, key);
+            candidates.extend(c);
+        }
+    }
     let check = |config: Option<Value>| {
         let Some(config) = config else { return false };
         match (&list_without, document_value(&config, path)) {
