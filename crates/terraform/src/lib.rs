@@ -16,6 +16,7 @@ pub(crate) mod list_rewrite;
 pub(crate) mod origin;
 pub mod patch;
 pub mod path;
+pub(crate) mod policy_document;
 pub mod render;
 pub mod repo;
 pub mod schema;

@@ -98,6 +98,7 @@ impl<'a> Tracer<'a> {
                 }
                 self.picked_by_key(site, file, expr, tail, change, trail, depth);
                 self.fleet_instance_picked(site, file, expr, tail, change, trail, depth);
+                self.policy_document_edited(site, expr, tail, change, trail);
                 self.overridden_here(site, file, expr, tail, change, trail);
             }
             // `try(var.list[count.index].key, default)`: the first argument is the value when it
