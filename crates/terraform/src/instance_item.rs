@@ -34,6 +34,68 @@ fn list_item_at<'e>(text: &str, expr: &'e Expression, tail: &[Seg]) -> Option<(&
     }
 }
 
+/// The list literal a path to one past its last item reaches inside an expression written in the
+/// block itself.
+fn list_end_at<'e>(text: &str, expr: &'e Expression, tail: &[Seg]) -> Option<&'e Array> {
+    let (Seg::Index(end), parent) = tail.split_last()? else { return None };
+    let array = match parent {
+        [] => match expr {
+            Expression::Array(array) => Some(array),
+            Expression::Parenthesis(inner) => list_end_at(text, inner.inner(), tail),
+            Expression::FuncCall(call) if call.name.name.as_str() == "jsonencode" => {
+                list_end_at(text, call.args.iter().next()?, tail)
+            }
+            _ => None,
+        }?,
+        _ => {
+            let (array, index) = list_item_at(text, expr, &[parent, &[Seg::Index(0)]].concat())?;
+            (index == 0).then_some(array)?
+        }
+    };
+    (array.len() == *end).then_some(array)
+}
+
+/// `file`'s text with `item` added at the end of the list at `tail` inside `expr` for the instance
+/// `key` alone: `concat(LIST, CONDITION ? [ITEM] : [])`.
+pub(crate) fn with_item_for_instance(
+    file: &Path,
+    text: &str,
+    expr: &Expression,
+    tail: &[Seg],
+    key: &InstanceKey,
+    item: &serde_json::Value,
+) -> Option<Candidate> {
+    let array = list_end_at(text, expr, tail)?;
+    let span = array.span()?;
+    let like: Vec<String> = match array.iter().last() {
+        Some(Expression::Object(sibling)) => {
+            sibling.iter().filter_map(|(k, _)| edit::object_key_str(text, k)).collect()
+        }
+        _ => Vec::new(),
+    };
+    let rendered = crate::render::render_value_like(item, "", &like);
+    let condition = condition_for(key);
+    let whole = &text[span.clone()];
+    let joined = if whole.contains('\n') || rendered.contains('\n') {
+        format!("concat(\n{whole},\n{condition} ? [\n{rendered},\n] : [],\n)")
+    } else {
+        format!("concat({whole}, {condition} ? [{rendered}] : [])")
+    };
+    let new = format!("{}{joined}{}", &text[..span.start], &text[span.end..]);
+    edit::parse(&new).ok()?;
+    let line = text[..span.start].matches('\n').count() + 1;
+    Some(Candidate {
+        file: file.to_path_buf(),
+        text: new,
+        note: format!(
+            "added an item to the list in {}:{line} for this instance only, behind `{condition}`, since the list \
+             is every instance's",
+            file.display()
+        ),
+        also: Vec::new(),
+    })
+}
+
 /// The condition that is true for this instance alone.
 pub(crate) fn condition_for(key: &InstanceKey) -> String {
     match key {
@@ -149,6 +211,23 @@ mod tests {
         let text = repo.text(Path::new("kms.tf")).unwrap();
         assert!(text.contains("each.key == \"app\" ? [] : ["), "{text}");
         assert!(!text.contains("merge("), "{text}");
+    }
+
+    #[test]
+    fn a_statement_added_to_one_key_of_the_fleet_is_added_for_that_key_alone() {
+        let mut repo = Repo::from_files([(PathBuf::from("kms.tf"), KEYS.to_string())].into_iter().collect());
+        let signing = Address::parse(r#"aws_kms_key.this["signing"]"#).unwrap();
+        let statement = serde_json::json!({"Sid": "Release", "Effect": "Allow",
+            "Principal": {"AWS": "arn:aws:iam::111122223333:role/release"}, "Action": "kms:Sign", "Resource": "*"});
+        let op = Op::Set {
+            path: AttrPath::parse("policy.Statement[2]").unwrap(),
+            value: crate::AttrValue::Literal(statement),
+        };
+        let applied = apply(&mut repo, &signing, &op).unwrap();
+        assert!(applied.notes.iter().any(|n| n.contains("each.key == \"signing\"")), "{applied:?}");
+        assert_eq!(statements(&repo, "signing"), ["Root", "App", "Release"]);
+        assert_eq!(statements(&repo, "app"), ["Root", "App"]);
+        assert_eq!(statements(&repo, "global"), ["Root", "App"]);
     }
 
     #[test]

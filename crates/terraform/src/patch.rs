@@ -290,6 +290,10 @@ fn set_value(
     if let Some(c) = instance_override(&text, location, address, path, found.as_ref(), value).filter(|_| keyed) {
         candidates.push(c);
     }
+    // An item a shared list gains for this instance alone (a statement one key's policy gained).
+    if let (true, Some(key), Some((expr, tail, _)), AttrValue::Literal(item)) = (keyed, &address.key, &found, value) {
+        candidates.extend(crate::instance_item::with_item_for_instance(&location.file, &text, expr, tail, key, item));
+    }
     if let Some((expr, tail, used)) = &found {
         if !tail.is_empty() && !keyed && !is_text_argument(&address.rtype, &path.0[..*used]) {
             if let Some(c) = merge_overlay(&text, location, expr, &AttrPath(path.0[..*used].to_vec()), tail, value) {
