@@ -342,6 +342,7 @@ impl Planner<'_> {
                     }
                     let ops = self.ops(recipe, event, &address)?;
                     let ops = self.documents_in_code_form(&address, ops);
+                    let ops = self.ids_as_fleet_references(&address, ops);
                     let ops = self.without_ignored(&address, ops);
                     self.push(address, ops, &recipe.id, false);
                     return Ok(());
@@ -1050,6 +1051,39 @@ impl Planner<'_> {
         out
     }
 
+    /// An argument the code sets as an attribute of one instance of a fleet picked by a computed
+    /// key (`target_key_id = aws_kms_key.this[each.value].key_id`), set by the call to what another
+    /// instance of that fleet has: the new value is a reference to that instance
+    /// (`aws_kms_key.this["app"].key_id`), so the patch changes the key that picks it at its origin
+    /// (a map entry) instead of writing an id over the reference.
+    fn ids_as_fleet_references(&self, address: &Address, ops: Vec<Op>) -> Vec<Op> {
+        ops.into_iter()
+            .map(|op| {
+                let Op::Set { path, value: AttrValue::Literal(Value::String(id)) } = &op else { return op };
+                let Some((rtype, name, attr)) = self.written_as(address, path).as_deref().and_then(picked_from_fleet)
+                else {
+                    return op;
+                };
+                let found: Vec<&driftback_terraform::StateInstance> = self
+                    .state
+                    .find(id, &[rtype.as_str()], &[attr.as_str(), "arn", "id"])
+                    .into_iter()
+                    .filter(|i| i.address.module == address.module && i.address.name == name && i.address.key.is_some())
+                    .collect();
+                match found.as_slice() {
+                    [one] => Op::Set {
+                        path: path.clone(),
+                        value: AttrValue::Reference(format!(
+                            "{}.{attr}",
+                            Address { module: Vec::new(), ..one.address.clone() }
+                        )),
+                    },
+                    _ => op,
+                }
+            })
+            .collect()
+    }
+
     /// Changes to arguments the resource's `lifecycle { ignore_changes }` lists are not drift:
     /// Terraform leaves them alone on purpose (an autoscaler owns `desired_count`). Noted, not planned.
     fn without_ignored(&mut self, address: &Address, ops: Vec<Op>) -> Vec<Op> {
@@ -1643,6 +1677,19 @@ fn list_edits(path: &AttrPath, old: &[Value], new: &[Value], ops: &mut Vec<Op>) 
         ops.push(Op::Set { path: with_index(path, n), value: AttrValue::Literal(new[n].clone()) });
     }
     true
+}
+
+/// `TYPE.NAME[INDEX].ATTR` with an index computed from something (`each.value`, `var.x`), not a
+/// literal: (TYPE, NAME, ATTR).
+fn picked_from_fleet(source: &str) -> Option<(String, String, String)> {
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let (head, rest) = source.split_once('[')?;
+    let (index, attr) = rest.rsplit_once("].")?;
+    let (rtype, name) = head.split_once('.')?;
+    let literal = index.starts_with('"') || index.parse::<i64>().is_ok();
+    let computed = !literal && !index.is_empty() && !index.contains(['[', ']']);
+    (word(rtype) && word(name) && word(attr) && computed && rtype.contains('_'))
+        .then(|| (rtype.to_string(), name.to_string(), attr.to_string()))
 }
 
 fn with_index(path: &AttrPath, index: usize) -> AttrPath {

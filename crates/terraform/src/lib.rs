@@ -4,14 +4,19 @@
 //! text and values. It knows nothing of CloudTrail, git or the knowledge base.
 
 pub mod address;
+pub(crate) mod dynamic_list;
 pub mod edit;
 pub mod eval;
+pub(crate) mod fleet_pick;
 pub mod fmt;
 pub mod functions;
 pub mod gate;
+pub(crate) mod instance_item;
+pub(crate) mod list_rewrite;
 pub(crate) mod origin;
 pub mod patch;
 pub mod path;
+pub(crate) mod policy_document;
 pub mod render;
 pub mod repo;
 pub mod schema;
@@ -25,3 +30,6 @@ pub use render::{AttrValue, BlockSpec, RenderError};
 pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError, UnresolvedCall};
 pub use schema::{Found, Schema, SchemaError, Step};
 pub use state::{State, StateError, StateInstance};
+
+#[cfg(test)]
+mod removal_tests;

@@ -97,6 +97,8 @@ impl<'a> Tracer<'a> {
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
                 self.picked_by_key(site, file, expr, tail, change, trail, depth);
+                self.fleet_instance_picked(site, file, expr, tail, change, trail, depth);
+                self.policy_document_edited(site, expr, tail, change, trail);
                 self.overridden_here(site, file, expr, tail, change, trail);
             }
             // `try(var.list[count.index].key, default)`: the first argument is the value when it
@@ -140,6 +142,12 @@ impl<'a> Tracer<'a> {
             ),
             Expression::Object(object) if !tail.is_empty() => {
                 self.object(site, file, object, tail, change, trail, depth)
+            }
+            // A whole list that reads other resources: item by item, the items that stay kept.
+            Expression::Array(array) if tail.is_empty() && refers_to_other_objects(expr) => {
+                if let Change::Set(AttrValue::Literal(Value::Array(new))) = change {
+                    self.list_rewritten(site, file, array, new, trail);
+                }
             }
             Expression::Array(array) if matches!(tail.first(), Some(Seg::Index(_))) => {
                 self.array(site, file, array, tail, change, trail, depth)
@@ -590,7 +598,11 @@ impl<'a> Tracer<'a> {
             // An object item written like the ones before it: their keys in their order.
             (AttrValue::Literal(v), Expression::Object(sibling)) => {
                 let like: Vec<String> = sibling.iter().filter_map(|(k, _)| edit::object_key_str(text, k)).collect();
-                crate::render::render_value_like(v, &indent, &like)
+                let one_line = !text[last_span.clone()].contains('\n');
+                match crate::render::render_inline_like(v, &like).filter(|_| one_line) {
+                    Some(inline) => inline,
+                    None => crate::render::render_value_like(v, &indent, &like),
+                }
             }
             _ => match value.render(&indent) {
                 Ok(rendered) => rendered,
@@ -666,7 +678,7 @@ impl<'a> Tracer<'a> {
         self.push(file.to_path_buf(), new, format!("wrote the value in {place}"));
     }
 
-    fn push(&mut self, file: PathBuf, text: String, note: String) {
+    pub(crate) fn push(&mut self, file: PathBuf, text: String, note: String) {
         if edit::parse(&text).is_err() || self.repo.text(&file) == Some(text.as_str()) {
             return;
         }
@@ -755,7 +767,7 @@ impl<'a> Tracer<'a> {
         self.push(file.to_path_buf(), new, format!("{did} for this reading only in {place}: {new_expr}"));
     }
 
-    fn eval(&self, site: &Site, source: &str) -> Option<Value> {
+    pub(crate) fn eval(&self, site: &Site, source: &str) -> Option<Value> {
         eval_in_block(self.repo, &site.module, &site.file, &site.block, site.key.as_ref(), source)
     }
 }

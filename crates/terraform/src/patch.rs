@@ -147,6 +147,10 @@ fn apply_in_place(
                     reason: format!("no `{block_type}` block matches {}", describe_matching(matching)),
                 });
             }
+            if has_dynamic(repo, &location, block_type) {
+                return remove_through_dynamic(repo, address, &location, block_type, matching, indices, &mut applied)
+                    .map(|()| applied);
+            }
             if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
                 return Err(PatchError::Refused {
                     address: address.to_string(),
@@ -286,6 +290,10 @@ fn set_value(
     if let Some(c) = instance_override(&text, location, address, path, found.as_ref(), value).filter(|_| keyed) {
         candidates.push(c);
     }
+    // An item a shared list gains for this instance alone (a statement one key's policy gained).
+    if let (true, Some(key), Some((expr, tail, _)), AttrValue::Literal(item)) = (keyed, &address.key, &found, value) {
+        candidates.extend(crate::instance_item::with_item_for_instance(&location.file, &text, expr, tail, key, item));
+    }
     if let Some((expr, tail, used)) = &found {
         if !tail.is_empty() && !keyed && !is_text_argument(&address.rtype, &path.0[..*used]) {
             if let Some(c) = merge_overlay(&text, location, expr, &AttrPath(path.0[..*used].to_vec()), tail, value) {
@@ -305,6 +313,9 @@ fn set_value(
     };
     let check = |config: Option<Value>| match (&want, config.map(|c| document_value(&c, path))) {
         (None, _) => true,
+        // A `data "aws_iam_policy_document"` whose statements the edit rewrote: it checked there
+        // that the data source now writes the document (`policy_document`).
+        (Some(_), Some(Member::Known(got))) if crate::policy_document::is_document_reference(&got) => true,
         (Some(want), Some(Member::Known(got))) => values_equal(&got, want) || same_document(&got, want),
         // A member of a JSON document built from other resources: the edit went to the member's
         // literal in the object it is built from; the whole cannot be evaluated here.
@@ -375,7 +386,16 @@ fn remove_value(
             }
         }
     }
-    let candidates = tracer.out;
+    let mut candidates = tracer.out;
+    // Narrowest: an item of a list every instance shares, left out for this instance alone.
+    let keyed = address.key.is_some() && has_count_or_for_each(&text, &location.sel);
+    if let (true, Some(key)) = (keyed, &address.key) {
+        let found = body.and_then(|b| origin::attribute_at(&b.body, &path.0));
+        if let Some((expr, tail, _)) = found.filter(|(_, tail, _)| !tail.is_empty()) {
+            let c = crate::instance_item::without_item_for_instance(&location.file, &text, expr, &tail, key);
+            candidates.extend(c);
+        }
+    }
     let check = |config: Option<Value>| {
         let Some(config) = config else { return false };
         match (&list_without, document_value(&config, path)) {
@@ -431,9 +451,33 @@ fn add_through_dynamic(
         .flat_map(|b| b.body.blocks())
         .filter(|d| d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type))
     {
-        let Some((key, element)) = dynamic_element(&text, dynamic, block_type, &want) else { continue };
+        // Content arguments the call gives no value for (a rule's description) are null in a new
+        // list element; the fields left out below must keep them null.
+        let (found, unset) = match dynamic_element(&text, dynamic, block_type, &want) {
+            Some(found) => (Some(found), Vec::new()),
+            None => match crate::dynamic_list::element_with_unset_fields(&text, dynamic, block_type, &want) {
+                Some((element, unset)) => (Some((None, element)), unset),
+                None => (None, Vec::new()),
+            },
+        };
+        let Some((key, element)) = found else { continue };
         let Some(for_each) = dynamic.body.get_attribute("for_each") else { continue };
         let site = site_of(repo, address, location);
+        // A list (of objects or of plain values) gains the element at its end.
+        let list = match crate::eval::eval_in_block(
+            repo,
+            &site.module,
+            &site.file,
+            &site.block,
+            site.key.as_ref(),
+            &edit::expr_text(&text, &for_each.value),
+        ) {
+            Some(Value::Array(items)) if key.is_none() => Some(items),
+            _ => None,
+        };
+        let mut keeps_unset = want.clone();
+        keeps_unset.extend(unset.iter().map(|name| (name.clone(), Value::Null)));
+        let check_unset = check_blocks(block_type, &keeps_unset);
         let candidates_for = |element: Value| {
             let mut tracer = Tracer::new(repo);
             let change = Change::Set(AttrValue::Literal(element));
@@ -450,7 +494,11 @@ fn add_through_dynamic(
                     }
                 }
             }
-            tracer.out
+            let mut out = tracer.out;
+            if let (Some(items), Change::Set(AttrValue::Literal(element))) = (&list, change) {
+                out.extend(crate::dynamic_list::appended(repo, &site, &for_each.value, items, element));
+            }
+            out
         };
         // A field the element's type already defaults to the value (`optional(number, 10)`) is
         // left out, as the entries beside it leave it out: one at a time, kept out while the new
@@ -463,8 +511,8 @@ fn add_through_dynamic(
                 if let Some(m) = without.as_object_mut() {
                     m.remove(&field);
                 }
-                if choose(repo, address, Some(&path), candidates_for(without.clone()), &check, &|_| false, &[]).is_ok()
-                {
+                let candidates = candidates_for(without.clone());
+                if choose(repo, address, Some(&path), candidates, &check_unset, &|_| false, &[]).is_ok() {
                     element = without;
                 }
             }
@@ -478,6 +526,80 @@ fn add_through_dynamic(
         chosen.note
     ));
     write_candidate(repo, chosen, applied);
+    Ok(())
+}
+
+/// Nested blocks to remove where `dynamic` blocks make that type: a block written in the body goes
+/// from the body; a block of a `dynamic` block goes as its element of the `for_each` (a tfvars
+/// list's item, a map's entry), at the element's origin, each edit kept only when the instance
+/// loses exactly that block and nothing else changes. Last first, so the indices before stay.
+fn remove_through_dynamic(
+    repo: &mut Repo,
+    address: &Address,
+    location: &BlockLocation,
+    block_type: &str,
+    matching: &[(String, Value)],
+    indices: Vec<usize>,
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let origins = crate::eval::block_origins(repo, address, block_type).ok_or_else(|| {
+        refused(format!("the `{block_type}` blocks come from a `dynamic` block whose for_each cannot be computed here"))
+    })?;
+    let matches = |config: &Option<Value>| {
+        config
+            .as_ref()
+            .and_then(|c| c.get(block_type))
+            .and_then(Value::as_array)
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| matching.iter().all(|(k, want)| b.get(k).is_some_and(|v| values_equal(v, want))))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    for index in indices.into_iter().rev() {
+        let text = repo.text(&location.file).unwrap_or_default().to_string();
+        match origins.get(index) {
+            Some(crate::eval::BlockOrigin::Written(k)) => {
+                if has_count_or_for_each(&text, &location.sel) && address.key.is_some() {
+                    return Err(refused(format!(
+                        "the written `{block_type}` blocks are shared by every instance of {}",
+                        address.block_name()
+                    )));
+                }
+                let path = AttrPath(vec![Seg::Name(block_type.to_string()), Seg::Index(*k)]);
+                let new = edit::remove(&text, Some(&location.sel), &path).map_err(|e| PatchError::Edit {
+                    address: address.to_string(),
+                    file: location.file.display().to_string(),
+                    source: e,
+                })?;
+                write(repo, &location.file, new, applied);
+            }
+            Some(crate::eval::BlockOrigin::Dynamic { block, element, .. }) => {
+                let candidates = {
+                    let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
+                    let mut dynamic = body.into_iter().flat_map(|b| b.body.blocks()).filter(|d| {
+                        d.ident.as_str() == "dynamic" && d.labels.first().map(edit::label_str) == Some(block_type)
+                    });
+                    let Some(for_each) = dynamic.nth(*block).and_then(|d| d.body.get_attribute("for_each")) else {
+                        return Err(refused(format!("the `dynamic \"{block_type}\"` block has no for_each")));
+                    };
+                    let site = site_of(repo, address, location);
+                    crate::dynamic_list::dropped(repo, &site, &for_each.value, element)
+                };
+                let before = matches(&effective_config(repo, address));
+                let check = |config: Option<Value>| config.is_some() && matches(&config) + 1 == before;
+                let path = AttrPath(vec![Seg::Name(block_type.to_string())]);
+                let chosen = choose(repo, address, Some(&path), candidates, &check, &|_| false, &[])
+                    .map_err(|e| refused(format!("the {block_type} block a dynamic block makes: {e}")))?;
+                applied.notes.push(format!("{address}: removed a {block_type} block: {}", chosen.note));
+                write_candidate(repo, chosen, applied);
+            }
+            None => return Err(refused(format!("no `{block_type}` block at {index}"))),
+        }
+    }
     Ok(())
 }
 
@@ -1357,6 +1479,9 @@ fn remove_resource(
         }
         i += 1;
     }
+    // Blocks that refer to them and make no instance at all (`for_each` over an empty map) lose no
+    // resource: they go with them.
+    let empty = with_empty_referrers(repo, &dir, &mut doomed);
     let names: Vec<String> = doomed.iter().map(|(t, n)| format!("{t}.{n}")).collect();
     // Whoever else refers to them: outputs that only expose them go too; anything else is a person's call.
     let mut outputs = Vec::new();
@@ -1387,7 +1512,13 @@ fn remove_resource(
         remove_block_of(repo, &dir, &BlockSel::resource(t, n), applied).map_err(|e| refused(e.to_string()))?;
         let gone = Address { module: address.module.clone(), ..Address::resource(t, n) };
         remove_companions(repo, &dir, &gone, applied).map_err(|e| refused(e.to_string()))?;
-        if (t, n) != (&address.rtype, &address.name) {
+        if empty.contains(&(t.clone(), n.clone())) {
+            applied.notes.push(format!(
+                "removed {t}.{n} with {}: it refers to it and makes no instance (its count or for_each is empty in \
+                 every workspace), so no resource goes with it",
+                address.block_name()
+            ));
+        } else if (t, n) != (&address.rtype, &address.name) {
             applied.notes.push(format!("removed {t}.{n} with {}: it cannot exist without it", address.block_name()));
         }
     }
@@ -1400,6 +1531,70 @@ fn remove_resource(
         ));
     }
     Ok(())
+}
+
+/// Resource blocks in `dir` that refer to a doomed one and make no instance (their `count` is 0 or
+/// their `for_each` empty, in this workspace and every other one), added to `doomed` with what
+/// cannot outlive them, until none is left; returns the ones added for that reason. A block whose
+/// `count`/`for_each` cannot be computed is not taken for empty.
+fn with_empty_referrers(repo: &Repo, dir: &Path, doomed: &mut Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut added = Vec::new();
+    let mut i = 0;
+    while i < doomed.len() {
+        let (t, n) = doomed[i].clone();
+        for referrer in repo.referencing_structures(dir, &t, &n) {
+            let [rtype, name] = referrer.sel.labels.as_slice() else { continue };
+            let pair = (rtype.clone(), name.clone());
+            if referrer.sel.ident != "resource" || doomed.contains(&pair) || !makes_no_instance(repo, &referrer) {
+                continue;
+            }
+            doomed.push(pair.clone());
+            added.push(pair);
+            for d in dependents_of(repo, dir, rtype, name) {
+                if !doomed.contains(&d) {
+                    doomed.push(d);
+                }
+            }
+        }
+        i += 1;
+    }
+    added
+}
+
+/// Whether a resource block's `count` is 0 or its `for_each` an empty collection in every
+/// workspace (evaluated in the root module: a block of a child module is never taken for empty).
+fn makes_no_instance(repo: &Repo, referrer: &Referrer) -> bool {
+    if repo.module_dir("").is_none_or(|root| referrer.file.parent() != Some(root.as_path())) {
+        return false;
+    }
+    let empty_in = |repo: &Repo| {
+        let Some(block) = repo.body(&referrer.file).and_then(|b| edit::find_block(b, &referrer.sel)) else {
+            return false;
+        };
+        let text = repo.text(&referrer.file).unwrap_or_default();
+        let value = |name: &str| {
+            let attr = block.body.get_attribute(name)?;
+            crate::eval::eval_in_block(
+                repo,
+                &[],
+                &referrer.file,
+                &referrer.sel,
+                None,
+                &edit::expr_text(text, &attr.value),
+            )
+        };
+        match (value("count"), value("for_each")) {
+            (Some(count), None) => count.as_f64() == Some(0.0),
+            (None, Some(Value::Object(map))) => map.is_empty(),
+            (None, Some(Value::Array(items))) => items.is_empty(),
+            _ => false,
+        }
+    };
+    empty_in(repo)
+        && repo
+            .other_workspaces()
+            .iter()
+            .all(|(name, files)| repo.as_workspace(name, files).is_ok_and(|other| empty_in(&other)))
 }
 
 /// A resource inside a module: the module's files serve every call of it, so the edit is the
@@ -1424,6 +1619,9 @@ fn remove_in_module(
             address.block_name(),
             call.name
         )));
+    }
+    if let Some(InstanceKey::Str(key)) = &call.key {
+        return remove_module_entry(repo, address, &call.name, key, doomed, applied);
     }
     if call.key.is_some() {
         return Err(refused(format!("module.{} is called with count/for_each; shrink it by hand", call.name)));
@@ -1481,6 +1679,64 @@ fn remove_in_module(
             call.name
         ));
     }
+    Ok(())
+}
+
+/// Every resource of one instance of a module called with `for_each` was deleted: the instance
+/// goes as its entry leaving the map the call's `for_each` reads, at the map's origin (a tfvars
+/// entry, a local), and nothing else changes: not the call, not another entry, not another module
+/// instance. A reference to this very instance elsewhere (`module.NAME["key"]`) is a person's to
+/// remove first.
+fn remove_module_entry(
+    repo: &mut Repo,
+    address: &Address,
+    call_name: &str,
+    key: &str,
+    doomed: &[(String, String)],
+    applied: &mut Applied,
+) -> Result<(), PatchError> {
+    let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    let parent_module = address.module[..address.module.len() - 1].to_vec();
+    let parent_path = parent_module.iter().map(|m| format!("module.{}", m.name)).collect::<Vec<_>>().join(".");
+    let parent_dir = repo
+        .module_dir(&parent_path)
+        .cloned()
+        .ok_or_else(|| refused(format!("the module that calls module.{call_name} is not in the repository")))?;
+    let sel = BlockSel::new("module", &[call_name]);
+    let call_file =
+        repo.find_block(&parent_dir, &sel).cloned().ok_or_else(|| refused(format!("no call module.{call_name}")))?;
+    let own = format!("module.{call_name}[{}]", crate::render::quote(key));
+    if let Some((file, _)) =
+        repo.parsed_tf_in(&parent_dir).find(|(f, _)| repo.text(f).is_some_and(|t| t.contains(&own)))
+    {
+        return Err(refused(format!("{} refers to {own}; a person must remove that reference first", file.display())));
+    }
+    let candidates = {
+        let block = repo.body(&call_file).and_then(|b| edit::find_block(b, &sel));
+        let Some(for_each) = block.and_then(|b| b.body.get_attribute("for_each")) else {
+            return Err(refused(format!("module.{call_name} has no for_each")));
+        };
+        let site = Site {
+            module: parent_module,
+            dir: parent_dir,
+            file: call_file.clone(),
+            block: sel.clone(),
+            key: address.module.last().and_then(|c| c.key.clone()),
+        };
+        let mut tracer = Tracer::new(repo);
+        tracer.expr(&site, &call_file, &for_each.value, &[Seg::Key(key.to_string())], &Change::Remove, "for_each", 0);
+        tracer.out
+    };
+    let instance = address.module.clone();
+    let gone = |a: &Address| a.module.starts_with(&instance);
+    let chosen = choose(repo, address, None, candidates, &|config: Option<Value>| config.is_none(), &gone, &[])
+        .map_err(|e| refused(format!("{own}: {e}")))?;
+    applied.notes.push(format!(
+        "{address}: {own} goes with its entry of the call's for_each, since everything it managed ({}) was deleted: {}",
+        doomed.iter().map(|(t, n)| format!("{t}.{n}")).collect::<Vec<_>>().join(", "),
+        chosen.note
+    ));
+    write_candidate(repo, chosen, applied);
     Ok(())
 }
 

@@ -170,6 +170,27 @@ pub fn render_value_like(v: &Value, indent: &str, like: &[String]) -> String {
     out
 }
 
+/// As [`render_value_like`], on one line (`{ port = 443, cidr_blocks = ["0.0.0.0/16"] }`), as a
+/// list whose items are one-line objects writes them. `None` when a member holds an object that
+/// is not empty, which would not read well on one line.
+pub fn render_inline_like(v: &Value, like: &[String]) -> Option<String> {
+    let Value::Object(map) = v else { return Some(render_value(v, "")) };
+    if map.is_empty() {
+        return Some("{}".into());
+    }
+    let nested = |v: &Value| match v {
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(items) => items.iter().any(|i| i.as_object().is_some_and(|m| !m.is_empty())),
+        _ => false,
+    };
+    if map.values().any(nested) {
+        return None;
+    }
+    let keys = like.iter().filter(|k| map.contains_key(*k)).chain(map.keys().filter(|k| !like.contains(k)));
+    let members: Vec<String> = keys.map(|k| format!("{} = {}", render_key(k), render_value(&map[k], ""))).collect();
+    Some(format!("{{ {} }}", members.join(", ")))
+}
+
 /// Render a whole block body (without braces), each line starting with `indent`.
 pub fn render_block_body(spec: &BlockSpec, indent: &str) -> Result<String, RenderError> {
     let mut out = String::new();
