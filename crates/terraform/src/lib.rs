@@ -9,6 +9,7 @@ pub mod eval;
 pub mod fmt;
 pub mod functions;
 pub mod gate;
+pub(crate) mod module_list;
 pub(crate) mod origin;
 pub mod patch;
 pub mod path;

@@ -657,7 +657,7 @@ fn through_dynamic<'b>(
 /// target's name would rename, and so replace, the resource), and no other resource instance's
 /// effective configuration changed (instances `expected_gone` may disappear; instances the same
 /// calls change too, `alongside`, may change exactly that way).
-fn choose(
+pub(crate) fn choose(
     repo: &Repo,
     target: &Address,
     changing: Option<&AttrPath>,
@@ -1781,7 +1781,7 @@ fn remove_block_of(repo: &mut Repo, dir: &Path, sel: &BlockSel, applied: &mut Ap
 
 /// Write a file the patch changed, with what the change touched laid out as `terraform fmt` would
 /// ([`crate::fmt::tidy`]).
-fn write_candidate(repo: &mut Repo, chosen: Candidate, applied: &mut Applied) {
+pub(crate) fn write_candidate(repo: &mut Repo, chosen: Candidate, applied: &mut Applied) {
     write(repo, &chosen.file, chosen.text, applied);
     for (file, text) in chosen.also {
         write(repo, &file, text, applied);
@@ -2025,7 +2025,7 @@ fn adopt_into_fleet(
 /// An import block naming `to` for the cloud object `import_id`, where Terraform reads it, in the
 /// root module: in `file` for a resource of the root module, beside its module's call (else in
 /// `imports.tf`) for one in a child module. Returns the file it went to.
-fn append_import(
+pub(crate) fn append_import(
     repo: &mut Repo,
     address: &Address,
     to: String,
@@ -2066,6 +2066,13 @@ fn create_resource(
     import_id: &str,
     applied: &mut Applied,
 ) -> Result<(), EditError> {
+    // Inside a module whose code is not this call's to write (fetched, or called by others too):
+    // the next element of a list input the module makes such resources from.
+    if crate::module_list::module_is_not_ours(repo, address) {
+        if let Some(done) = crate::module_list::create_as_list_element(repo, address, spec, import_id, applied) {
+            return done;
+        }
+    }
     if address.module.is_empty()
         && matches!(address.key, Some(InstanceKey::Str(_)))
         && repo.find_resource(&address.without_key()).is_some()
