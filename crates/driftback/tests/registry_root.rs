@@ -331,7 +331,35 @@ fn records() -> Vec<Value> {
                 "VersioningConfiguration": {"Status": "Suspended", "xmlns": "http://s3.amazonaws.com/doc/2006-03-01/"}}),
             Value::Null,
         ),
+        // Another person, later: a VPC setting the module hard-codes (it never sets it from an input).
+        {
+            let mut r = record(
+                7,
+                "ec2.amazonaws.com",
+                "ModifyVpcAttribute",
+                json!({"vpcId": "vpc-0f1e2d3c4b5a69788", "enableNetworkAddressUsageMetrics": {"value": true}}),
+                json!({"requestId": "b3", "_return": true}),
+            );
+            r["userIdentity"] = json!({"type": "IAMUser", "principalId": "AIDAEXAMPLEDMITRI",
+                "arn": format!("arn:aws:iam::{ACCOUNT}:user/dmitri"), "accountId": ACCOUNT, "userName": "dmitri"});
+            r["eventTime"] = json!("2026-11-20T13:40:00Z");
+            r
+        },
     ]
+}
+
+/// The escalation of the setting no input carries names the call, its version and the resource.
+fn assert_no_input_named(escalation: &str) {
+    assert!(
+        escalation.contains("module.vpc (source \"registry.test/acme/vpc/aws\", version \"~> 5.1\", main.tf:"),
+        "{escalation}"
+    );
+    assert!(
+        escalation.contains(
+            "makes aws_vpc.this[0], and the module exposes no input for enable_network_address_usage_metrics"
+        ),
+        "{escalation}"
+    );
 }
 
 /// The root's files: main.tf, the state, and a .gitignore that keeps `.terraform` out, as
@@ -445,6 +473,11 @@ async fn a_checkout_after_init_reconciles_at_the_module_inputs_without_a_registr
         .find(|l| l.contains("module.audit_logs.aws_s3_bucket_versioning.this"))
         .unwrap_or_else(|| panic!("the suspended versioning is escalated:\n{text}"));
     assert!(weakening.contains("S3.14"), "{weakening}");
+    let hard_coded = text
+        .lines()
+        .find(|l| l.starts_with("  module.vpc.aws_vpc.this[0]: "))
+        .unwrap_or_else(|| panic!("the hard-coded setting is escalated:\n{text}"));
+    assert_no_input_named(hard_coded);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -506,17 +539,17 @@ async fn the_daemon_reconciles_from_a_clone_without_dot_terraform_fetching_from_
     let started = Instant::now();
     let mut daemon = Daemon::start(root.path(), &envs, 1);
     let store_for_wait = store_url.clone();
-    wait_for("six change sets finished and an empty queue", &mut daemon, async || {
+    wait_for("seven change sets finished and an empty queue", &mut daemon, async || {
         let Ok(mut conn) = sqlx::PgConnection::connect(&store_for_wait).await else { return false };
         let finished: Result<(i64,), _> = sqlx::query_as("SELECT count(*) FROM change_sets").fetch_one(&mut conn).await;
         let _ = conn.close().await;
         let Ok(store) = driftback_store::Store::open(&store_for_wait, &Default::default()).await else { return false };
         let unfinished = store.unfinished_change_sets().await.map(|u| u.len()).unwrap_or(1);
         store.close().await;
-        finished.is_ok_and(|(n,)| n >= 6) && unfinished == 0 && queue_messages(&sqs, &queue_url).await == 0
+        finished.is_ok_and(|(n,)| n >= 7) && unfinished == 0 && queue_messages(&sqs, &queue_url).await == 0
     })
     .await;
-    eprintln!("serve from a clone without .terraform: six change sets in {:.2} s", started.elapsed().as_secs_f64());
+    eprintln!("serve from a clone without .terraform: seven change sets in {:.2} s", started.elapsed().as_secs_f64());
     let status = daemon.terminate();
     assert!(status.success(), "exit {status:?}:\n{}", daemon.log());
     let log = daemon.log();
@@ -548,6 +581,8 @@ async fn the_daemon_reconciles_from_a_clone_without_dot_terraform_fetching_from_
         .find(|(r, _)| r.contains("acme-prod-audit-logs") || r.contains("audit_logs"))
         .unwrap_or_else(|| panic!("{escalated:?}"));
     assert!(audit.1.as_deref().is_some_and(|r| r.contains("S3.14")), "{audit:?}");
+    let vpc = escalated.iter().find(|(r, _)| r.contains("aws_vpc")).unwrap_or_else(|| panic!("{escalated:?}"));
+    assert_no_input_named(vpc.1.as_deref().unwrap_or_default());
     db_conn.close().await.unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE \"{db}\" WITH (FORCE)")))
         .execute(&mut admin)

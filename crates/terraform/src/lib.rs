@@ -10,6 +10,7 @@ pub mod fmt;
 pub mod functions;
 pub mod gate;
 pub(crate) mod module_list;
+pub(crate) mod module_refusal;
 pub(crate) mod origin;
 pub mod patch;
 pub mod path;

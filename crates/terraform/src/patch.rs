@@ -78,17 +78,22 @@ pub fn apply_alongside(
     op: &Op,
     alongside: &[(Address, Op)],
 ) -> Result<Applied, PatchError> {
-    let applied = apply_in_place(repo, address, op, alongside)?;
+    // A refusal inside fetched or shared module code names the call, its version and the input.
+    let in_module_terms = |repo: &Repo, e| crate::module_refusal::in_module_terms(repo, address, op, e);
+    let applied = apply_in_place(repo, address, op, alongside).map_err(|e| in_module_terms(repo, e))?;
     // Module code fetched from outside the repository is read, never written (`Repo::set_file`
     // keeps it as it was): an edit that chose such a file is refused.
     if let Some(file) = applied.files.iter().find(|f| repo.is_external(f)) {
-        return Err(PatchError::Refused {
-            address: address.to_string(),
-            reason: format!(
-                "the edit would change {}, module code from outside the repository; it must be written in the repository's own files (the module call's inputs)",
-                file.display()
-            ),
-        });
+        return Err(in_module_terms(
+            repo,
+            PatchError::Refused {
+                address: address.to_string(),
+                reason: format!(
+                    "the edit would change {}, module code from outside the repository; it must be written in the repository's own files (the module call's inputs)",
+                    file.display()
+                ),
+            },
+        ));
     }
     Ok(applied)
 }
