@@ -9,6 +9,7 @@ pub mod eval;
 pub mod fmt;
 pub mod functions;
 pub mod gate;
+pub(crate) mod module_exclusive;
 pub(crate) mod module_list;
 pub(crate) mod module_refusal;
 pub(crate) mod origin;
