@@ -42,8 +42,11 @@ pub(crate) fn separate_beside_module_inline(before: &Repo, after: &Repo, file: &
             let Some(attr) = block.body.get_attribute(link) else { continue };
             let reference = edit::expr_text(text, &attr.value).trim().to_string();
             let Some((call, output)) = module_output(&reference) else { continue };
-            let call_path =
-                if module_prefix.is_empty() { format!("module.{call}") } else { format!("{module_prefix}.module.{call}") };
+            let call_path = if module_prefix.is_empty() {
+                format!("module.{call}")
+            } else {
+                format!("{module_prefix}.module.{call}")
+            };
             let Some(module_dir) = after.module_dir(&call_path).cloned() else { continue };
             let Some((owner_name, owner_file)) = output_resource(after, &module_dir, &output, owner) else { continue };
             let owner_block = after
@@ -68,7 +71,10 @@ pub(crate) fn separate_beside_module_inline(before: &Repo, after: &Repo, file: &
 /// types by their name; the others always.
 fn direction_matches(text: &str, block: &Block, rtype: &str, inline: &str) -> bool {
     if rtype == "aws_security_group_rule" {
-        let kind = block.body.get_attribute("type").map(|a| edit::expr_text(text, &a.value).trim().trim_matches('"').to_string());
+        let kind = block
+            .body
+            .get_attribute("type")
+            .map(|a| edit::expr_text(text, &a.value).trim().trim_matches('"').to_string());
         return kind.is_none_or(|k| k == inline || !(k == "ingress" || k == "egress"));
     }
     if rtype.ends_with("_ingress_rule") {

@@ -19,7 +19,7 @@ use crate::address::{Address, InstanceKey};
 use crate::edit::{self, BlockSel, EditError};
 use crate::eval::{eval_in_block, is_symbolic};
 use crate::origin::{Change, Site, Tracer};
-use crate::patch::{Applied, append_import, choose, values_equal, write_candidate};
+use crate::patch::{Applied, append_import, choose, values_equal, write, write_candidate};
 use crate::path::Seg;
 use crate::render::{AttrValue, BlockSpec};
 use crate::repo::Repo;
@@ -32,7 +32,143 @@ pub(crate) fn module_is_not_ours(repo: &Repo, address: &Address) -> bool {
     }
     let Some(dir) = repo.module_dir(&address.module_path()) else { return false };
     let fetched = repo.parsed_tf_in(dir).any(|(file, _)| repo.is_external(file));
-    fetched || repo.modules().values().filter(|d| *d == dir).count() > 1
+    fetched || repo.modules().values().filter(|d| *d == dir).count() > 1 || !repo.other_callers(dir).is_empty()
+}
+
+/// A new resource `address` inside a module whose code is not this call's to write
+/// ([`module_is_not_ours`]): the next element of a list input the module makes such resources
+/// from; else, for a module the root calls directly, a resource in the root module naming the
+/// module's objects through its outputs. `None` when the module's code is this call's.
+pub(crate) fn create_for_module(
+    repo: &mut Repo,
+    address: &Address,
+    spec: &BlockSpec,
+    import_id: &str,
+    applied: &mut Applied,
+) -> Option<Result<(), EditError>> {
+    if !module_is_not_ours(repo, address) {
+        return None;
+    }
+    let as_element = create_as_list_element(repo, address, spec, import_id, applied);
+    if let Some(Ok(())) = as_element {
+        return as_element;
+    }
+    match create_at_calling_root(repo, address, spec, import_id, applied) {
+        Ok(()) => Some(Ok(())),
+        Err(why) => {
+            let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
+            let callers = repo.other_callers(&dir);
+            let shared = if callers.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the module's code is shared with {}, which an edit there would change too",
+                    callers.join(", ")
+                )
+            };
+            let listed = match as_element {
+                Some(Err(e)) => format!("; {e}"),
+                _ => String::new(),
+            };
+            Some(Err(EditError::Value(format!(
+                "{address} cannot be written at the calling root: {why}{listed}{shared}"
+            ))))
+        }
+    }
+}
+
+/// The new resource in the root module, beside the call of the module it was seen in: each
+/// reference to an object inside the module (`aws_security_group.alb.id`) becomes the module's
+/// output that gives it (`module.web.alb_security_group_id`), with an import block for it.
+fn create_at_calling_root(
+    repo: &mut Repo,
+    address: &Address,
+    spec: &BlockSpec,
+    import_id: &str,
+    applied: &mut Applied,
+) -> Result<(), String> {
+    let [step] = address.module.as_slice() else {
+        return Err("the module is not called by the root module directly".into());
+    };
+    if step.key.is_some() {
+        return Err(format!("module.{} has several instances", step.name));
+    }
+    let dir =
+        repo.module_dir(&address.module_path()).cloned().ok_or("the module's code is not in the configuration")?;
+    let mut translated = BlockSpec { attrs: Vec::new(), blocks: spec.blocks.clone() };
+    for (attr, value) in &spec.attrs {
+        let value = match value {
+            AttrValue::Reference(r) => match output_giving(repo, &dir, r) {
+                Some(output) => AttrValue::Reference(format!("module.{}.{output}", step.name)),
+                None => return Err(format!("the module exposes no output giving {r} (for {attr})")),
+            },
+            literal => literal.clone(),
+        };
+        translated.attrs.push((attr.clone(), value));
+    }
+    let root = repo.module_dir("").cloned().unwrap_or_default();
+    let call_sel = BlockSel::new("module", &[&step.name]);
+    let file = repo.find_block(&root, &call_sel).cloned().ok_or("the module call is not in the root module")?;
+    let mut name = address.name.clone();
+    let mut n = 2;
+    while repo.find_block(&root, &BlockSel::new("resource", &[&address.rtype, &name])).is_some() {
+        name = format!("{}_{n}", address.name);
+        n += 1;
+    }
+    let text = repo.text(&file).unwrap_or_default().to_string();
+    let mut text =
+        edit::append_block(&text, "resource", &[&address.rtype, &name], &translated).map_err(|e| e.to_string())?;
+    let new = Address::resource(&address.rtype, &name);
+    if !import_id.is_empty() {
+        let import = BlockSpec {
+            attrs: vec![
+                ("to".into(), AttrValue::Reference(new.block_name())),
+                ("id".into(), AttrValue::Literal(Value::String(import_id.to_string()))),
+            ],
+            blocks: vec![],
+        };
+        text = edit::append_block(&text, "import", &[], &import).map_err(|e| e.to_string())?;
+    }
+    if edit::parse(&text).is_err() {
+        return Err("the new block does not parse".into());
+    }
+    write(repo, &file, text, applied);
+    applied.notes.push(format!(
+        "{address} is written as {new} in {} beside module.{}'s call, naming the module's objects through its outputs          (the module's code is {}){}",
+        file.display(),
+        step.name,
+        if repo.other_callers(&dir).is_empty() { "not this call's to change".to_string() } else { format!("shared with {}", repo.other_callers(&dir).join(", ")) },
+        if import_id.is_empty() { String::new() } else { format!(", with an import block for {import_id:?}") }
+    ));
+    Ok(())
+}
+
+/// The output of the module in `dir` whose value is `reference` (`aws_security_group.alb.id`),
+/// directly or through a local.
+fn output_giving(repo: &Repo, dir: &std::path::Path, reference: &str) -> Option<String> {
+    let gives = |text: &str, expr: &Expression| edit::expr_text(text, expr).trim() == reference;
+    let local_giving: Vec<String> = repo
+        .parsed_tf_in(dir)
+        .flat_map(|(file, body)| {
+            let text = repo.text(file).unwrap_or_default();
+            body.get_blocks("locals")
+                .flat_map(|b| b.body.attributes())
+                .filter(|a| gives(text, &a.value))
+                .map(|a| format!("local.{}", a.key.as_str()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (file, body) in repo.parsed_tf_in(dir) {
+        let text = repo.text(file).unwrap_or_default();
+        for output in body.get_blocks("output") {
+            let Some(value) = output.body.get_attribute("value") else { continue };
+            let source = edit::expr_text(text, &value.value).trim().to_string();
+            if source == reference || local_giving.contains(&source) {
+                return output.labels.first().map(|l| edit::label_str(l).to_string());
+            }
+        }
+    }
+    None
 }
 
 /// Write the new resource `address` (inside a module) as the next element of a list input that a

@@ -1793,7 +1793,7 @@ pub(crate) fn write_candidate(repo: &mut Repo, chosen: Candidate, applied: &mut 
     }
 }
 
-fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
+pub(crate) fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
     let text = match repo.text(file) {
         Some(before) => crate::fmt::tidy(before, &text),
         None => crate::fmt::format(&text),
@@ -2072,11 +2072,10 @@ fn create_resource(
     applied: &mut Applied,
 ) -> Result<(), EditError> {
     // Inside a module whose code is not this call's to write (fetched, or called by others too):
-    // the next element of a list input the module makes such resources from.
-    if crate::module_list::module_is_not_ours(repo, address) {
-        if let Some(done) = crate::module_list::create_as_list_element(repo, address, spec, import_id, applied) {
-            return done;
-        }
+    // the next element of a list input the module makes such resources from, or a resource at the
+    // calling root on the module's outputs.
+    if let Some(done) = crate::module_list::create_for_module(repo, address, spec, import_id, applied) {
+        return done;
     }
     if address.module.is_empty()
         && matches!(address.key, Some(InstanceKey::Str(_)))
