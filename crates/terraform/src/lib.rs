@@ -13,6 +13,7 @@ pub(crate) mod module_exclusive;
 pub(crate) mod module_list;
 pub(crate) mod module_refusal;
 pub(crate) mod origin;
+mod origin_lookup;
 pub mod patch;
 pub mod path;
 pub mod render;
