@@ -10,7 +10,7 @@
 //! kept only when evaluation shows the next instance of the block gets every value the new
 //! resource has and nothing else changes. The import block names that instance.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use hcl_edit::expr::Expression;
 use serde_json::{Map, Value};
@@ -145,7 +145,7 @@ fn create_at_calling_root(
 
 /// The output of the module in `dir` whose value is `reference` (`aws_security_group.alb.id`),
 /// directly or through a local.
-fn output_giving(repo: &Repo, dir: &std::path::Path, reference: &str) -> Option<String> {
+fn output_giving(repo: &Repo, dir: &Path, reference: &str) -> Option<String> {
     let gives = |text: &str, expr: &Expression| edit::expr_text(text, expr).trim() == reference;
     let local_giving: Vec<String> = repo
         .parsed_tf_in(dir)
@@ -251,7 +251,7 @@ pub(crate) fn create_as_list_element(
 
 /// The list input a block is made from (`count = length(var.NAME)`, possibly behind a condition)
 /// and the element that gives the block `spec`'s literal values, read off the block's arguments.
-fn element_for(repo: &Repo, file: &PathBuf, sel: &BlockSel, spec: &BlockSpec) -> Option<(String, Map<String, Value>)> {
+fn element_for(repo: &Repo, file: &Path, sel: &BlockSel, spec: &BlockSpec) -> Option<(String, Map<String, Value>)> {
     let text = repo.text(file)?;
     let block = edit::find_block(repo.body(file)?, sel)?;
     let count = block.body.get_attribute("count")?;
