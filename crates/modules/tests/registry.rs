@@ -111,12 +111,10 @@ async fn a_clone_without_dot_terraform_fetches_registry_git_and_archive_modules(
         "{err}"
     );
     // A value the module takes from an input is not said to have none, even where the edit
-    // fails: the bucket inside the nested call reads var.tags.
+    // fails: the bucket inside the nested call reads var.force_destroy.
     let logs = Address::parse("module.db.module.logs.aws_s3_bucket.this[0]").unwrap();
-    let op = Op::Set {
-        path: AttrPath(vec![Seg::Name("force_destroy".into())]),
-        value: AttrValue::Literal(json!(true)),
-    };
+    let op =
+        Op::Set { path: AttrPath(vec![Seg::Name("force_destroy".into())]), value: AttrValue::Literal(json!(true)) };
     let err = patch::apply(&mut again, &logs, &op).unwrap_err().to_string();
     assert!(err.contains("module.db (source"), "{err}");
     assert!(!err.contains("exposes no input"), "force_destroy reads var.force_destroy: {err}");
