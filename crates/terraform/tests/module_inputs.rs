@@ -115,3 +115,74 @@ fn a_value_the_module_hard_codes_is_refused_naming_the_call_and_the_missing_inpu
     );
     assert_eq!(repo.text(Path::new("main.tf")), Some(ROOT));
 }
+
+const INLINE_RULES_MODULE: &str = r#"variable "name" {
+  type = string
+}
+
+variable "ingress_rules" {
+  type    = any
+  default = []
+}
+
+resource "aws_security_group" "this" {
+  name = var.name
+
+  dynamic "ingress" {
+    for_each = var.ingress_rules
+    content {
+      from_port   = ingress.value.from_port
+      to_port     = ingress.value.to_port
+      protocol    = ingress.value.protocol
+      cidr_blocks = ingress.value.cidr_blocks
+    }
+  }
+}
+"#;
+
+const INLINE_RULES_ROOT: &str = r#"module "web_sg" {
+  source  = "registry.test/acme/sg-inline/aws"
+  version = "2.0.0"
+
+  name = "web"
+
+  ingress_rules = [
+    {
+      from_port   = 443
+      to_port     = 443
+      protocol    = "tcp"
+      cidr_blocks = ["0.0.0.0/0"]
+    },
+  ]
+}
+"#;
+
+/// A rule added to the group of a module that writes its rules inline from a list input: the
+/// separate rule resource is refused by the gate (`module_exclusive`), and the inline block is not
+/// yet appended to a list a `dynamic` block reads, so the change is escalated in the module's terms
+/// and nothing is written.
+#[test]
+fn an_inline_rule_of_a_fetched_module_is_escalated_naming_the_call() {
+    let package = tempfile::tempdir().unwrap();
+    std::fs::write(package.path().join("main.tf"), INLINE_RULES_MODULE).unwrap();
+    let mut repo = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), INLINE_RULES_ROOT.to_string())]));
+    repo.mount_module("web_sg", package.path(), Path::new("")).unwrap();
+    let address = Address::parse("module.web_sg.aws_security_group.this").unwrap();
+    let spec = driftback_terraform::BlockSpec {
+        attrs: vec![
+            ("from_port".into(), AttrValue::Literal(json!(8443))),
+            ("to_port".into(), AttrValue::Literal(json!(8443))),
+            ("protocol".into(), AttrValue::Literal(json!("tcp"))),
+            ("cidr_blocks".into(), AttrValue::Literal(json!(["10.30.0.0/16"]))),
+        ],
+        blocks: vec![],
+    };
+    let err = patch::apply(&mut repo, &address, &Op::AddBlock { block_type: "ingress".into(), spec })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("module.web_sg (source \"registry.test/acme/sg-inline/aws\", version \"2.0.0\", main.tf:1) makes aws_security_group.this: a new ingress block"),
+        "{err}"
+    );
+    assert_eq!(repo.text(Path::new("main.tf")), Some(INLINE_RULES_ROOT));
+}
