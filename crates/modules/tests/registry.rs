@@ -103,6 +103,21 @@ async fn a_clone_without_dot_terraform_fetches_registry_git_and_archive_modules(
     };
     let err = patch::apply(&mut again, &hard_coded, &op).unwrap_err().to_string();
     assert!(err.contains("module code from outside the repository"), "{err}");
+    // Said in the module's terms: the root's call, its version, the resource inside it, and that
+    // no input carries the value (the module hard-codes it).
+    assert!(err.contains("module.db (source \"registry.test/acme/rds/aws\", version \"6.1.0\", main.tf:16)"), "{err}");
+    assert!(
+        err.contains("makes module.db_instance.aws_db_instance.this[0], and the module exposes no input for copy_tags_to_snapshot"),
+        "{err}"
+    );
+    // A value the module takes from an input is not said to have none, even where the edit
+    // fails: the bucket inside the nested call reads var.force_destroy.
+    let logs = Address::parse("module.db.module.logs.aws_s3_bucket.this[0]").unwrap();
+    let op =
+        Op::Set { path: AttrPath(vec![Seg::Name("force_destroy".into())]), value: AttrValue::Literal(json!(true)) };
+    let err = patch::apply(&mut again, &logs, &op).unwrap_err().to_string();
+    assert!(err.contains("module.db (source"), "{err}");
+    assert!(!err.contains("exposes no input"), "force_destroy reads var.force_destroy: {err}");
     // A value the module takes from its inputs is written at the root's module call, through
     // both module layers.
     let op = Op::Set {

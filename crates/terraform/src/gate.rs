@@ -221,6 +221,8 @@ pub fn check(schema: &Schema, before: &Repo, after: &Repo, files: &[PathBuf]) ->
                 file.display()
             ));
         }
+        // A separate resource naming a group whose module writes the same rules inline.
+        problems.extend(crate::module_exclusive::separate_beside_module_inline(before, after, file));
         let old: Vec<ResourcePaths<'_>> = before.body(file).map(resource_paths).unwrap_or_default();
         for ((rtype, rname), new_paths) in resource_paths(body) {
             let known: BTreeSet<&Vec<Step<'_>>> =

@@ -109,6 +109,10 @@ impl<'a> Tracer<'a> {
                     self.expr(site, file, first, tail, change, &trail, depth + 1);
                 }
             }
+            // `lookup(each.value, "periods", 2)`: the map's entry first, then the default.
+            Expression::FuncCall(call) if call.name.name.as_str() == "lookup" => {
+                self.lookup(site, file, call, tail, change, trail, depth)
+            }
             // `coalesce(each.value.days, var.default_days)`: the first argument that is set wins, so
             // setting the first one gives this value (an entry gains the key it lacked); a later
             // argument changes the value only while every one before it is null.

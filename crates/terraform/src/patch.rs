@@ -78,17 +78,22 @@ pub fn apply_alongside(
     op: &Op,
     alongside: &[(Address, Op)],
 ) -> Result<Applied, PatchError> {
-    let applied = apply_in_place(repo, address, op, alongside)?;
+    // A refusal inside fetched or shared module code names the call, its version and the input.
+    let in_module_terms = |repo: &Repo, e| crate::module_refusal::in_module_terms(repo, address, op, e);
+    let applied = apply_in_place(repo, address, op, alongside).map_err(|e| in_module_terms(repo, e))?;
     // Module code fetched from outside the repository is read, never written (`Repo::set_file`
     // keeps it as it was): an edit that chose such a file is refused.
     if let Some(file) = applied.files.iter().find(|f| repo.is_external(f)) {
-        return Err(PatchError::Refused {
-            address: address.to_string(),
-            reason: format!(
-                "the edit would change {}, module code from outside the repository; it must be written in the repository's own files (the module call's inputs)",
-                file.display()
-            ),
-        });
+        return Err(in_module_terms(
+            repo,
+            PatchError::Refused {
+                address: address.to_string(),
+                reason: format!(
+                    "the edit would change {}, module code from outside the repository; it must be written in the repository's own files (the module call's inputs)",
+                    file.display()
+                ),
+            },
+        ));
     }
     Ok(applied)
 }
@@ -779,7 +784,7 @@ fn through_dynamic<'b>(
 /// target's name would rename, and so replace, the resource), and no other resource instance's
 /// effective configuration changed (instances `expected_gone` may disappear; instances the same
 /// calls change too, `alongside`, may change exactly that way).
-fn choose(
+pub(crate) fn choose(
     repo: &Repo,
     target: &Address,
     changing: Option<&AttrPath>,
@@ -2037,14 +2042,14 @@ fn remove_block_of(repo: &mut Repo, dir: &Path, sel: &BlockSel, applied: &mut Ap
 
 /// Write a file the patch changed, with what the change touched laid out as `terraform fmt` would
 /// ([`crate::fmt::tidy`]).
-fn write_candidate(repo: &mut Repo, chosen: Candidate, applied: &mut Applied) {
+pub(crate) fn write_candidate(repo: &mut Repo, chosen: Candidate, applied: &mut Applied) {
     write(repo, &chosen.file, chosen.text, applied);
     for (file, text) in chosen.also {
         write(repo, &file, text, applied);
     }
 }
 
-fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
+pub(crate) fn write(repo: &mut Repo, file: &Path, text: String, applied: &mut Applied) {
     let text = match repo.text(file) {
         Some(before) => crate::fmt::tidy(before, &text),
         None => crate::fmt::format(&text),
@@ -2281,7 +2286,7 @@ fn adopt_into_fleet(
 /// An import block naming `to` for the cloud object `import_id`, where Terraform reads it, in the
 /// root module: in `file` for a resource of the root module, beside its module's call (else in
 /// `imports.tf`) for one in a child module. Returns the file it went to.
-fn append_import(
+pub(crate) fn append_import(
     repo: &mut Repo,
     address: &Address,
     to: String,
@@ -2322,6 +2327,12 @@ fn create_resource(
     import_id: &str,
     applied: &mut Applied,
 ) -> Result<(), EditError> {
+    // Inside a module whose code is not this call's to write (fetched, or called by others too):
+    // the next element of a list input the module makes such resources from, or a resource at the
+    // calling root on the module's outputs.
+    if let Some(done) = crate::module_list::create_for_module(repo, address, spec, import_id, applied) {
+        return done;
+    }
     if address.module.is_empty()
         && matches!(address.key, Some(InstanceKey::Str(_)))
         && repo.find_resource(&address.without_key()).is_some()

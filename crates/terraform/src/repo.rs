@@ -179,6 +179,10 @@ pub struct Repo {
     external_calls: BTreeMap<(PathBuf, String), PathBuf>,
     /// The directories holding mounted packages: their files are read, never written.
     external_dirs: BTreeSet<PathBuf>,
+    /// Module directory -> the calls of it from other root modules of the repository
+    /// (`envs/prod/main.tf:3 module.web`), when this is one root module of several
+    /// ([`Repo::root_module`]): an edit of that code would change them too.
+    other_callers: BTreeMap<PathBuf, Vec<String>>,
 }
 
 /// A module call reachable from the root module whose code is neither in the repository nor
@@ -278,6 +282,20 @@ impl Repo {
             }
             pending.extend(self.module_index(&dir).module_calls.into_iter().filter_map(|call| call.dir));
         }
+        // The calls of the same modules from outside this root module's reach.
+        for dir in seen.iter().filter(|d| **d != out.root) {
+            let callers: Vec<String> = self
+                .dirs
+                .keys()
+                .filter(|d| !seen.contains(*d))
+                .flat_map(|d| self.module_index(d).module_calls)
+                .filter(|call| call.dir.as_ref() == Some(dir))
+                .map(|call| format!("{}:{} module.{}", call.file.display(), call.line, call.name))
+                .collect();
+            if !callers.is_empty() {
+                out.other_callers.insert(dir.clone(), callers);
+            }
+        }
         let mut mounted = self.clone();
         mounted.external_calls.retain(|(root, _), _| *root == out.root);
         mounted.external_dirs.retain(|dir| dir.starts_with(out.root.join(".terraform")));
@@ -357,6 +375,12 @@ impl Repo {
         Ok(dir)
     }
 
+    /// The calls of the module in `dir` from the repository's other root modules (`FILE:LINE
+    /// module.NAME`), when this is one root module of several ([`Repo::root_module`]).
+    pub fn other_callers(&self, dir: &Path) -> &[String] {
+        self.other_callers.get(dir).map(Vec::as_slice).unwrap_or_default()
+    }
+
     /// Whether `path` is mounted module code ([`Repo::mount_module`]), which no edit may change.
     pub fn is_external(&self, path: &Path) -> bool {
         self.external_dirs.iter().any(|dir| path.starts_with(dir))
@@ -408,6 +432,7 @@ impl Repo {
             out.insert_parsed(path, file);
         }
         self.carry_external(&mut out);
+        out.other_callers = self.other_callers.clone();
         out.rebuild_all();
         out
     }
@@ -417,6 +442,7 @@ impl Repo {
     /// `files` is evaluated as `default`.
     pub fn with_files_like(&self, files: BTreeMap<PathBuf, String>) -> Repo {
         let mut out = Repo::from_files_at(files, &self.root);
+        out.other_callers = self.other_callers.clone();
         if !self.external_dirs.is_empty() {
             self.carry_external(&mut out);
             out.rebuild_all();
