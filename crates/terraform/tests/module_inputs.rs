@@ -158,11 +158,11 @@ const INLINE_RULES_ROOT: &str = r#"module "web_sg" {
 "#;
 
 /// A rule added to the group of a module that writes its rules inline from a list input: the
-/// separate rule resource is refused by the gate (`module_exclusive`), and the inline block is not
-/// yet appended to a list a `dynamic` block reads, so the change is escalated in the module's terms
-/// and nothing is written.
+/// separate rule resource is refused by the gate (`module_exclusive`), and the inline block becomes
+/// the next element of the list the module's `dynamic` block reads, at the root's call; the
+/// fetched module's code is never written.
 #[test]
-fn an_inline_rule_of_a_fetched_module_is_escalated_naming_the_call() {
+fn an_inline_rule_of_a_fetched_module_is_a_new_element_of_the_calls_list() {
     let package = tempfile::tempdir().unwrap();
     std::fs::write(package.path().join("main.tf"), INLINE_RULES_MODULE).unwrap();
     let mut repo = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), INLINE_RULES_ROOT.to_string())]));
@@ -177,12 +177,11 @@ fn an_inline_rule_of_a_fetched_module_is_escalated_naming_the_call() {
         ],
         blocks: vec![],
     };
-    let err = patch::apply(&mut repo, &address, &Op::AddBlock { block_type: "ingress".into(), spec })
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("module.web_sg (source \"registry.test/acme/sg-inline/aws\", version \"2.0.0\", main.tf:1) makes aws_security_group.this: a new ingress block"),
-        "{err}"
-    );
-    assert_eq!(repo.text(Path::new("main.tf")), Some(INLINE_RULES_ROOT));
+    let applied = patch::apply(&mut repo, &address, &Op::AddBlock { block_type: "ingress".into(), spec }).unwrap();
+    assert!(format!("{applied:?}").contains("the input ingress_rules of module.web_sg"), "{applied:?}");
+    let root = repo.text(Path::new("main.tf")).unwrap();
+    let (kept, added) = root.split_once("8443").expect("the new rule is in the root's call");
+    assert!(kept.contains("cidr_blocks = [\"0.0.0.0/0\"]"), "{root}");
+    assert!(added.contains("10.30.0.0/16") && root.contains("module \"web_sg\""), "{root}");
+    assert_eq!(std::fs::read_to_string(package.path().join("main.tf")).unwrap(), INLINE_RULES_MODULE);
 }
