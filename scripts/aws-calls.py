@@ -68,6 +68,20 @@ EC2_ALIASES = {
     ("RunInstances", "MaxCount"): ["instancesSet"],
 }
 
+# EC2 members CloudTrail logs under another name than the model's, whatever the model's
+# locationName says: (operation, member) -> (the name CloudTrail logs, whether the model's name is
+# also seen). Each is taken from records AWS prints:
+# - CreateNetworkAclEntry and ReplaceNetworkAclEntry log `Protocol` as `aclProtocol` (both
+#   directions, every record seen, console and API; never `protocol`).
+# - CreateVolume logs `AvailabilityZone` as `zone` (the KMS Developer Guide's "How Amazon EBS uses
+#   KMS" record; its responseElements use `zone` too). Records from other writers show
+#   `availabilityZone`, so that name is kept as the second form.
+EC2_RENAMES = {
+    ("CreateNetworkAclEntry", "Protocol"): ("aclProtocol", False),
+    ("ReplaceNetworkAclEntry", "Protocol"): ("aclProtocol", False),
+    ("CreateVolume", "AvailabilityZone"): ("zone", True),
+}
+
 READ_PREFIXES = ("Describe", "Get", "List", "Head", "Lookup", "Search", "Check", "BatchGet")
 
 
@@ -121,6 +135,10 @@ def members_ec2(model, op, shape):
         else:
             names += bases
         names += EC2_ALIASES.get((op, name), [])
+        renamed = EC2_RENAMES.get((op, name))
+        if renamed:
+            logged, model_name_too = renamed
+            names = [logged] + (names if model_name_too else [])
         groups.append(dedup(names))
         for r in (name, loc[:1].upper() + loc[1:] if loc else None, q):
             if r and r not in raw:

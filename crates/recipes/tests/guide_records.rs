@@ -229,3 +229,52 @@ fn logging_turned_on_for_a_managed_bucket_is_adopted_beside_it() {
         "{off:?}"
     );
 }
+
+fn created(plan: &Plan) -> Vec<(String, String, serde_json::Map<String, Value>)> {
+    plan.changes
+        .iter()
+        .flat_map(|c| {
+            let rtype = c.address.rtype.clone();
+            c.ops.iter().filter_map(move |op| match op {
+                Op::CreateResource { import_id, spec } => Some((rtype.clone(), import_id.clone(), spec.literal_attrs())),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_network_acl_entry_reads_the_protocol_cloudtrail_logs_as_acl_protocol() {
+    let acl = state(vec![
+        resource("aws_network_acl", "public", json!({"id": "acl-1111", "vpc_id": "vpc-1"})),
+        resource(
+            "aws_network_acl_rule",
+            "public_100",
+            json!({"id": "nacl-1", "network_acl_id": "acl-1111", "rule_number": 100, "egress": false,
+                   "protocol": "6", "rule_action": "allow", "cidr_block": "0.0.0.0/0", "from_port": 443, "to_port": 443}),
+        ),
+    ]);
+    let main = r#"resource "aws_network_acl" "public" {
+  vpc_id = "vpc-1"
+}
+
+resource "aws_network_acl_rule" "public_100" {
+  network_acl_id = aws_network_acl.public.id
+  rule_number    = 100
+  egress         = false
+  protocol       = "6"
+  rule_action    = "allow"
+  cidr_block     = "0.0.0.0/0"
+  from_port      = 443
+  to_port        = 443
+}
+"#;
+    let plan = planned(printed("platform-west-016-nacl-entry-ports-700-702"), &acl, main).unwrap();
+    let rules = created(&plan);
+    assert_eq!(rules.len(), 1, "{plan:?}");
+    let (rtype, import_id, attrs) = &rules[0];
+    assert_eq!(rtype, "aws_network_acl_rule");
+    assert_eq!(import_id, "acl-1111:12:6:false");
+    assert_eq!(attrs.get("protocol"), Some(&json!("6")), "{attrs:?}");
+    assert_eq!((attrs.get("from_port"), attrs.get("to_port")), (Some(&json!(700)), Some(&json!(702))));
+}
