@@ -84,6 +84,13 @@ pub enum PlanError {
     Secret { path: String },
     #[error("recipe {recipe}: {message}")]
     Recipe { recipe: String, message: String },
+    /// The record carries none of the values the recipe reads, in the request or the response: what
+    /// the call changed is not in it, and saying "nothing changed" would lose it silently.
+    #[error(
+        "the record of {name} carries none of the values recipe {recipe} reads ({members}) in requestParameters or \
+         responseElements: what the call changed is not in the record; a person must say"
+    )]
+    NothingRecorded { recipe: String, name: String, members: String },
     /// The call sets something the recipe does not map: writing the rest would lose it silently.
     #[error("{name} also sets {params}, which recipe {recipe} does not map to Terraform; a person (or the agent) must")]
     Unmapped { recipe: String, name: String, params: String },
@@ -174,7 +181,7 @@ impl Planner<'_> {
             // it does not map) leaves it to the agent, as if no recipe knew it. What must never be
             // written (a secret) or needs a person (several resources match) stays refused.
             Err(PlanError::NotManaged { .. } | PlanError::NoResource { .. } | PlanError::Unmapped { .. })
-            | Err(PlanError::Recipe { .. })
+            | Err(PlanError::Recipe { .. } | PlanError::NothingRecorded { .. })
                 if generated_only =>
             {
                 Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() })
@@ -437,9 +444,20 @@ impl Planner<'_> {
         let parse_path = |p: &str| AttrPath::parse(p).map_err(err);
         let mut ops = Vec::new();
         let config = effective_config(self.repo, address);
+        // Whether the record carried anything the rules read: a call that changed something the
+        // record does not show must not end as "nothing changed".
+        let mut read_any = false;
         for rule in &recipe.set {
-            let Some(raw) = event_value(event, &rule.from) else {
+            // The request first; a member it does not carry, where the response does (the result
+            // of the call: Lambda's layers, a table's settings), from there. A rule whose absence
+            // means "unset" (a call that replaces the whole entry) reads the request alone.
+            let (found, from_response) = match rule.unset_when_absent {
+                true => (event_value(event, &rule.from), false),
+                false => request_then_response(event, &rule.from),
+            };
+            let Some(raw) = found else {
                 if rule.unset_when_absent {
+                    read_any = true;
                     let path = parse_path(&rule.path)?;
                     if configured(config.as_ref(), &path) {
                         ops.push(Op::Remove { path });
@@ -447,6 +465,7 @@ impl Planner<'_> {
                 }
                 continue;
             };
+            read_any = true;
             let value = match (&rule.value, raw.as_str().and_then(|s| rule.map.get(s))) {
                 (Some(fixed), _) => fixed.clone(),
                 (None, Some(mapped)) => mapped.clone(),
@@ -454,6 +473,11 @@ impl Planner<'_> {
             };
             let path = parse_path(&rule.path)?;
             if self.held_secret(address, &path, &value) {
+                continue;
+            }
+            // The response echoes the resource after the call, changed or not: a value from there
+            // is this call's change only where the state holds another.
+            if from_response && !self.differs_from_state(address, &path, &value) {
                 continue;
             }
             if self.resent_unchanged(address, config.as_ref(), &path, &value) {
@@ -469,6 +493,13 @@ impl Planner<'_> {
                 }
             }
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+        }
+        if !read_any && recipe.actions() == ["set"] {
+            return Err(PlanError::NothingRecorded {
+                recipe: recipe.id.clone(),
+                name: event.raw_name.clone(),
+                members: recipe.set.iter().map(|r| r.from.clone()).collect::<Vec<_>>().join(", "),
+            });
         }
         if let Some(rule) = &recipe.whole {
             let document = event_value(event, &rule.from).unwrap_or(Value::Null);
@@ -1092,6 +1123,14 @@ impl Planner<'_> {
         computed
     }
 
+    /// Whether the state holds a value at `path` and it is not `value` (an attribute the state does
+    /// not show cannot be compared, and is not taken as changed).
+    fn differs_from_state(&self, address: &Address, path: &AttrPath, value: &Value) -> bool {
+        let Some(instance) = self.state.get(address) else { return false };
+        value_at_path(&Value::Object(instance.attributes.clone()), path)
+            .is_some_and(|have| !driftback_terraform::patch::values_equal(&have, value))
+    }
+
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
         // Set in the code: unchanged only when the code computes it from another resource (a
         // reference the evaluator leaves symbolic) and the state says that is the value sent.
@@ -1470,11 +1509,12 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .chain(recipe.identity.iter().map(|rule| rule.from.as_str()))
         .chain(recipe.ignore.iter().map(String::as_str))
         .chain(recipe.whole.as_ref().map(|w| w.from.as_str()))
+        .flat_map(|p| p.split('|'))
         .collect();
     let mut parents: Vec<&str> = recipe
         .set
         .iter()
-        .map(|r| r.from.as_str())
+        .flat_map(|r| r.from.split('|'))
         .filter(|p| plain(p))
         .filter_map(|p| p.rsplit_once('.').map(|(parent, _)| parent))
         .collect();
@@ -1509,6 +1549,21 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+/// The value a rule reads, and whether it came from the response: the request's forms of `from`
+/// first (`|`-separated), then its `response.` forms, then each request form under the same path
+/// in the response.
+fn request_then_response(event: &ApiEvent, from: &str) -> (Option<Value>, bool) {
+    let (response, request): (Vec<&str>, Vec<&str>) = from.split('|').partition(|p| p.starts_with("response."));
+    if let Some(value) = request.iter().find_map(|p| event_value(event, p)) {
+        return (Some(value), false);
+    }
+    let found = response
+        .iter()
+        .find_map(|p| event_value(event, p))
+        .or_else(|| request.iter().find_map(|p| event_value(event, &format!("response.{p}"))));
+    (found, true)
 }
 
 /// The list attributes of a block that name where traffic comes from or goes to.

@@ -236,7 +236,9 @@ fn created(plan: &Plan) -> Vec<(String, String, serde_json::Map<String, Value>)>
         .flat_map(|c| {
             let rtype = c.address.rtype.clone();
             c.ops.iter().filter_map(move |op| match op {
-                Op::CreateResource { import_id, spec } => Some((rtype.clone(), import_id.clone(), spec.literal_attrs())),
+                Op::CreateResource { import_id, spec } => {
+                    Some((rtype.clone(), import_id.clone(), spec.literal_attrs()))
+                }
                 _ => None,
             })
         })
@@ -277,4 +279,44 @@ resource "aws_network_acl_rule" "public_100" {
     assert_eq!(import_id, "acl-1111:12:6:false");
     assert_eq!(attrs.get("protocol"), Some(&json!("6")), "{attrs:?}");
     assert_eq!((attrs.get("from_port"), attrs.get("to_port")), (Some(&json!(700)), Some(&json!(702))));
+}
+
+const FUNCTION_TF: &str = r#"resource "aws_lambda_function" "api" {
+  function_name = "production-api"
+  role          = "arn:aws:iam::123456789012:role/api"
+  handler       = "main.handler"
+  runtime       = "python3.12"
+  filename      = "api.zip"
+  layers        = []
+}
+"#;
+
+fn function(layers: Value) -> State {
+    state(vec![resource(
+        "aws_lambda_function",
+        "api",
+        json!({"id": "production-api", "function_name": "production-api", "handler": "main.handler",
+               "runtime": "python3.12", "timeout": 3, "memory_size": 128, "layers": layers,
+               "arn": "arn:aws:lambda:us-west-2:123456789012:function:production-api"}),
+    )])
+}
+
+#[test]
+fn a_value_only_the_response_carries_is_read_from_there_and_a_record_without_any_is_refused() {
+    const LAYER: &str = "arn:aws:lambda:us-west-2:123456789012:layer:malicious-layer:1";
+    let events = printed("platform-west-003-lambda-layer-named-in-response");
+    assert!(events[0].request.get("layers").is_none(), "the record's request names only the function");
+    let plan = planned(events.clone(), &function(json!([])), FUNCTION_TF).unwrap();
+    assert_eq!(literal(&ops_of(&plan, "aws_lambda_function.api"), "layers"), Some(json!([LAYER])), "{plan:?}");
+
+    // The response echoes the function after the call: what the state already holds is no change.
+    let plan = planned(events.clone(), &function(json!([LAYER])), FUNCTION_TF).unwrap();
+    assert!(plan.is_empty(), "{plan:?}");
+
+    // A record that carries none of the values the recipe reads is refused by name, not "no change".
+    let mut bare = events;
+    bare[0].response = json!({"functionName": "production-api"});
+    let err = planned(bare, &function(json!([])), FUNCTION_TF).unwrap_err();
+    assert!(matches!(err, PlanError::NothingRecorded { .. }), "{err:?}");
+    assert!(err.to_string().contains("carries none of the values"), "{err}");
 }
