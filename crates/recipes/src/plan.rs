@@ -448,9 +448,9 @@ impl Planner<'_> {
         // record does not show must not end as "nothing changed".
         let mut read_any = false;
         for rule in &recipe.set {
-            // The request first; a member it does not carry, where the response does (the result
-            // of the call: Lambda's layers, a table's settings), from there. A rule whose absence
-            // means "unset" (a call that replaces the whole entry) reads the request alone.
+            // The request first; a member it does not carry, from the response where the rule
+            // names it there (`layers|response.layers[*].arn`: the result of the call). A rule whose
+            // absence means "unset" (a call that replaces the whole entry) reads as written.
             let (found, from_response) = match rule.unset_when_absent {
                 true => (event_value(event, &rule.from), false),
                 false => request_then_response(event, &rule.from),
@@ -1552,18 +1552,15 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
 }
 
 /// The value a rule reads, and whether it came from the response: the request's forms of `from`
-/// first (`|`-separated), then its `response.` forms, then each request form under the same path
-/// in the response.
+/// (`|`-separated) first, then its `response.` forms. Only a rule that names the response reads it:
+/// a response echoes the whole resource (an RDS instance, a function), and its other values are no
+/// change this call made.
 fn request_then_response(event: &ApiEvent, from: &str) -> (Option<Value>, bool) {
     let (response, request): (Vec<&str>, Vec<&str>) = from.split('|').partition(|p| p.starts_with("response."));
     if let Some(value) = request.iter().find_map(|p| event_value(event, p)) {
         return (Some(value), false);
     }
-    let found = response
-        .iter()
-        .find_map(|p| event_value(event, p))
-        .or_else(|| request.iter().find_map(|p| event_value(event, &format!("response.{p}"))));
-    (found, true)
+    (response.iter().find_map(|p| event_value(event, p)), true)
 }
 
 /// The list attributes of a block that name where traffic comes from or goes to.
