@@ -1173,6 +1173,7 @@ impl Planner<'_> {
         let Some(Value::String(import_id)) = import_id.filter(|_| complete || rule.import_id.is_empty()) else {
             return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
         };
+        let import_id = as_provider_records(import_id);
         // A resource an AWS service made on its own behalf (an Auto Scaling group's instance, a
         // service-linked role's resources) belongs to that service, not to this code.
         if event.actor.is_aws_service() {
@@ -1549,6 +1550,19 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+/// An import id as the provider records the resource: a queue URL on whatever host the record
+/// printed becomes the regional URL (`Identity::import_id`). An ARN stays an ARN (a resource
+/// imported by ARN says so), and what no identity knows stays as recorded.
+fn as_provider_records(import_id: String) -> String {
+    if import_id.starts_with("arn:") {
+        return import_id;
+    }
+    match driftback_terraform::state::Identity::parse(&import_id) {
+        Some(identity) => identity.import_id(),
+        None => import_id,
+    }
 }
 
 /// The value a rule reads, and whether it came from the response: the request's forms of `from`

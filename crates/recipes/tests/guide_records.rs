@@ -320,3 +320,24 @@ fn a_value_only_the_response_carries_is_read_from_there_and_a_record_without_any
     assert!(matches!(err, PlanError::NothingRecorded { .. }), "{err:?}");
     assert!(err.to_string().contains("carries none of the values"), "{err}");
 }
+
+#[test]
+fn an_adopted_queue_is_imported_by_the_url_the_provider_records_whatever_host_the_record_printed() {
+    let events = printed("ops-east2-new-001-create-queue");
+    assert_eq!(events[0].response["queueUrl"], "https://sqs.us-east-2.amazon.com/123456789012/MyQueue");
+    let plan = planned(events.clone(), &state(vec![]), "").unwrap();
+    let queues = created(&plan);
+    assert_eq!(queues.len(), 1, "{plan:?}");
+    assert_eq!(queues[0].0, "aws_sqs_queue");
+    assert_eq!(queues[0].1, "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue");
+
+    // A queue the state already manages under another host form is not adopted again.
+    let managed = state(vec![resource(
+        "aws_sqs_queue",
+        "mine",
+        json!({"id": "https://us-east-2.queue.amazonaws.com/123456789012/MyQueue",
+               "url": "https://us-east-2.queue.amazonaws.com/123456789012/MyQueue", "name": "MyQueue"}),
+    )]);
+    let again = planned(events, &managed, "resource \"aws_sqs_queue\" \"mine\" {\n  name = \"MyQueue\"\n}\n").unwrap();
+    assert!(created(&again).is_empty(), "{again:?}");
+}

@@ -293,6 +293,18 @@ impl Identity {
         Identity::queue(region, account, name)
     }
 
+    /// The id the AWS provider records for this resource and imports it by: for a queue, its URL on
+    /// the regional host (`https://sqs.<region>.amazonaws.com/<account>/<name>`, `.amazonaws.com.cn`
+    /// in the China regions), whichever host form the record printed.
+    pub fn import_id(&self) -> String {
+        match self {
+            Identity::Queue { region, account, name } => {
+                let domain = if region.starts_with("cn-") { "amazonaws.com.cn" } else { "amazonaws.com" };
+                format!("https://sqs.{region}.{domain}/{account}/{name}")
+            }
+        }
+    }
+
     fn queue(region: &str, account: &str, name: &str) -> Option<Identity> {
         let region_ok = !region.is_empty()
             && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -441,6 +453,24 @@ mod tests {
             Identity::parse("https://queue.amazonaws.com/123456789012/jobs").unwrap().to_string(),
             "the SQS queue jobs of account 123456789012 in us-east-1"
         );
+        // Whatever host the record printed, the provider's id is the regional URL.
+        for (printed, id) in [
+            (
+                "https://sqs.us-east-2.amazon.com/123456789012/MyQueue",
+                "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue",
+            ),
+            (
+                "https://us-east-2.queue.amazonaws.com/123456789012/q.fifo",
+                "https://sqs.us-east-2.amazonaws.com/123456789012/q.fifo",
+            ),
+            ("https://queue.amazonaws.com/123456789012/jobs", "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"),
+            (
+                "https://cn-north-1.queue.amazonaws.com.cn/123456789012/q",
+                "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q",
+            ),
+        ] {
+            assert_eq!(Identity::parse(printed).unwrap().import_id(), id, "{printed}");
+        }
         for not_a_queue in [
             "MyQueue",
             "https://sqs.us-east-2.amazonaws.com/MyQueue",
