@@ -110,6 +110,10 @@ pub struct Recipe {
     /// belong to different resources: a queue's redrive policy managed by its own resource).
     #[serde(default)]
     pub if_request_has: Vec<String>,
+    /// Use this recipe only when the request has none of these paths (SSM's `DeleteDocument` deletes
+    /// the document only without a `documentVersion` or `versionName`; with one, one version).
+    #[serde(default)]
+    pub if_request_lacks: Vec<String>,
     /// Use this recipe only when the request has these values (with `each`: every item has them),
     /// such as a batch change's `action = "UPSERT"`.
     #[serde(default)]
@@ -475,6 +479,12 @@ pub struct CreateRule {
     /// resource it does not describe (a weighted or alias record written as a plain one).
     #[serde(default)]
     pub complete: Option<String>,
+    /// The request describes the new resource whole (WAF's `CreateWebACL`: rules, actions and
+    /// visibility as nested objects): every member but those `skip` names is written, by the same
+    /// naming as a whole-document update (`renames`, snake case), and checked member by member
+    /// against the provider's schema of the resource; one it does not place refuses the adoption.
+    #[serde(default)]
+    pub whole: Option<WholeRule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -778,6 +788,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
             out.extend(r.identity.iter().map(|i| i.from.as_str()));
             out.extend(r.ignore.iter().map(String::as_str));
             out.extend(r.if_request_has.iter().map(String::as_str));
+            out.extend(r.if_request_lacks.iter().map(String::as_str));
             out.extend(r.if_request_is.keys().map(String::as_str));
         }
     }

@@ -223,7 +223,9 @@ impl Planner<'_> {
                 let sub = |item: &Value| ApiEvent { request: with_call_members(item, &event.request), ..event.clone() };
                 let applies = |item: &Value| {
                     let one = sub(item);
-                    holds(recipe, &one) && recipe.if_request_has.iter().all(|path| event_value(&one, path).is_some())
+                    holds(recipe, &one)
+                        && recipe.if_request_has.iter().all(|path| event_value(&one, path).is_some())
+                        && recipe.if_request_lacks.iter().all(|path| event_value(&one, path).is_none())
                 };
                 if !items.iter().all(applies) {
                     continue;
@@ -268,15 +270,19 @@ impl Planner<'_> {
                 Some(id) => id,
                 None if recipe.key.is_none() => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
                 None => {
-                    let conditions_hold =
-                        recipe.if_request_has.iter().all(|p| event_value(event, p).is_some()) && holds(recipe, event);
+                    let conditions_hold = recipe.if_request_has.iter().all(|p| event_value(event, p).is_some())
+                        && recipe.if_request_lacks.iter().all(|p| event_value(event, p).is_none())
+                        && holds(recipe, event);
                     if conditions_hold && unnamed.is_none() {
                         unnamed = Some(recipe);
                     }
                     continue;
                 }
             };
-            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) || !holds(recipe, event) {
+            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none())
+                || recipe.if_request_lacks.iter().any(|path| event_value(event, path).is_some())
+                || !holds(recipe, event)
+            {
                 continue;
             }
             // A record without the members that place the resource (a v2 stage's `apiId`) is the
@@ -1246,6 +1252,30 @@ impl Planner<'_> {
                 spec.attrs.push((attr.clone(), AttrValue::Literal(value)));
             }
         }
+        if let Some(whole) = &rule.whole {
+            let document = match whole.from.as_str() {
+                "" => event.request.clone(),
+                from => event_value(event, from).unwrap_or(Value::Null),
+            };
+            let shaped = crate::document::shaped_new(whole, &document);
+            let schema = driftback_terraform::Schema::newest()
+                .map_err(|e| err(format!("no provider schema to write a new {} by: {e}", rule.rtype)))?;
+            let body = schema
+                .resource(&rule.rtype)
+                .ok_or_else(|| err(format!("{} is not in the provider's schema", rule.rtype)))?;
+            let described = crate::document::new_resource_spec(body, &shaped, &rule.rtype).map_err(|unplaced| {
+                PlanError::Unmapped { recipe: recipe.id.clone(), name: event.raw_name.clone(), params: unplaced }
+            })?;
+            for (attr, value) in described.attrs {
+                if !spec.attrs.iter().any(|(a, _)| *a == attr) {
+                    if let AttrValue::Literal(v) = &value {
+                        wanted.push((attr.clone(), v.clone()));
+                    }
+                    spec.attrs.push((attr, value));
+                }
+            }
+            spec.blocks.extend(described.blocks);
+        }
         for (block_type, items_block) in &rule.blocks {
             for item in event_value(event, &items_block.items).map(|v| as_list(&v)).unwrap_or_default() {
                 let attrs = item_attrs(&item, &items_block.attrs).into_iter().map(|(k, v)| (k, AttrValue::Literal(v)));
@@ -1900,6 +1930,10 @@ fn contains_redacted(value: &Value) -> bool {
 /// The request members of a creating call (and of the attribute bags it reads from) that the
 /// create rule writes nowhere.
 fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
+    // A request written whole leaves out only what its rule skips on purpose.
+    if rule.whole.as_ref().is_some_and(|w| w.from.is_empty()) {
+        return Vec::new();
+    }
     let mut read: Vec<&str> = vec![rule.name.as_str(), rule.import_id.as_str()];
     read.extend(rule.attrs.values().filter_map(Value::as_str).flat_map(|p| path_and_conversion(p).0.split('|')));
     read.extend(rule.blocks.values().map(|b| b.items.as_str()));

@@ -341,3 +341,51 @@ fn an_adopted_queue_is_imported_by_the_url_the_provider_records_whatever_host_th
     let again = planned(events, &managed, "resource \"aws_sqs_queue\" \"mine\" {\n  name = \"MyQueue\"\n}\n").unwrap();
     assert!(created(&again).is_empty(), "{again:?}");
 }
+
+#[test]
+fn a_document_deleted_whole_leaves_the_code_and_one_version_deleted_changes_nothing() {
+    let document = state(vec![resource(
+        "aws_ssm_document",
+        "example",
+        json!({"id": "example-Document", "name": "example-Document", "document_type": "Command",
+               "arn": "arn:aws:ssm:us-east-2:123456789012:document/example-Document"}),
+    )]);
+    let main = "resource \"aws_ssm_document\" \"example\" {\n  name          = \"example-Document\"\n  document_type = \"Command\"\n  content       = \"{}\"\n}\n";
+    let events = printed("ops-east2-004-delete-ssm-document");
+    let plan = planned(events.clone(), &document, main).unwrap();
+    assert_eq!(ops_of(&plan, "aws_ssm_document.example"), [Op::RemoveResource], "{plan:?}");
+    for (member, value) in [("documentVersion", json!("2")), ("versionName", json!("release-1"))] {
+        let mut one_version = events.clone();
+        one_version[0].request[member] = value;
+        let plan = planned(one_version, &document, main).unwrap();
+        assert!(plan.is_empty(), "{member}: {plan:?}");
+        assert!(plan.notes.iter().any(|n| n.contains("changes no configuration")), "{plan:?}");
+    }
+}
+
+#[test]
+fn a_web_acl_created_by_hand_is_adopted_whole_with_the_providers_import_id() {
+    let plan = planned(printed("edge-west-new-001-create-web-acl"), &state(vec![]), "").unwrap();
+    let acls = created(&plan);
+    assert_eq!(acls.len(), 1, "{plan:?}");
+    assert_eq!(acls[0].0, "aws_wafv2_web_acl");
+    assert_eq!(acls[0].1, "ebbcb976-8d59-4d20-8ca8-4ab2f6b7c07b/foo/CLOUDFRONT");
+    let spec = plan
+        .changes
+        .iter()
+        .flat_map(|c| &c.ops)
+        .find_map(|op| match op {
+            Op::CreateResource { spec, .. } => Some(spec.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let blocks: Vec<&str> = spec.blocks.iter().map(|(b, _)| b.as_str()).collect();
+    assert_eq!(blocks, ["default_action", "rule", "visibility_config"], "{spec:?}");
+    let attrs = spec.literal_attrs();
+    assert_eq!((attrs.get("name"), attrs.get("scope")), (Some(&json!("foo")), Some(&json!("CLOUDFRONT"))));
+    // A member the provider's schema has no place for refuses the adoption by name.
+    let mut odd = printed("edge-west-new-001-create-web-acl");
+    odd[0].request["visibilityConfig"]["noSuchSetting"] = json!(true);
+    let err = planned(odd, &state(vec![]), "").unwrap_err();
+    assert!(err.to_string().contains("visibility_config.no_such_setting"), "{err}");
+}
