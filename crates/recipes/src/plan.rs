@@ -765,9 +765,21 @@ impl Planner<'_> {
                 ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching: vec![] });
             }
             for item in items {
-                let attrs =
-                    item_attrs(&item, &rule.attrs).into_iter().map(|(k, v)| (k, self.reference_or_literal(v, address)));
-                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec: nested_spec(attrs) });
+                let mut inner = Vec::new();
+                let mut attrs = Vec::new();
+                for (k, v) in item_attrs(&item, &rule.attrs) {
+                    match nested_blocks_of(&address.rtype, &rule.block, &k, &v) {
+                        Some(blocks) => inner.extend(blocks.map_err(|params| PlanError::Unmapped {
+                            recipe: recipe.id.clone(),
+                            name: event.raw_name.clone(),
+                            params,
+                        })?),
+                        None => attrs.push((k, self.reference_or_literal(v, address))),
+                    }
+                }
+                let mut spec = nested_spec(attrs);
+                spec.blocks.extend(inner);
+                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec });
             }
         }
         if let Some(rule) = &recipe.set_keyed {
@@ -2186,6 +2198,40 @@ fn configured(config: Option<&Value>, path: &AttrPath) -> bool {
 }
 
 /// A block from attribute paths: `path_pattern.values` is `values` in a nested `path_pattern`.
+/// An item's list of objects that the provider's schema makes nested blocks of `block` (a trail's
+/// event selector's `data_resource`): one block per object, its members in snake case and checked
+/// against the schema. `None` when `attr` is no nested block there.
+#[allow(clippy::type_complexity)]
+fn nested_blocks_of(
+    rtype: &str,
+    block: &str,
+    attr: &str,
+    value: &Value,
+) -> Option<Result<Vec<(String, BlockSpec)>, String>> {
+    let items = value.as_array().filter(|items| !items.is_empty() && items.iter().all(Value::is_object))?;
+    let schema = driftback_terraform::Schema::newest().ok()?;
+    let nested = schema.resource(rtype)?.block(block)?.body().block(attr)?;
+    let mut out = Vec::new();
+    for item in items {
+        let shaped = snake_keys(item);
+        match crate::document::block_spec(nested.body(), &shaped, &format!("{block}.{attr}"), &[]) {
+            Ok(spec) => out.push((attr.to_string(), spec)),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(out))
+}
+
+fn snake_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => {
+            Value::Object(members.iter().map(|(k, v)| (crate::document::snake_case(k), snake_keys(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(snake_keys).collect()),
+        other => other.clone(),
+    }
+}
+
 fn nested_spec(attrs: impl IntoIterator<Item = (String, AttrValue)>) -> BlockSpec {
     let mut spec = BlockSpec::default();
     for (attr, value) in attrs {

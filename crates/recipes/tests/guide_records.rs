@@ -389,3 +389,74 @@ fn a_web_acl_created_by_hand_is_adopted_whole_with_the_providers_import_id() {
     let err = planned(odd, &state(vec![]), "").unwrap_err();
     assert!(err.to_string().contains("visibility_config.no_such_setting"), "{err}");
 }
+
+const TRAIL_TF: &str = r#"resource "aws_cloudtrail" "main" {
+  name           = "sample-cloudtrail-name"
+  s3_bucket_name = "trail-logs"
+
+  event_selector {
+    read_write_type           = "WriteOnly"
+    include_management_events = true
+  }
+}
+"#;
+
+fn trail() -> State {
+    state(vec![resource(
+        "aws_cloudtrail",
+        "main",
+        json!({"id": "sample-cloudtrail-name", "name": "sample-cloudtrail-name",
+               "arn": "arn:aws:cloudtrail:us-west-2:111122223333:trail/sample-cloudtrail-name",
+               "event_selector": [{"read_write_type": "WriteOnly", "include_management_events": true,
+                                   "exclude_management_event_sources": [], "data_resource": []}],
+               "advanced_event_selector": []}),
+    )])
+}
+
+fn added_blocks(plan: &Plan, address: &str) -> Vec<(String, driftback_terraform::render::BlockSpec)> {
+    ops_of(plan, address)
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::AddBlock { block_type, spec } => Some((block_type, spec)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn event_selectors_are_written_again_as_the_trails_blocks() {
+    let plan = planned(printed("shared-west-007-trail-event-selectors-all"), &trail(), TRAIL_TF).unwrap();
+    let ops = ops_of(&plan, "aws_cloudtrail.main");
+    assert!(ops.iter().any(|op| matches!(op, Op::RemoveBlocks { block_type, .. } if block_type == "event_selector")));
+    let added = added_blocks(&plan, "aws_cloudtrail.main");
+    assert_eq!(added.len(), 1, "{plan:?}");
+    let attrs = added[0].1.literal_attrs();
+    assert_eq!(attrs.get("read_write_type"), Some(&json!("All")));
+    assert_eq!(attrs.get("include_management_events"), Some(&json!(true)));
+
+    // Data resources are the selector's nested blocks.
+    let mut data = printed("shared-west-007-trail-event-selectors-all");
+    data[0].request["eventSelectors"][0]["dataResources"] =
+        json!([{"type": "AWS::S3::Object", "values": ["arn:aws:s3:::audit-bucket/"]}]);
+    let plan = planned(data, &trail(), TRAIL_TF).unwrap();
+    let added = added_blocks(&plan, "aws_cloudtrail.main");
+    let nested: Vec<&str> = added[0].1.blocks.iter().map(|(b, _)| b.as_str()).collect();
+    assert_eq!(nested, ["data_resource"], "{plan:?}");
+    assert_eq!(added[0].1.blocks[0].1.literal_attrs().get("type"), Some(&json!("AWS::S3::Object")));
+
+    // Advanced selectors: one block per selector, one field selector per condition.
+    let mut advanced = printed("shared-west-007-trail-event-selectors-all");
+    let request = advanced[0].request.as_object_mut().unwrap();
+    request.remove("eventSelectors");
+    request.insert(
+        "advancedEventSelectors".into(),
+        json!([{"name": "Management events", "fieldSelectors": [{"field": "eventCategory", "equals": ["Management"]}]}]),
+    );
+    let plan = planned(advanced, &trail(), TRAIL_TF).unwrap();
+    let added = added_blocks(&plan, "aws_cloudtrail.main");
+    assert_eq!(added.len(), 1, "{plan:?}");
+    assert_eq!(added[0].0, "advanced_event_selector");
+    let field = &added[0].1.blocks[0];
+    assert_eq!(field.0, "field_selector");
+    assert_eq!(field.1.literal_attrs().get("equals"), Some(&json!(["Management"])));
+}
