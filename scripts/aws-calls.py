@@ -82,6 +82,14 @@ EC2_RENAMES = {
     ("CreateVolume", "AvailabilityZone"): ("zone", True),
 }
 
+# Members of other protocols CloudTrail logs under a name other than the lower-camel rule gives:
+# (service, operation, member) -> the name logged. SQS's AddPermission logs `AWSAccountIds` as
+# the API spells it (the SQS Developer Guide's AddPermission record), not `aWSAccountIds`; RDS's
+# `DBInstanceIdentifier` does follow the rule (`dBInstanceIdentifier`).
+MEMBER_RENAMES = {
+    ("sqs", "AddPermission", "AWSAccountIds"): "AWSAccountIds",
+}
+
 READ_PREFIXES = ("Describe", "Get", "List", "Head", "Lookup", "Search", "Check", "BatchGet")
 
 
@@ -178,8 +186,8 @@ def members_s3(model, op, opdef, shape):
     return groups
 
 
-def members_lower_camel(shape):
-    return [[lc(name)] for name in shape.get("members", {})]
+def members_lower_camel(svc, op, shape):
+    return [[MEMBER_RENAMES.get((svc, op, name), lc(name))] for name in shape.get("members", {})]
 
 
 def dedup(xs):
@@ -241,7 +249,7 @@ def main():
             elif svc in ("s3", "s3control"):
                 groups = members_s3(model, op, opdef, shape)
             else:
-                groups = members_lower_camel(shape)
+                groups = members_lower_camel(svc, op, shape)
             event = op
             if svc == "s3":
                 event = S3_EVENT_NAMES.get(op, op)

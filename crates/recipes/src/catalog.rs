@@ -177,6 +177,10 @@ pub struct Recipe {
     /// standalone-rule style), with the provider's composite import id.
     #[serde(default)]
     pub permission_rules: Option<PermissionRulesRule>,
+    /// One statement of a resource's policy document added or removed by label (SQS's
+    /// `AddPermission`, `RemovePermission`); the rest of the document is kept.
+    #[serde(default)]
+    pub statement: Option<StatementRule>,
     /// Nested blocks known by a key attribute (S3 lifecycle rules by `id`): each request item sets
     /// attributes of the block whose key matches.
     #[serde(default)]
@@ -396,6 +400,7 @@ impl Recipe {
             ("rules", self.rules.is_some()),
             ("rules_remove", self.rules_remove.is_some()),
             ("permission_rules", self.permission_rules.is_some()),
+            ("statement", self.statement.is_some()),
             ("keyed_blocks", self.keyed_blocks.is_some()),
             ("whole", self.whole.is_some()),
         ]
@@ -434,6 +439,30 @@ pub struct MapRule {
     pub key: Option<String>,
     #[serde(default)]
     pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatementRule {
+    /// The attribute holding the policy document (`policy`).
+    pub path: String,
+    /// Event path of the statement's label, its `Sid`.
+    pub sid: String,
+    /// The statement is removed (by its `Sid`) rather than added.
+    #[serde(default)]
+    pub remove: bool,
+    /// Event path of the account ids the statement allows (each `arn:<partition>:iam::<id>:root`).
+    #[serde(default)]
+    pub accounts: Option<String>,
+    /// Event path of the actions it allows, each written with `action_prefix` (`SQS:`).
+    #[serde(default)]
+    pub actions: Option<String>,
+    #[serde(default)]
+    pub action_prefix: String,
+    /// Where the document is read when the target has no state yet (a policy resource adopted
+    /// beside its queue): that resource's attribute, found by the same identifier.
+    #[serde(default)]
+    pub current: Option<StateCondition>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -804,6 +833,11 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     out.extend(r.set_keyed.as_ref().map(|k| k.items.as_str()));
     // With `each`, a created resource is read inside its item (which also holds the call's
     // top-level members): not checked from the top.
+    if let Some(st) = &r.statement {
+        out.push(st.sid.as_str());
+        out.extend(st.accounts.as_deref());
+        out.extend(st.actions.as_deref());
+    }
     if let Some(c) = r.create.as_ref().filter(|_| r.each.is_none()) {
         out.push(c.name.as_str());
         out.extend(template_paths(&c.import_id).into_iter().filter(|p| !p.is_empty()));

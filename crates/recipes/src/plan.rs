@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use driftback_events::{ApiEvent, ChangeSet};
 use driftback_terraform::eval::{contains_symbolic, effective_config, value_at_path};
@@ -507,6 +507,15 @@ impl Planner<'_> {
                 members: recipe.set.iter().map(|r| r.from.clone()).collect::<Vec<_>>().join(", "),
             });
         }
+        if let Some(rule) = &recipe.statement {
+            let document = self.statement_document(recipe, rule, event, address)?;
+            let path = parse_path(&rule.path)?;
+            let value = Value::String(document.to_string());
+            match self.json_members(address, config.as_ref(), &path, &value) {
+                Some(members) => ops.extend(members),
+                None => ops.push(Op::Set { path, value: AttrValue::Literal(value) }),
+            }
+        }
         if let Some(rule) = &recipe.whole {
             let document = event_value(event, &rule.from).unwrap_or(Value::Null);
             let Some(instance) = self.state.get(address) else {
@@ -940,6 +949,82 @@ impl Planner<'_> {
     /// (`sg-..._ingress_tcp_443_443_10.0.0.0/16`). The rule goes beside the group when the group's
     /// module serves one instance; when its module is shared (called several times, or with
     /// `count`/`for_each`), beside the module call in the root module, so no other instance gains it.
+    /// The policy document after a statement is added or removed by label: the state's document
+    /// (the target's, or for a target not in the state yet, `current`'s), or an empty one.
+    fn statement_document(
+        &self,
+        recipe: &Recipe,
+        rule: &crate::catalog::StatementRule,
+        event: &ApiEvent,
+        address: &Address,
+    ) -> Result<Value, PlanError> {
+        let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let id = recipe.key.as_deref().and_then(|k| event_value(event, k)).and_then(|v| v.as_str().map(str::to_string));
+        let identity = id.as_deref().and_then(driftback_terraform::state::Identity::parse);
+        let text = match self.state.get(address) {
+            Some(instance) => instance.attributes.get(&rule.path).cloned(),
+            None => rule.current.as_ref().and_then(|current| {
+                let found = self.state.find(id.as_deref()?, &[current.rtype.as_str()], &[]);
+                found.first().and_then(|i| i.attributes.get(&current.attr).cloned())
+            }),
+        };
+        let mut document = match text {
+            Some(Value::String(t)) if !t.trim().is_empty() => serde_json::from_str::<Value>(&t)
+                .map_err(|e| err(format!("the state's `{}` is not a JSON document: {e}", rule.path)))?,
+            _ => json!({"Version": "2012-10-17", "Statement": []}),
+        };
+        let Some(Value::String(sid)) = event_value(event, &rule.sid) else {
+            return Err(err(format!("the call names no `{}` for the statement", rule.sid)));
+        };
+        let statements = match document.get_mut("Statement") {
+            Some(Value::Array(list)) => list,
+            Some(one) => {
+                *one = Value::Array(vec![one.take()]);
+                one.as_array_mut().expect("just made a list")
+            }
+            None => {
+                document["Statement"] = json!([]);
+                document["Statement"].as_array_mut().expect("just made a list")
+            }
+        };
+        let same = |s: &Value| s.get("Sid").and_then(Value::as_str) == Some(sid.as_str());
+        if rule.remove {
+            statements.retain(|s| !same(s));
+            return Ok(document);
+        }
+        if statements.iter().any(same) {
+            return Err(err(format!("the policy already has a statement labelled {sid:?}")));
+        }
+        let Some(identity) = identity else {
+            return Err(err("the call names no resource whose ARN the statement could name".into()));
+        };
+        let arn = identity.arn();
+        let partition = arn.split(':').nth(1).unwrap_or("aws").to_string();
+        let one_or_list = |mut items: Vec<Value>| if items.len() == 1 { items.remove(0) } else { Value::Array(items) };
+        let list = |path: &Option<String>| path.as_deref().and_then(|p| event_value(event, p)).map(|v| as_list(&v));
+        let (Some(accounts), Some(actions)) = (list(&rule.accounts), list(&rule.actions)) else {
+            return Err(err("the call names no accounts or no actions for the statement".into()));
+        };
+        let principals: Vec<Value> = accounts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|a| Value::String(format!("arn:{partition}:iam::{a}:root")))
+            .collect();
+        let actions: Vec<Value> = actions
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|a| Value::String(format!("{}{a}", rule.action_prefix)))
+            .collect();
+        statements.push(json!({
+            "Sid": sid,
+            "Effect": "Allow",
+            "Principal": {"AWS": one_or_list(principals)},
+            "Action": one_or_list(actions),
+            "Resource": arn,
+        }));
+        Ok(document)
+    }
+
     fn permission_rules(
         &mut self,
         recipe: &Recipe,
@@ -1424,7 +1509,8 @@ impl Planner<'_> {
             insert_at(&mut spec, &names, value);
         }
         self.created.insert(format!("{rtype}:{id}"), address.clone());
-        self.push(address, vec![Op::CreateResource { spec, import_id: id.to_string() }], &recipe.id, true);
+        let import_id = as_provider_records(id.to_string());
+        self.push(address, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
         Ok(true)
     }
 

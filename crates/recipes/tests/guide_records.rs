@@ -460,3 +460,66 @@ fn event_selectors_are_written_again_as_the_trails_blocks() {
     assert_eq!(field.0, "field_selector");
     assert_eq!(field.1.literal_attrs().get("equals"), Some(&json!(["Management"])));
 }
+
+const QUEUE_URL: &str = "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue";
+
+fn queue(policy: &str) -> State {
+    state(vec![resource(
+        "aws_sqs_queue",
+        "this",
+        json!({"id": QUEUE_URL, "url": QUEUE_URL, "name": "MyQueue", "policy": policy,
+               "arn": "arn:aws:sqs:us-east-2:123456789012:MyQueue"}),
+    )])
+}
+
+fn document_of(value: &Value) -> Value {
+    serde_json::from_str(value.as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_permission_added_is_a_statement_of_the_queue_policy_and_removed_by_its_label() {
+    let main = "resource \"aws_sqs_queue\" \"this\" {\n  name = \"MyQueue\"\n}\n";
+    let events = printed("ops-east2-002-queue-add-permission-own-account");
+    // No policy in the code: an aws_sqs_queue_policy adopted beside the queue, by the queue's URL.
+    let plan = planned(events.clone(), &queue(""), main).unwrap();
+    let policies = created(&plan);
+    assert_eq!(policies.len(), 1, "{plan:?}");
+    assert_eq!((policies[0].0.as_str(), policies[0].1.as_str()), ("aws_sqs_queue_policy", QUEUE_URL));
+    let document = document_of(&policies[0].2["policy"]);
+    assert_eq!(
+        document["Statement"],
+        json!([{"Sid": "MyLabel", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+                "Action": "SQS:SendMessage", "Resource": "arn:aws:sqs:us-east-2:123456789012:MyQueue"}])
+    );
+
+    // The queue already has a policy AWS keeps (set outside the code): the adopted resource keeps
+    // its statements too, or the import would remove them.
+    let existing = json!({"Version": "2012-10-17", "Statement": [{"Sid": "DenyInsecure", "Effect": "Deny",
+        "Principal": "*", "Action": "sqs:*", "Resource": "arn:aws:sqs:us-east-2:123456789012:MyQueue",
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]});
+    let plan = planned(events.clone(), &queue(&existing.to_string()), main).unwrap();
+    let statements = document_of(&created(&plan)[0].2["policy"])["Statement"].clone();
+    let sids: Vec<&str> = statements.as_array().unwrap().iter().filter_map(|s| s["Sid"].as_str()).collect();
+    assert_eq!(sids, ["DenyInsecure", "MyLabel"]);
+
+    // The code writes the queue's policy: the statement joins it there.
+    let with_both = json!({"Version": "2012-10-17", "Statement": [existing["Statement"][0].clone(),
+        {"Sid": "MyLabel", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
+         "Action": "SQS:SendMessage", "Resource": "arn:aws:sqs:us-east-2:123456789012:MyQueue"}]});
+    let inline = format!(
+        "resource \"aws_sqs_queue\" \"this\" {{\n  name   = \"MyQueue\"\n  policy = {:?}\n}}\n",
+        existing.to_string()
+    );
+    let mut removed = events.clone();
+    removed[0].name = "RemovePermission".into();
+    removed[0].raw_name = "RemovePermission".into();
+    let request = removed[0].request.as_object_mut().unwrap();
+    request.remove("actions");
+    request.remove("AWSAccountIds");
+    let plan = planned(removed, &queue(&with_both.to_string()), &inline).unwrap();
+    let set = literal(&ops_of(&plan, "aws_sqs_queue.this"), "policy").expect("the queue's policy is set");
+    assert_eq!(document_of(&set)["Statement"], existing["Statement"], "{plan:?}");
+    // A label the policy already has is refused, as SQS refuses it.
+    let err = planned(events, &queue(&with_both.to_string()), &inline).unwrap_err();
+    assert!(err.to_string().contains("already has a statement labelled"), "{err}");
+}

@@ -305,6 +305,16 @@ impl Identity {
         }
     }
 
+    /// The resource's ARN (`arn:<partition>:sqs:<region>:<account>:<name>` for a queue; the
+    /// partition by the region: `aws-cn`, `aws-us-gov` or `aws`).
+    pub fn arn(&self) -> String {
+        match self {
+            Identity::Queue { region, account, name } => {
+                format!("arn:{}:sqs:{region}:{account}:{name}", partition_of(region))
+            }
+        }
+    }
+
     fn queue(region: &str, account: &str, name: &str) -> Option<Identity> {
         let region_ok = !region.is_empty()
             && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -329,6 +339,17 @@ impl std::fmt::Display for Identity {
                 write!(f, "the SQS queue {name} of account {account} in {region}")
             }
         }
+    }
+}
+
+/// The partition a region belongs to.
+pub fn partition_of(region: &str) -> &'static str {
+    if region.starts_with("cn-") {
+        "aws-cn"
+    } else if region.starts_with("us-gov-") {
+        "aws-us-gov"
+    } else {
+        "aws"
     }
 }
 
@@ -471,6 +492,10 @@ mod tests {
         ] {
             assert_eq!(Identity::parse(printed).unwrap().import_id(), id, "{printed}");
         }
+        assert_eq!(
+            Identity::parse("https://cn-north-1.queue.amazonaws.com.cn/123456789012/q").unwrap().arn(),
+            "arn:aws-cn:sqs:cn-north-1:123456789012:q"
+        );
         for not_a_queue in [
             "MyQueue",
             "https://sqs.us-east-2.amazonaws.com/MyQueue",
