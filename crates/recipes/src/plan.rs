@@ -144,6 +144,7 @@ pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Rep
             }
         }
     }
+    planner.settle_set_backs();
     // Only secrets: nothing could be written, and the change set is refused as before.
     if planner.plan.is_empty() {
         if let Some(secret) = planner.plan.secrets.first() {
@@ -425,6 +426,76 @@ impl Planner<'_> {
         }
     }
 
+    /// Whether an earlier call of the change set set `path` of `address`.
+    fn set_earlier(&self, address: &Address, path: &AttrPath) -> bool {
+        self.plan
+            .changes
+            .iter()
+            .filter(|c| c.address == *address)
+            .flat_map(|c| &c.ops)
+            .any(|op| matches!(op, Op::Set { path: p, .. } if p == path))
+    }
+
+    /// Several calls of the change set setting one attribute: the last value is what it holds. A
+    /// value changed and set back within the change set (the last one is the state's) is nothing to
+    /// do: its sets go, and the plan says so; with nothing else, the change set ends with no branch.
+    fn settle_set_backs(&mut self) {
+        let mut emptied: Vec<Address> = Vec::new();
+        for change in &mut self.plan.changes {
+            if change.created {
+                continue;
+            }
+            let mut last: BTreeMap<String, usize> = BTreeMap::new();
+            let mut count: BTreeMap<String, usize> = BTreeMap::new();
+            for (i, op) in change.ops.iter().enumerate() {
+                if let Op::Set { path, .. } = op {
+                    last.insert(path.to_string(), i);
+                    *count.entry(path.to_string()).or_default() += 1;
+                }
+            }
+            let state = self.state.get(&change.address).map(|i| Value::Object(i.attributes.clone()));
+            let mut drop: Vec<String> = Vec::new();
+            let mut set_back: Vec<String> = Vec::new();
+            for (path, n) in &count {
+                if *n < 2 {
+                    continue;
+                }
+                let Op::Set { path: at, value: AttrValue::Literal(value) } = &change.ops[last[path]] else {
+                    drop.push(path.clone());
+                    continue;
+                };
+                let held = state.as_ref().and_then(|s| value_at_path(s, at));
+                if held.is_some_and(|have| driftback_terraform::patch::values_equal(&have, value)) {
+                    set_back.push(path.clone());
+                } else {
+                    drop.push(path.clone());
+                }
+            }
+            let mut i = 0;
+            change.ops.retain(|op| {
+                let keep = match op {
+                    Op::Set { path, .. } => {
+                        let p = path.to_string();
+                        !set_back.contains(&p) && !(drop.contains(&p) && last.get(&p) != Some(&i))
+                    }
+                    _ => true,
+                };
+                i += 1;
+                keep
+            });
+            if change.ops.is_empty() && !set_back.is_empty() {
+                emptied.push(change.address.clone());
+            }
+            for path in set_back {
+                self.plan.notes.push(format!(
+                    "{}: {path} was changed and set back to the value it had within this change set; nothing to do",
+                    change.address
+                ));
+            }
+        }
+        self.plan.changes.retain(|c| !emptied.contains(&c.address));
+    }
+
     fn push(&mut self, address: Address, ops: Vec<Op>, recipe: &str, created: bool) {
         match self.plan.changes.iter_mut().find(|c| c.address == address) {
             Some(change) => {
@@ -486,7 +557,9 @@ impl Planner<'_> {
             if from_response && !self.differs_from_state(address, &path, &value) {
                 continue;
             }
-            if self.resent_unchanged(address, config.as_ref(), &path, &value) {
+            // Unchanged against the state, unless an earlier call of the change set set it: then
+            // this call sets it back, which `settle_set_backs` reads.
+            if self.resent_unchanged(address, config.as_ref(), &path, &value) && !self.set_earlier(address, &path) {
                 continue;
             }
             if recipe.resends_whole_config && self.provider_computes_unset(address, config.as_ref(), &path) {

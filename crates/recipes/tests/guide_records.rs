@@ -523,3 +523,26 @@ fn a_permission_added_is_a_statement_of_the_queue_policy_and_removed_by_its_labe
     let err = planned(events, &queue(&with_both.to_string()), &inline).unwrap_err();
     assert!(err.to_string().contains("already has a statement labelled"), "{err}");
 }
+
+#[test]
+fn a_value_set_back_within_the_change_set_is_nothing_to_do() {
+    let repo = Repo::from_files([(PathBuf::from("main.tf"), KEYS_TF.to_string())].into_iter().collect());
+    let disable = printed("keyring-east-002-disable-key").remove(0);
+    let enable = printed("keyring-east-disabled-001-enable-key").remove(0);
+    let together = |first: &ApiEvent, then: &ApiEvent| {
+        let mut change_set = group(vec![first.clone()], &GroupConfig::default()).remove(0);
+        change_set.events.push(then.clone());
+        change_set
+    };
+    // Disabled and enabled again, on a key the state holds enabled: no branch to make.
+    let back = plan(&Catalog::builtin(), &together(&disable, &enable), &keys("us-east-1", true), &repo).unwrap();
+    assert!(back.is_empty() && back.changes.is_empty(), "{back:?}");
+    assert!(back.notes.iter().any(|n| n.contains("set back")), "{back:?}");
+    // Enabled and disabled again, on a key the state holds enabled: the last value is the change.
+    let last = plan(&Catalog::builtin(), &together(&enable, &disable), &keys("us-east-1", true), &repo).unwrap();
+    assert_eq!(
+        ops_of(&last, "aws_kms_key.app"),
+        ops_of(&planned(vec![disable], &keys("us-east-1", true), KEYS_TF).unwrap(), "aws_kms_key.app")
+    );
+    assert_eq!(literal(&ops_of(&last, "aws_kms_key.app"), "is_enabled"), Some(json!(false)), "{last:?}");
+}
