@@ -1399,11 +1399,44 @@ impl Planner<'_> {
         let mut spec = BlockSpec::default();
         // What the call set, by attribute, as values (before any becomes a reference).
         let mut wanted: Vec<(String, Value)> = Vec::new();
+        let defaults = driftback_terraform::eval::provider_default_tags(self.repo);
+        // What the record does not carry, AWS chose: said in the plan (and so the commit), not guessed.
+        let mut not_carried: Vec<String> = Vec::new();
         for (attr, from) in &rule.attrs {
             let Some(from) = from.as_str() else { continue };
             let (path, conv) = path_and_conversion(from);
-            let Some(value) = event_value(event, path) else { continue };
-            let value = convert(value, conv);
+            let Some(value) = event_value(event, path) else {
+                if from != rule.name && attr != "tags" {
+                    not_carried.push(attr.clone());
+                }
+                continue;
+            };
+            let mut value = convert(value, conv);
+            // Tags the provider's `default_tags` already gives (same key, same value) are the
+            // provider's to write: in the block too they would show as a change to make.
+            if attr == "tags" {
+                if let Value::Object(tags) = &mut value {
+                    let given: Vec<String> =
+                        tags.iter().filter(|(k, v)| defaults.get(*k) == Some(*v)).map(|(k, _)| k.clone()).collect();
+                    for key in &given {
+                        tags.remove(key);
+                    }
+                    if !given.is_empty() {
+                        self.plan.notes.push(format!(
+                            "{} {}: tag{} {} left out, the provider's default_tags give{} {}",
+                            rule.rtype,
+                            raw_name,
+                            if given.len() == 1 { "" } else { "s" },
+                            given.join(", "),
+                            if given.len() == 1 { "s" } else { "" },
+                            if given.len() == 1 { "it" } else { "them" }
+                        ));
+                    }
+                    if tags.is_empty() {
+                        continue;
+                    }
+                }
+            }
             check_secret(&rule.rtype, &AttrPath(vec![Seg::Name(attr.clone())]), &value)?;
             let placeholder = Address::resource(&rule.rtype, "new");
             wanted.push((attr.clone(), value.clone()));
@@ -1481,6 +1514,13 @@ impl Planner<'_> {
                     break;
                 }
             }
+        }
+        if !not_carried.is_empty() {
+            self.plan.notes.push(format!(
+                "{address}: the record does not carry {}; AWS chose their values (the service's defaults), which the \
+                 import reads: `terraform plan` shows any that differ from the provider's defaults",
+                not_carried.join(", ")
+            ));
         }
         // What the creating call set that the new block does not write is said, not dropped: the
         // import shows it in `terraform plan`, and a reviewer must know to look.

@@ -546,3 +546,21 @@ fn a_value_set_back_within_the_change_set_is_nothing_to_do() {
     );
     assert_eq!(literal(&ops_of(&last, "aws_kms_key.app"), "is_enabled"), Some(json!(false)), "{last:?}");
 }
+
+#[test]
+fn an_adopted_resource_leaves_default_tags_to_the_provider_and_says_what_the_record_did_not_carry() {
+    let providers = "provider \"aws\" {\n  region = \"us-east-2\"\n\n  default_tags {\n    tags = {\n      Team      = \"ops\"\n      ManagedBy = \"terraform\"\n    }\n  }\n}\n";
+    let mut events = printed("ops-east2-new-001-create-queue");
+    events[0].request["tags"] = json!({"Team": "ops", "ManagedBy": "console", "Owner": "alice"});
+    events[0].request["attributes"] = json!({"VisibilityTimeout": "45"});
+    let plan = planned(events, &state(vec![]), providers).unwrap();
+    let queues = created(&plan);
+    assert_eq!(queues.len(), 1, "{plan:?}");
+    // Team is the provider's (same value); ManagedBy differs, so the queue keeps its own.
+    assert_eq!(queues[0].2.get("tags"), Some(&json!({"ManagedBy": "console", "Owner": "alice"})), "{plan:?}");
+    assert!(plan.notes.iter().any(|n| n.contains("Team left out")), "{:?}", plan.notes);
+    assert_eq!(queues[0].2.get("visibility_timeout_seconds"), Some(&json!(45)));
+    let said = plan.notes.iter().find(|n| n.contains("does not carry")).expect("a note on what AWS chose");
+    assert!(said.contains("max_message_size") && said.contains("message_retention_seconds"), "{said}");
+    assert!(!said.contains("visibility_timeout_seconds") && !said.contains("tags"), "{said}");
+}
