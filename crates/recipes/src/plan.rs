@@ -476,7 +476,8 @@ impl Planner<'_> {
                 let keep = match op {
                     Op::Set { path, .. } => {
                         let p = path.to_string();
-                        !set_back.contains(&p) && !(drop.contains(&p) && last.get(&p) != Some(&i))
+                        let superseded = drop.contains(&p) && last.get(&p) != Some(&i);
+                        !(set_back.contains(&p) || superseded)
                     }
                     _ => true,
                 };
