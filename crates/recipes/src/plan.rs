@@ -1752,12 +1752,12 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .chain(recipe.identity.iter().map(|rule| rule.from.as_str()))
         .chain(recipe.ignore.iter().map(String::as_str))
         .chain(recipe.whole.as_ref().map(|w| w.from.as_str()))
-        .flat_map(|p| p.split('|'))
+        .flat_map(|p| p.split('|').map(str::trim))
         .collect();
     let mut parents: Vec<&str> = recipe
         .set
         .iter()
-        .flat_map(|r| r.from.split('|'))
+        .flat_map(|r| r.from.split('|').map(str::trim))
         .filter(|p| plain(p))
         .filter_map(|p| p.rsplit_once('.').map(|(parent, _)| parent))
         .collect();
@@ -1812,7 +1812,8 @@ fn as_provider_records(import_id: String) -> String {
 /// a response echoes the whole resource (an RDS instance, a function), and its other values are no
 /// change this call made.
 fn request_then_response(event: &ApiEvent, from: &str) -> (Option<Value>, bool) {
-    let (response, request): (Vec<&str>, Vec<&str>) = from.split('|').partition(|p| p.starts_with("response."));
+    let (response, request): (Vec<&str>, Vec<&str>) =
+        from.split('|').map(str::trim).partition(|p| p.starts_with("response."));
     if let Some(value) = request.iter().find_map(|p| event_value(event, p)) {
         return (Some(value), false);
     }

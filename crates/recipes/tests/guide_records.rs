@@ -564,3 +564,26 @@ fn an_adopted_resource_leaves_default_tags_to_the_provider_and_says_what_the_rec
     assert!(said.contains("max_message_size") && said.contains("message_retention_seconds"), "{said}");
     assert!(!said.contains("visibility_timeout_seconds") && !said.contains("tags"), "{said}");
 }
+
+#[test]
+fn a_from_with_spaces_around_its_bar_reads_each_form() {
+    // `matcher.httpCode | matcher.grpcCode`: a target group's matcher by either code.
+    let group = state(vec![resource(
+        "aws_lb_target_group",
+        "api",
+        json!({"id": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/api/1",
+               "arn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/api/1",
+               "health_check": [{"path": "/", "matcher": "200"}]}),
+    )]);
+    let main = "resource \"aws_lb_target_group\" \"api\" {\n  name = \"api\"\n\n  health_check {\n    path    = \"/\"\n    matcher = \"200\"\n  }\n}\n";
+    let mut events = printed("keyring-east-002-disable-key");
+    events[0].source = "elasticloadbalancing.amazonaws.com".into();
+    events[0].name = "ModifyTargetGroup".into();
+    events[0].raw_name = "ModifyTargetGroup".into();
+    events[0].request = json!({"targetGroupArn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/api/1",
+                               "healthCheckPath": "/healthz", "matcher": {"httpCode": "200-299"}});
+    let plan = planned(events, &group, main).unwrap();
+    let ops = ops_of(&plan, "aws_lb_target_group.api");
+    assert_eq!(literal(&ops, "health_check.matcher"), Some(json!("200-299")), "{plan:?}");
+    assert_eq!(literal(&ops, "health_check.path"), Some(json!("/healthz")), "{plan:?}");
+}
