@@ -68,6 +68,28 @@ EC2_ALIASES = {
     ("RunInstances", "MaxCount"): ["instancesSet"],
 }
 
+# EC2 members CloudTrail logs under another name than the model's, whatever the model's
+# locationName says: (operation, member) -> (the name CloudTrail logs, whether the model's name is
+# also seen). Each is taken from records AWS prints:
+# - CreateNetworkAclEntry and ReplaceNetworkAclEntry log `Protocol` as `aclProtocol` (both
+#   directions, every record seen, console and API; never `protocol`).
+# - CreateVolume logs `AvailabilityZone` as `zone` (the KMS Developer Guide's "How Amazon EBS uses
+#   KMS" record; its responseElements use `zone` too). Records from other writers show
+#   `availabilityZone`, so that name is kept as the second form.
+EC2_RENAMES = {
+    ("CreateNetworkAclEntry", "Protocol"): ("aclProtocol", False),
+    ("ReplaceNetworkAclEntry", "Protocol"): ("aclProtocol", False),
+    ("CreateVolume", "AvailabilityZone"): ("zone", True),
+}
+
+# Members of other protocols CloudTrail logs under a name other than the lower-camel rule gives:
+# (service, operation, member) -> the name logged. SQS's AddPermission logs `AWSAccountIds` as
+# the API spells it (the SQS Developer Guide's AddPermission record), not `aWSAccountIds`; RDS's
+# `DBInstanceIdentifier` does follow the rule (`dBInstanceIdentifier`).
+MEMBER_RENAMES = {
+    ("sqs", "AddPermission", "AWSAccountIds"): "AWSAccountIds",
+}
+
 READ_PREFIXES = ("Describe", "Get", "List", "Head", "Lookup", "Search", "Check", "BatchGet")
 
 
@@ -121,6 +143,10 @@ def members_ec2(model, op, shape):
         else:
             names += bases
         names += EC2_ALIASES.get((op, name), [])
+        renamed = EC2_RENAMES.get((op, name))
+        if renamed:
+            logged, model_name_too = renamed
+            names = [logged] + (names if model_name_too else [])
         groups.append(dedup(names))
         for r in (name, loc[:1].upper() + loc[1:] if loc else None, q):
             if r and r not in raw:
@@ -160,8 +186,8 @@ def members_s3(model, op, opdef, shape):
     return groups
 
 
-def members_lower_camel(shape):
-    return [[lc(name)] for name in shape.get("members", {})]
+def members_lower_camel(svc, op, shape):
+    return [[MEMBER_RENAMES.get((svc, op, name), lc(name))] for name in shape.get("members", {})]
 
 
 def dedup(xs):
@@ -223,7 +249,7 @@ def main():
             elif svc in ("s3", "s3control"):
                 groups = members_s3(model, op, opdef, shape)
             else:
-                groups = members_lower_camel(shape)
+                groups = members_lower_camel(svc, op, shape)
             event = op
             if svc == "s3":
                 event = S3_EVENT_NAMES.get(op, op)

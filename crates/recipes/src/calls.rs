@@ -391,6 +391,20 @@ mod tests {
     }
 
     #[test]
+    fn ec2_members_cloudtrail_renames_are_named_as_logged() {
+        let calls = Calls::builtin();
+        for event in ["CreateNetworkAclEntry", "ReplaceNetworkAclEntry"] {
+            let call = calls.get("ec2.amazonaws.com", event).unwrap();
+            call.check_path("aclProtocol").unwrap();
+            let err = call.check_path("protocol").unwrap_err();
+            assert!(err.contains("aclProtocol"), "{err}");
+        }
+        let volume = calls.get("ec2.amazonaws.com", "CreateVolume").unwrap();
+        assert_eq!(volume.member_names().next(), Some("zone"));
+        assert!(volume.has_member("zone") && volume.has_member("availabilityZone"));
+    }
+
+    #[test]
     fn newer_ec2_calls_are_wrapped_and_checked_inside() {
         let calls = Calls::builtin();
         let call = calls.get("ec2.amazonaws.com", "ModifyVolume").unwrap();

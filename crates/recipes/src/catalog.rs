@@ -114,6 +114,10 @@ pub struct Recipe {
     /// belong to different resources: a queue's redrive policy managed by its own resource).
     #[serde(default)]
     pub if_request_has: Vec<String>,
+    /// Use this recipe only when the request has none of these paths (SSM's `DeleteDocument` deletes
+    /// the document only without a `documentVersion` or `versionName`; with one, one version).
+    #[serde(default)]
+    pub if_request_lacks: Vec<String>,
     /// Use this recipe only when the request has these values (with `each`: every item has them),
     /// such as a batch change's `action = "UPSERT"`.
     #[serde(default)]
@@ -177,6 +181,10 @@ pub struct Recipe {
     /// standalone-rule style), with the provider's composite import id.
     #[serde(default)]
     pub permission_rules: Option<PermissionRulesRule>,
+    /// One statement of a resource's policy document added or removed by label (SQS's
+    /// `AddPermission`, `RemovePermission`); the rest of the document is kept.
+    #[serde(default)]
+    pub statement: Option<StatementRule>,
     /// Nested blocks known by a key attribute (S3 lifecycle rules by `id`): each request item sets
     /// attributes of the block whose key matches.
     #[serde(default)]
@@ -376,7 +384,8 @@ impl Recipe {
     }
 
     /// The request paths the recipe reads values or names from (its `set` rules, key, identity,
-    /// `ignore` and whole document): a member none of them covers is one the recipe would drop.
+    /// `ignore` and whole document), each form of an `a | b` path on its own: a member none of them
+    /// covers is one the recipe would drop.
     pub(crate) fn read_paths(&self) -> Vec<&str> {
         self.set
             .iter()
@@ -385,6 +394,7 @@ impl Recipe {
             .chain(self.identity.iter().map(|rule| rule.from.as_str()))
             .chain(self.ignore.iter().map(String::as_str))
             .chain(self.whole.as_ref().map(|w| w.from.as_str()))
+            .flat_map(|p| p.split('|').map(str::trim))
             .collect()
     }
 
@@ -409,6 +419,7 @@ impl Recipe {
             ("rules", self.rules.is_some()),
             ("rules_remove", self.rules_remove.is_some()),
             ("permission_rules", self.permission_rules.is_some()),
+            ("statement", self.statement.is_some()),
             ("keyed_blocks", self.keyed_blocks.is_some()),
             ("whole", self.whole.is_some()),
         ]
@@ -476,6 +487,30 @@ pub struct MapRule {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct StatementRule {
+    /// The attribute holding the policy document (`policy`).
+    pub path: String,
+    /// Event path of the statement's label, its `Sid`.
+    pub sid: String,
+    /// The statement is removed (by its `Sid`) rather than added.
+    #[serde(default)]
+    pub remove: bool,
+    /// Event path of the account ids the statement allows (each `arn:<partition>:iam::<id>:root`).
+    #[serde(default)]
+    pub accounts: Option<String>,
+    /// Event path of the actions it allows, each written with `action_prefix` (`SQS:`).
+    #[serde(default)]
+    pub actions: Option<String>,
+    #[serde(default)]
+    pub action_prefix: String,
+    /// Where the document is read when the target has no state yet (a policy resource adopted
+    /// beside its queue): that resource's attribute, found by the same identifier.
+    #[serde(default)]
+    pub current: Option<StateCondition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BlockRule {
     /// Nested block type (`ingress`).
     pub block: String,
@@ -517,6 +552,12 @@ pub struct CreateRule {
     /// resource it does not describe (a weighted or alias record written as a plain one).
     #[serde(default)]
     pub complete: Option<String>,
+    /// The request describes the new resource whole (WAF's `CreateWebACL`: rules, actions and
+    /// visibility as nested objects): every member but those `skip` names is written, by the same
+    /// naming as a whole-document update (`renames`, snake case), and checked member by member
+    /// against the provider's schema of the resource; one it does not place refuses the adoption.
+    #[serde(default)]
+    pub whole: Option<WholeRule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -838,6 +879,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
             out.extend(r.identity.iter().map(|i| i.from.as_str()));
             out.extend(r.ignore.iter().map(String::as_str));
             out.extend(r.if_request_has.iter().map(String::as_str));
+            out.extend(r.if_request_lacks.iter().map(String::as_str));
             out.extend(r.if_request_is.keys().map(String::as_str));
         }
     }
@@ -853,6 +895,11 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
     out.extend(r.set_keyed.as_ref().map(|k| k.items.as_str()));
     // With `each`, a created resource is read inside its item (which also holds the call's
     // top-level members): not checked from the top.
+    if let Some(st) = &r.statement {
+        out.push(st.sid.as_str());
+        out.extend(st.accounts.as_deref());
+        out.extend(st.actions.as_deref());
+    }
     if let Some(c) = r.create.as_ref().filter(|_| r.each.is_none()) {
         out.push(c.name.as_str());
         out.extend(template_paths(&c.import_id).into_iter().filter(|p| !p.is_empty()));

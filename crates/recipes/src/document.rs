@@ -256,6 +256,22 @@ impl Walk<'_> {
     }
 }
 
+/// A document that describes a new resource whole, as the configuration writes it: the members
+/// `skip` names left out (bare at the top level, `parent.member` below), the rest by attribute name.
+pub(crate) fn shaped_new(rule: &WholeRule, document: &Value) -> Value {
+    let walk = Walk { rule, out: Changes::default(), unplaced: Vec::new() };
+    match document {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(name, v)| !rule.skip.iter().any(|s| s == *name) && !v.is_null())
+                .map(|(name, v)| (walk.attribute("", name), walk.shaped(v, name)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// A new block's body from its shaped item, member by member against the provider's schema of the
 /// block (`body`): an argument takes the value as written (its type must admit it), a nested block
 /// takes an object (one block) or a list of objects; `at` names the block in messages. An `any`
@@ -265,6 +281,18 @@ impl Walk<'_> {
 /// member the schema does not have, a value of the wrong kind, or a required argument or block the
 /// item lacks refuses the block: it would not validate.
 pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: &[Value]) -> Result<BlockSpec, String> {
+    spec_of(body, value, at, examples, false)
+}
+
+/// A new resource's body from a document that describes it whole (an adoption: the configuration
+/// has no block of its type to copy the syntax of). Where the schema data stands in `any` for a
+/// nested schema too deep to generate, its objects are written as the nested blocks they are in
+/// the provider, and its scalars and lists of scalars as arguments.
+pub(crate) fn new_resource_spec(body: &BlockSchema, value: &Value, at: &str) -> Result<BlockSpec, String> {
+    spec_of(body, value, at, &[], true)
+}
+
+fn spec_of(body: &BlockSchema, value: &Value, at: &str, examples: &[Value], fresh: bool) -> Result<BlockSpec, String> {
     let Value::Object(members) = value else { return Err(format!("{at} is not an object")) };
     let mut spec = BlockSpec::default();
     for (name, v) in members {
@@ -277,7 +305,10 @@ pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: 
                 return Err(format!("{here} (not a {:?})", argument.value_type()));
             }
             if *argument.value_type() == ValueType::Any && holds_objects(v) {
-                spec_by_example(&mut spec, name, v, &members_of(examples, name), &here)?;
+                match fresh {
+                    true => nested_blocks(&mut spec, name, v, &here)?,
+                    false => spec_by_example(&mut spec, name, v, &members_of(examples, name), &here)?,
+                }
                 continue;
             }
             spec.attrs.push((name.clone(), AttrValue::Literal(as_type(argument.value_type(), v))));
@@ -295,7 +326,7 @@ pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: 
             }
             let examples = members_of(examples, name);
             for item in &items {
-                spec.blocks.push((name.clone(), block_spec(block.body(), item, &here, &examples)?));
+                spec.blocks.push((name.clone(), spec_of(block.body(), item, &here, &examples, fresh)?));
             }
         } else {
             return Err(format!("{here} (not in the provider's schema)"));
@@ -354,6 +385,31 @@ fn holds_objects(v: &Value) -> bool {
 }
 
 /// Write `name = v` into `spec` the way the example values show it.
+/// Objects as nested blocks (a list of them as repeated blocks), anything else as an argument.
+fn nested_blocks(spec: &mut BlockSpec, name: &str, v: &Value, at: &str) -> Result<(), String> {
+    let items = match v {
+        Value::Array(items) if items.iter().all(Value::is_object) => items.clone(),
+        one @ Value::Object(_) => vec![one.clone()],
+        _ => return Err(format!("{at} (a list mixing objects and values)")),
+    };
+    for item in &items {
+        let Value::Object(members) = item else { continue };
+        let mut nested = BlockSpec::default();
+        for (member, value) in members {
+            if value.is_null() {
+                continue;
+            }
+            if holds_objects(value) {
+                nested_blocks(&mut nested, member, value, &format!("{at}.{member}"))?;
+            } else {
+                nested.attrs.push((member.clone(), AttrValue::Literal(value.clone())));
+            }
+        }
+        spec.blocks.push((name.to_string(), nested));
+    }
+    Ok(())
+}
+
 fn spec_by_example(spec: &mut BlockSpec, name: &str, v: &Value, examples: &[Value], at: &str) -> Result<(), String> {
     let blocks: Vec<Value> = examples.iter().filter_map(|e| e.get(BLOCK_MARK).cloned()).collect();
     let as_block = !blocks.is_empty();

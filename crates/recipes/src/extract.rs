@@ -8,7 +8,7 @@ use driftback_events::ApiEvent;
 /// The value at `path` in the event (request unless the path starts with `response.`).
 pub fn event_value(event: &ApiEvent, path: &str) -> Option<Value> {
     // `subnetId|networkInterfaceSet.items[0].subnetId`: the first of the forms a call may take.
-    path.split('|').find_map(|path| match path.strip_prefix("response.") {
+    path.split('|').map(str::trim).find_map(|path| match path.strip_prefix("response.") {
         Some(rest) => value_at(&event.response, rest),
         None => value_at(&event.request, path),
     })

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use driftback_events::{ApiEvent, ChangeSet};
 use driftback_terraform::eval::{contains_symbolic, effective_config, value_at_path};
@@ -84,6 +84,13 @@ pub enum PlanError {
     Secret { path: String },
     #[error("recipe {recipe}: {message}")]
     Recipe { recipe: String, message: String },
+    /// The record carries none of the values the recipe reads, in the request or the response: what
+    /// the call changed is not in it, and saying "nothing changed" would lose it silently.
+    #[error(
+        "the record of {name} carries none of the values recipe {recipe} reads ({members}) in requestParameters or \
+         responseElements: what the call changed is not in the record; a person must say"
+    )]
+    NothingRecorded { recipe: String, name: String, members: String },
     /// The call sets something the recipe does not map: writing the rest would lose it silently.
     #[error("{name} also sets {params}, which recipe {recipe} does not map to Terraform; a person (or the agent) must")]
     Unmapped { recipe: String, name: String, params: String },
@@ -137,6 +144,7 @@ pub fn plan(catalog: &Catalog, change_set: &ChangeSet, state: &State, repo: &Rep
             }
         }
     }
+    planner.settle_set_backs();
     // Only secrets: nothing could be written, and the change set is refused as before.
     if planner.plan.is_empty() {
         if let Some(secret) = planner.plan.secrets.first() {
@@ -174,7 +182,7 @@ impl Planner<'_> {
             // it does not map) leaves it to the agent, as if no recipe knew it. What must never be
             // written (a secret) or needs a person (several resources match) stays refused.
             Err(PlanError::NotManaged { .. } | PlanError::NoResource { .. } | PlanError::Unmapped { .. })
-            | Err(PlanError::Recipe { .. })
+            | Err(PlanError::Recipe { .. } | PlanError::NothingRecorded { .. })
                 if generated_only =>
             {
                 Err(PlanError::NoRecipe { service: event.source.clone(), name: event.raw_name.clone() })
@@ -222,7 +230,9 @@ impl Planner<'_> {
                 let sub = |item: &Value| ApiEvent { request: with_call_members(item, &event.request), ..event.clone() };
                 let applies = |item: &Value| {
                     let one = sub(item);
-                    holds(recipe, &one) && recipe.if_request_has.iter().all(|path| event_value(&one, path).is_some())
+                    holds(recipe, &one)
+                        && recipe.if_request_has.iter().all(|path| event_value(&one, path).is_some())
+                        && recipe.if_request_lacks.iter().all(|path| event_value(&one, path).is_none())
                 };
                 if !items.iter().all(applies) {
                     continue;
@@ -278,15 +288,19 @@ impl Planner<'_> {
                 Some(id) => id,
                 None if recipe.key.is_none() => return Err(PlanError::NoResource { name: event.raw_name.clone() }),
                 None => {
-                    let conditions_hold =
-                        recipe.if_request_has.iter().all(|p| event_value(event, p).is_some()) && holds(recipe, event);
+                    let conditions_hold = recipe.if_request_has.iter().all(|p| event_value(event, p).is_some())
+                        && recipe.if_request_lacks.iter().all(|p| event_value(event, p).is_none())
+                        && holds(recipe, event);
                     if conditions_hold && unnamed.is_none() {
                         unnamed = Some(recipe);
                     }
                     continue;
                 }
             };
-            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none()) || !holds(recipe, event) {
+            if recipe.if_request_has.iter().any(|path| event_value(event, path).is_none())
+                || recipe.if_request_lacks.iter().any(|path| event_value(event, path).is_some())
+                || !holds(recipe, event)
+            {
                 continue;
             }
             // A record without the members that place the resource (a v2 stage's `apiId`) is the
@@ -430,6 +444,77 @@ impl Planner<'_> {
         }
     }
 
+    /// Whether an earlier call of the change set set `path` of `address`.
+    fn set_earlier(&self, address: &Address, path: &AttrPath) -> bool {
+        self.plan
+            .changes
+            .iter()
+            .filter(|c| c.address == *address)
+            .flat_map(|c| &c.ops)
+            .any(|op| matches!(op, Op::Set { path: p, .. } if p == path))
+    }
+
+    /// Several calls of the change set setting one attribute: the last value is what it holds. A
+    /// value changed and set back within the change set (the last one is the state's) is nothing to
+    /// do: its sets go, and the plan says so; with nothing else, the change set ends with no branch.
+    fn settle_set_backs(&mut self) {
+        let mut emptied: Vec<Address> = Vec::new();
+        for change in &mut self.plan.changes {
+            if change.created {
+                continue;
+            }
+            let mut last: BTreeMap<String, usize> = BTreeMap::new();
+            let mut count: BTreeMap<String, usize> = BTreeMap::new();
+            for (i, op) in change.ops.iter().enumerate() {
+                if let Op::Set { path, .. } = op {
+                    last.insert(path.to_string(), i);
+                    *count.entry(path.to_string()).or_default() += 1;
+                }
+            }
+            let state = self.state.get(&change.address).map(|i| Value::Object(i.attributes.clone()));
+            let mut drop: Vec<String> = Vec::new();
+            let mut set_back: Vec<String> = Vec::new();
+            for (path, n) in &count {
+                if *n < 2 {
+                    continue;
+                }
+                let Op::Set { path: at, value: AttrValue::Literal(value) } = &change.ops[last[path]] else {
+                    drop.push(path.clone());
+                    continue;
+                };
+                let held = state.as_ref().and_then(|s| value_at_path(s, at));
+                if held.is_some_and(|have| driftback_terraform::patch::values_equal(&have, value)) {
+                    set_back.push(path.clone());
+                } else {
+                    drop.push(path.clone());
+                }
+            }
+            let mut i = 0;
+            change.ops.retain(|op| {
+                let keep = match op {
+                    Op::Set { path, .. } => {
+                        let p = path.to_string();
+                        let superseded = drop.contains(&p) && last.get(&p) != Some(&i);
+                        !(set_back.contains(&p) || superseded)
+                    }
+                    _ => true,
+                };
+                i += 1;
+                keep
+            });
+            if change.ops.is_empty() && !set_back.is_empty() {
+                emptied.push(change.address.clone());
+            }
+            for path in set_back {
+                self.plan.notes.push(format!(
+                    "{}: {path} was changed and set back to the value it had within this change set; nothing to do",
+                    change.address
+                ));
+            }
+        }
+        self.plan.changes.retain(|c| !emptied.contains(&c.address));
+    }
+
     fn push(&mut self, address: Address, ops: Vec<Op>, recipe: &str, created: bool) {
         match self.plan.changes.iter_mut().find(|c| c.address == address) {
             Some(change) => {
@@ -455,9 +540,20 @@ impl Planner<'_> {
         let parse_path = |p: &str| AttrPath::parse(p).map_err(err);
         let mut ops = Vec::new();
         let config = effective_config(self.repo, address);
+        // Whether the record carried anything the rules read: a call that changed something the
+        // record does not show must not end as "nothing changed".
+        let mut read_any = false;
         for rule in &recipe.set {
-            let Some(raw) = event_value(event, &rule.from) else {
+            // The request first; a member it does not carry, from the response where the rule
+            // names it there (`layers|response.layers[*].arn`: the result of the call). A rule whose
+            // absence means "unset" (a call that replaces the whole entry) reads as written.
+            let (found, from_response) = match rule.unset_when_absent {
+                true => (event_value(event, &rule.from), false),
+                false => request_then_response(event, &rule.from),
+            };
+            let Some(raw) = found else {
                 if rule.unset_when_absent {
+                    read_any = true;
                     let path = parse_path(&rule.path)?;
                     if configured(config.as_ref(), &path) {
                         ops.push(Op::Remove { path });
@@ -465,6 +561,7 @@ impl Planner<'_> {
                 }
                 continue;
             };
+            read_any = true;
             let value = match (&rule.value, raw.as_str().and_then(|s| rule.map.get(s))) {
                 (Some(fixed), _) => fixed.clone(),
                 (None, Some(mapped)) => mapped.clone(),
@@ -474,7 +571,14 @@ impl Planner<'_> {
             if self.held_secret(address, &path, &value) {
                 continue;
             }
-            if self.resent_unchanged(address, config.as_ref(), &path, &value) {
+            // The response echoes the resource after the call, changed or not: a value from there
+            // is this call's change only where the state holds another.
+            if from_response && !self.differs_from_state(address, &path, &value) {
+                continue;
+            }
+            // Unchanged against the state, unless an earlier call of the change set set it: then
+            // this call sets it back, which `settle_set_backs` reads.
+            if self.resent_unchanged(address, config.as_ref(), &path, &value) && !self.set_earlier(address, &path) {
                 continue;
             }
             if recipe.resends_whole_config && self.provider_computes_unset(address, config.as_ref(), &path) {
@@ -487,6 +591,22 @@ impl Planner<'_> {
                 }
             }
             ops.push(Op::Set { path, value: AttrValue::Literal(value) });
+        }
+        if !read_any && recipe.actions() == ["set"] {
+            return Err(PlanError::NothingRecorded {
+                recipe: recipe.id.clone(),
+                name: event.raw_name.clone(),
+                members: recipe.set.iter().map(|r| r.from.clone()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        if let Some(rule) = &recipe.statement {
+            let document = self.statement_document(recipe, rule, event, address)?;
+            let path = parse_path(&rule.path)?;
+            let value = Value::String(document.to_string());
+            match self.json_members(address, config.as_ref(), &path, &value) {
+                Some(members) => ops.extend(members),
+                None => ops.push(Op::Set { path, value: AttrValue::Literal(value) }),
+            }
         }
         if let Some(rule) = &recipe.whole {
             let document = event_value(event, &rule.from).unwrap_or(Value::Null);
@@ -746,9 +866,21 @@ impl Planner<'_> {
                 ops.push(Op::RemoveBlocks { block_type: rule.block.clone(), matching: vec![] });
             }
             for item in items {
-                let attrs =
-                    item_attrs(&item, &rule.attrs).into_iter().map(|(k, v)| (k, self.reference_or_literal(v, address)));
-                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec: nested_spec(attrs) });
+                let mut inner = Vec::new();
+                let mut attrs = Vec::new();
+                for (k, v) in item_attrs(&item, &rule.attrs) {
+                    match nested_blocks_of(&address.rtype, &rule.block, &k, &v) {
+                        Some(blocks) => inner.extend(blocks.map_err(|params| PlanError::Unmapped {
+                            recipe: recipe.id.clone(),
+                            name: event.raw_name.clone(),
+                            params,
+                        })?),
+                        None => attrs.push((k, self.reference_or_literal(v, address))),
+                    }
+                }
+                let mut spec = nested_spec(attrs);
+                spec.blocks.extend(inner);
+                ops.push(Op::AddBlock { block_type: rule.block.clone(), spec });
             }
         }
         if let Some(rule) = &recipe.set_keyed {
@@ -909,6 +1041,82 @@ impl Planner<'_> {
     /// (`sg-..._ingress_tcp_443_443_10.0.0.0/16`). The rule goes beside the group when the group's
     /// module serves one instance; when its module is shared (called several times, or with
     /// `count`/`for_each`), beside the module call in the root module, so no other instance gains it.
+    /// The policy document after a statement is added or removed by label: the state's document
+    /// (the target's, or for a target not in the state yet, `current`'s), or an empty one.
+    fn statement_document(
+        &self,
+        recipe: &Recipe,
+        rule: &crate::catalog::StatementRule,
+        event: &ApiEvent,
+        address: &Address,
+    ) -> Result<Value, PlanError> {
+        let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let id = recipe.key.as_deref().and_then(|k| event_value(event, k)).and_then(|v| v.as_str().map(str::to_string));
+        let identity = id.as_deref().and_then(driftback_terraform::state::Identity::parse);
+        let text = match self.state.get(address) {
+            Some(instance) => instance.attributes.get(&rule.path).cloned(),
+            None => rule.current.as_ref().and_then(|current| {
+                let found = self.state.find(id.as_deref()?, &[current.rtype.as_str()], &[]);
+                found.first().and_then(|i| i.attributes.get(&current.attr).cloned())
+            }),
+        };
+        let mut document = match text {
+            Some(Value::String(t)) if !t.trim().is_empty() => serde_json::from_str::<Value>(&t)
+                .map_err(|e| err(format!("the state's `{}` is not a JSON document: {e}", rule.path)))?,
+            _ => json!({"Version": "2012-10-17", "Statement": []}),
+        };
+        let Some(Value::String(sid)) = event_value(event, &rule.sid) else {
+            return Err(err(format!("the call names no `{}` for the statement", rule.sid)));
+        };
+        let statements = match document.get_mut("Statement") {
+            Some(Value::Array(list)) => list,
+            Some(one) => {
+                *one = Value::Array(vec![one.take()]);
+                one.as_array_mut().expect("just made a list")
+            }
+            None => {
+                document["Statement"] = json!([]);
+                document["Statement"].as_array_mut().expect("just made a list")
+            }
+        };
+        let same = |s: &Value| s.get("Sid").and_then(Value::as_str) == Some(sid.as_str());
+        if rule.remove {
+            statements.retain(|s| !same(s));
+            return Ok(document);
+        }
+        if statements.iter().any(same) {
+            return Err(err(format!("the policy already has a statement labelled {sid:?}")));
+        }
+        let Some(identity) = identity else {
+            return Err(err("the call names no resource whose ARN the statement could name".into()));
+        };
+        let arn = identity.arn();
+        let partition = arn.split(':').nth(1).unwrap_or("aws").to_string();
+        let one_or_list = |mut items: Vec<Value>| if items.len() == 1 { items.remove(0) } else { Value::Array(items) };
+        let list = |path: &Option<String>| path.as_deref().and_then(|p| event_value(event, p)).map(|v| as_list(&v));
+        let (Some(accounts), Some(actions)) = (list(&rule.accounts), list(&rule.actions)) else {
+            return Err(err("the call names no accounts or no actions for the statement".into()));
+        };
+        let principals: Vec<Value> = accounts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|a| Value::String(format!("arn:{partition}:iam::{a}:root")))
+            .collect();
+        let actions: Vec<Value> = actions
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|a| Value::String(format!("{}{a}", rule.action_prefix)))
+            .collect();
+        statements.push(json!({
+            "Sid": sid,
+            "Effect": "Allow",
+            "Principal": {"AWS": one_or_list(principals)},
+            "Action": one_or_list(actions),
+            "Resource": arn,
+        }));
+        Ok(document)
+    }
+
     fn permission_rules(
         &mut self,
         recipe: &Recipe,
@@ -1143,6 +1351,14 @@ impl Planner<'_> {
         computed
     }
 
+    /// Whether the state holds a value at `path` and it is not `value` (an attribute the state does
+    /// not show cannot be compared, and is not taken as changed).
+    fn differs_from_state(&self, address: &Address, path: &AttrPath, value: &Value) -> bool {
+        let Some(instance) = self.state.get(address) else { return false };
+        value_at_path(&Value::Object(instance.attributes.clone()), path)
+            .is_some_and(|have| !driftback_terraform::patch::values_equal(&have, value))
+    }
+
     fn resent_unchanged(&self, address: &Address, config: Option<&Value>, path: &AttrPath, value: &Value) -> bool {
         // Set in the code: unchanged only when the code computes it from another resource (a
         // reference the evaluator leaves symbolic) and the state says that is the value sent.
@@ -1185,6 +1401,7 @@ impl Planner<'_> {
         let Some(Value::String(import_id)) = import_id.filter(|_| complete || rule.import_id.is_empty()) else {
             return Err(err(format!("the event has no `{}` to import the resource by", rule.import_id)));
         };
+        let import_id = as_provider_records(import_id);
         // A resource an AWS service made on its own behalf (an Auto Scaling group's instance, a
         // service-linked role's resources) belongs to that service, not to this code.
         if event.actor.is_aws_service() {
@@ -1234,11 +1451,44 @@ impl Planner<'_> {
         let mut spec = BlockSpec::default();
         // What the call set, by attribute, as values (before any becomes a reference).
         let mut wanted: Vec<(String, Value)> = Vec::new();
+        let defaults = driftback_terraform::eval::provider_default_tags(self.repo);
+        // What the record does not carry, AWS chose: said in the plan (and so the commit), not guessed.
+        let mut not_carried: Vec<String> = Vec::new();
         for (attr, from) in &rule.attrs {
             let Some(from) = from.as_str() else { continue };
             let (path, conv) = path_and_conversion(from);
-            let Some(value) = event_value(event, path) else { continue };
-            let value = convert(value, conv);
+            let Some(value) = event_value(event, path) else {
+                if from != rule.name && attr != "tags" {
+                    not_carried.push(attr.clone());
+                }
+                continue;
+            };
+            let mut value = convert(value, conv);
+            // Tags the provider's `default_tags` already gives (same key, same value) are the
+            // provider's to write: in the block too they would show as a change to make.
+            if attr == "tags" {
+                if let Value::Object(tags) = &mut value {
+                    let given: Vec<String> =
+                        tags.iter().filter(|(k, v)| defaults.get(*k) == Some(*v)).map(|(k, _)| k.clone()).collect();
+                    for key in &given {
+                        tags.remove(key);
+                    }
+                    if !given.is_empty() {
+                        self.plan.notes.push(format!(
+                            "{} {}: tag{} {} left out, the provider's default_tags give{} {}",
+                            rule.rtype,
+                            raw_name,
+                            if given.len() == 1 { "" } else { "s" },
+                            given.join(", "),
+                            if given.len() == 1 { "s" } else { "" },
+                            if given.len() == 1 { "it" } else { "them" }
+                        ));
+                    }
+                    if tags.is_empty() {
+                        continue;
+                    }
+                }
+            }
             check_secret(&rule.rtype, &AttrPath(vec![Seg::Name(attr.clone())]), &value)?;
             let placeholder = Address::resource(&rule.rtype, "new");
             wanted.push((attr.clone(), value.clone()));
@@ -1256,6 +1506,30 @@ impl Planner<'_> {
                 wanted.push((attr.clone(), value.clone()));
                 spec.attrs.push((attr.clone(), AttrValue::Literal(value)));
             }
+        }
+        if let Some(whole) = &rule.whole {
+            let document = match whole.from.as_str() {
+                "" => event.request.clone(),
+                from => event_value(event, from).unwrap_or(Value::Null),
+            };
+            let shaped = crate::document::shaped_new(whole, &document);
+            let schema = driftback_terraform::Schema::newest()
+                .map_err(|e| err(format!("no provider schema to write a new {} by: {e}", rule.rtype)))?;
+            let body = schema
+                .resource(&rule.rtype)
+                .ok_or_else(|| err(format!("{} is not in the provider's schema", rule.rtype)))?;
+            let described = crate::document::new_resource_spec(body, &shaped, &rule.rtype).map_err(|unplaced| {
+                PlanError::Unmapped { recipe: recipe.id.clone(), name: event.raw_name.clone(), params: unplaced }
+            })?;
+            for (attr, value) in described.attrs {
+                if !spec.attrs.iter().any(|(a, _)| *a == attr) {
+                    if let AttrValue::Literal(v) = &value {
+                        wanted.push((attr.clone(), v.clone()));
+                    }
+                    spec.attrs.push((attr, value));
+                }
+            }
+            spec.blocks.extend(described.blocks);
         }
         for (block_type, items_block) in &rule.blocks {
             for item in event_value(event, &items_block.items).map(|v| as_list(&v)).unwrap_or_default() {
@@ -1292,6 +1566,13 @@ impl Planner<'_> {
                     break;
                 }
             }
+        }
+        if !not_carried.is_empty() {
+            self.plan.notes.push(format!(
+                "{address}: the record does not carry {}; AWS chose their values (the service's defaults), which the \
+                 import reads: `terraform plan` shows any that differ from the provider's defaults",
+                not_carried.join(", ")
+            ));
         }
         // What the creating call set that the new block does not write is said, not dropped: the
         // import shows it in `terraform plan`, and a reviewer must know to look.
@@ -1393,7 +1674,8 @@ impl Planner<'_> {
             insert_at(&mut spec, &names, value);
         }
         self.created.insert(format!("{rtype}:{id}"), address.clone());
-        self.push(address, vec![Op::CreateResource { spec, import_id: id.to_string() }], &recipe.id, true);
+        let import_id = as_provider_records(id.to_string());
+        self.push(address, vec![Op::CreateResource { spec, import_id }], &recipe.id, true);
         Ok(true)
     }
 
@@ -1517,7 +1799,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
     let mut parents: Vec<&str> = recipe
         .set
         .iter()
-        .map(|r| r.from.as_str())
+        .flat_map(|r| r.from.split('|').map(str::trim))
         .filter(|p| plain(p))
         .filter_map(|p| p.rsplit_once('.').map(|(parent, _)| parent))
         .collect();
@@ -1552,6 +1834,32 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         }
     }
     out
+}
+
+/// An import id as the provider records the resource: a queue URL on whatever host the record
+/// printed becomes the regional URL (`Identity::import_id`). An ARN stays an ARN (a resource
+/// imported by ARN says so), and what no identity knows stays as recorded.
+fn as_provider_records(import_id: String) -> String {
+    if import_id.starts_with("arn:") {
+        return import_id;
+    }
+    match driftback_terraform::state::Identity::parse(&import_id) {
+        Some(identity) => identity.import_id(),
+        None => import_id,
+    }
+}
+
+/// The value a rule reads, and whether it came from the response: the request's forms of `from`
+/// (`|`-separated) first, then its `response.` forms. Only a rule that names the response reads it:
+/// a response echoes the whole resource (an RDS instance, a function), and its other values are no
+/// change this call made.
+fn request_then_response(event: &ApiEvent, from: &str) -> (Option<Value>, bool) {
+    let (response, request): (Vec<&str>, Vec<&str>) =
+        from.split('|').map(str::trim).partition(|p| p.starts_with("response."));
+    if let Some(value) = request.iter().find_map(|p| event_value(event, p)) {
+        return (Some(value), false);
+    }
+    (response.iter().find_map(|p| event_value(event, p)), true)
 }
 
 /// The list attributes of a block that name where traffic comes from or goes to.
@@ -1890,6 +2198,10 @@ fn contains_redacted(value: &Value) -> bool {
 /// The request members of a creating call (and of the attribute bags it reads from) that the
 /// create rule writes nowhere.
 fn unwritten_members(rule: &CreateRule, event: &ApiEvent) -> Vec<String> {
+    // A request written whole leaves out only what its rule skips on purpose.
+    if rule.whole.as_ref().is_some_and(|w| w.from.is_empty()) {
+        return Vec::new();
+    }
     let mut read: Vec<&str> = vec![rule.name.as_str(), rule.import_id.as_str()];
     read.extend(rule.attrs.values().filter_map(Value::as_str).flat_map(|p| path_and_conversion(p).0.split('|')));
     read.extend(rule.blocks.values().map(|b| b.items.as_str()));
@@ -2142,6 +2454,40 @@ fn configured(config: Option<&Value>, path: &AttrPath) -> bool {
 }
 
 /// A block from attribute paths: `path_pattern.values` is `values` in a nested `path_pattern`.
+/// An item's list of objects that the provider's schema makes nested blocks of `block` (a trail's
+/// event selector's `data_resource`): one block per object, its members in snake case and checked
+/// against the schema. `None` when `attr` is no nested block there.
+#[allow(clippy::type_complexity)]
+fn nested_blocks_of(
+    rtype: &str,
+    block: &str,
+    attr: &str,
+    value: &Value,
+) -> Option<Result<Vec<(String, BlockSpec)>, String>> {
+    let items = value.as_array().filter(|items| !items.is_empty() && items.iter().all(Value::is_object))?;
+    let schema = driftback_terraform::Schema::newest().ok()?;
+    let nested = schema.resource(rtype)?.block(block)?.body().block(attr)?;
+    let mut out = Vec::new();
+    for item in items {
+        let shaped = snake_keys(item);
+        match crate::document::block_spec(nested.body(), &shaped, &format!("{block}.{attr}"), &[]) {
+            Ok(spec) => out.push((attr.to_string(), spec)),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(out))
+}
+
+fn snake_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => {
+            Value::Object(members.iter().map(|(k, v)| (crate::document::snake_case(k), snake_keys(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(snake_keys).collect()),
+        other => other.clone(),
+    }
+}
+
 fn nested_spec(attrs: impl IntoIterator<Item = (String, AttrValue)>) -> BlockSpec {
     let mut spec = BlockSpec::default();
     for (attr, value) in attrs {

@@ -214,7 +214,7 @@ fn a_replaced_route_target_moves_the_route_and_drops_the_old_target() {
 #[test]
 fn an_acl_entry_is_added_in_the_style_of_its_acl() {
     let entry = |acl: &str, egress: bool| {
-        json!({"networkAclId": acl, "ruleNumber": 110, "protocol": "6", "ruleAction": "allow", "egress": egress,
+        json!({"networkAclId": acl, "ruleNumber": 110, "aclProtocol": "6", "ruleAction": "allow", "egress": egress,
                "cidrBlock": "10.1.0.0/16", "portRange": {"from": 8443, "to": 8443}})
     };
     // Standalone rules: one more rule resource with the provider's import id, the ACL untouched.
@@ -245,7 +245,7 @@ fn an_acl_entry_is_added_in_the_style_of_its_acl() {
 fn an_acl_entry_replaced_or_deleted_changes_that_entry_only() {
     let (repo, changes) = applied(
         "ReplaceNetworkAclEntry",
-        json!({"networkAclId": "acl-private", "ruleNumber": 100, "protocol": "6", "ruleAction": "deny",
+        json!({"networkAclId": "acl-private", "ruleNumber": 100, "aclProtocol": "6", "ruleAction": "deny",
                "egress": false, "cidrBlock": "10.0.0.0/16", "portRange": {"from": 5432, "to": 5432}}),
     );
     assert_eq!(changes.len(), 1);
@@ -261,7 +261,7 @@ fn an_acl_entry_replaced_or_deleted_changes_that_entry_only() {
 
     let (repo, _) = applied(
         "ReplaceNetworkAclEntry",
-        json!({"networkAclId": "acl-public", "ruleNumber": 100, "protocol": "6", "ruleAction": "allow",
+        json!({"networkAclId": "acl-public", "ruleNumber": 100, "aclProtocol": "6", "ruleAction": "allow",
                "egress": false, "cidrBlock": "10.0.0.0/8", "portRange": {"from": 443, "to": 443}}),
     );
     let acl = config(&repo, "aws_network_acl.public");

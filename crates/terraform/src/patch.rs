@@ -2327,20 +2327,37 @@ fn create_resource(
     import_id: &str,
     applied: &mut Applied,
 ) -> Result<(), EditError> {
+    // The next instance of a `count` block: its count grows where it comes from (a module call's
+    // input, a variable, the literal). Tried first, on a copy: in a module two calls share, growing
+    // one call's count is still that call's alone.
+    let count_instance =
+        matches!(address.key, Some(InstanceKey::Int(_))) && repo.find_resource(&address.without_key()).is_some();
+    let mut grown = None;
+    if count_instance {
+        let (mut scratch, mut noted) = (repo.clone(), applied.clone());
+        match adopt_into_count(&mut scratch, address, import_id, &mut noted) {
+            Ok(()) => {
+                *repo = scratch;
+                *applied = noted;
+                return Ok(());
+            }
+            Err(e) => grown = Some(e),
+        }
+    }
     // Inside a module whose code is not this call's to write (fetched, or called by others too):
     // the next element of a list input the module makes such resources from, or a resource at the
     // calling root on the module's outputs.
     if let Some(done) = crate::module_list::create_for_module(repo, address, spec, import_id, applied) {
         return done;
     }
+    if let Some(e) = grown {
+        return Err(e);
+    }
     if address.module.is_empty()
         && matches!(address.key, Some(InstanceKey::Str(_)))
         && repo.find_resource(&address.without_key()).is_some()
     {
         return adopt_into_fleet(repo, address, spec, import_id, applied);
-    }
-    if matches!(address.key, Some(InstanceKey::Int(_))) && repo.find_resource(&address.without_key()).is_some() {
-        return adopt_into_count(repo, address, import_id, applied);
     }
     let dir = repo.module_dir(&address.module_path()).cloned().unwrap_or_default();
     // Where resources of this type live; else a new file named for them.

@@ -293,6 +293,28 @@ impl Identity {
         Identity::queue(region, account, name)
     }
 
+    /// The id the AWS provider records for this resource and imports it by: for a queue, its URL on
+    /// the regional host (`https://sqs.<region>.amazonaws.com/<account>/<name>`, `.amazonaws.com.cn`
+    /// in the China regions), whichever host form the record printed.
+    pub fn import_id(&self) -> String {
+        match self {
+            Identity::Queue { region, account, name } => {
+                let domain = if region.starts_with("cn-") { "amazonaws.com.cn" } else { "amazonaws.com" };
+                format!("https://sqs.{region}.{domain}/{account}/{name}")
+            }
+        }
+    }
+
+    /// The resource's ARN (`arn:<partition>:sqs:<region>:<account>:<name>` for a queue; the
+    /// partition by the region: `aws-cn`, `aws-us-gov` or `aws`).
+    pub fn arn(&self) -> String {
+        match self {
+            Identity::Queue { region, account, name } => {
+                format!("arn:{}:sqs:{region}:{account}:{name}", partition_of(region))
+            }
+        }
+    }
+
     fn queue(region: &str, account: &str, name: &str) -> Option<Identity> {
         let region_ok = !region.is_empty()
             && region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -317,6 +339,17 @@ impl std::fmt::Display for Identity {
                 write!(f, "the SQS queue {name} of account {account} in {region}")
             }
         }
+    }
+}
+
+/// The partition a region belongs to.
+pub fn partition_of(region: &str) -> &'static str {
+    if region.starts_with("cn-") {
+        "aws-cn"
+    } else if region.starts_with("us-gov-") {
+        "aws-us-gov"
+    } else {
+        "aws"
     }
 }
 
@@ -440,6 +473,28 @@ mod tests {
         assert_eq!(
             Identity::parse("https://queue.amazonaws.com/123456789012/jobs").unwrap().to_string(),
             "the SQS queue jobs of account 123456789012 in us-east-1"
+        );
+        // Whatever host the record printed, the provider's id is the regional URL.
+        for (printed, id) in [
+            (
+                "https://sqs.us-east-2.amazon.com/123456789012/MyQueue",
+                "https://sqs.us-east-2.amazonaws.com/123456789012/MyQueue",
+            ),
+            (
+                "https://us-east-2.queue.amazonaws.com/123456789012/q.fifo",
+                "https://sqs.us-east-2.amazonaws.com/123456789012/q.fifo",
+            ),
+            ("https://queue.amazonaws.com/123456789012/jobs", "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"),
+            (
+                "https://cn-north-1.queue.amazonaws.com.cn/123456789012/q",
+                "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q",
+            ),
+        ] {
+            assert_eq!(Identity::parse(printed).unwrap().import_id(), id, "{printed}");
+        }
+        assert_eq!(
+            Identity::parse("https://cn-north-1.queue.amazonaws.com.cn/123456789012/q").unwrap().arn(),
+            "arn:aws-cn:sqs:cn-north-1:123456789012:q"
         );
         for not_a_queue in [
             "MyQueue",
