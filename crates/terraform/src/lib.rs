@@ -16,6 +16,7 @@ pub mod render;
 pub mod repo;
 pub mod schema;
 pub mod state;
+pub mod version;
 
 pub use address::{Address, AddressFault, BadAddress, InstanceKey, ModuleStep};
 pub use edit::{BlockSel, EditError};
