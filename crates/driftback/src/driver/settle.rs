@@ -7,11 +7,14 @@ use driftback_policy::{Decided, Decision, DecisionKind};
 use driftback_recipes::Plan;
 use driftback_terraform::Repo;
 
+use super::field_changes;
 use super::outcome::{self, HeldPart, Settled, Status};
+use super::patch;
 use super::person::{self, Answer, PersonDecision};
 use super::plan::Planned;
+use super::security;
+use super::session;
 use super::workspace::Workspace;
-use super::{field_changes, patch, security, session};
 
 /// The status of a decision that waits for a person: `revert` or `escalate`, with its rationale.
 fn waiting(decision: &Decision) -> Status {
