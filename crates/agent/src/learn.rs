@@ -12,10 +12,58 @@ use crate::proof::Rule;
 use crate::validate::validate;
 
 /// What [`learn`] did: the recipe it stored, or why there is none.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Learned {
     Stored(Box<LearnedRecipe>),
-    NotGeneralised(String),
+    NotGeneralised(NotGeneralised),
+}
+
+/// Why a reconciliation is not generalised into a recipe ([`generalise`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NotGeneralised {
+    #[error("the reconciliation changed {0} resources; only one is generalised")]
+    ManyResources(usize),
+    #[error("{0} kinds of call without a recipe; one is generalised at a time")]
+    ManyCalls(usize),
+    #[error("{0}")]
+    Patch(#[from] driftback_terraform::patch::PatchError),
+    #[error("the reconciliation does not validate: {}", .0.join("; "))]
+    Invalid(Vec<String>),
+    #[error("`{0}` is a map entry; map edits are not generalised")]
+    MapEntry(String),
+    #[error("`{0}` has no proof")]
+    Unproven(String),
+    #[error("`{path}` is proven by {members} members; one is generalised")]
+    ManyMembers { path: String, members: usize },
+    #[error("`{0}` drops a trailing dot, which no recipe conversion does")]
+    TrailingDot(String),
+    #[error("`{0}` is a removal, which is not generalised")]
+    Removal(String),
+    #[error("`{0}`: the recorded value is not text")]
+    NotText(String),
+    #[error("{0}")]
+    Rule(serde_json::Error),
+    #[error("{0} is not generalised into a recipe")]
+    Edit(String),
+    #[error("no edit comes from the call without a recipe")]
+    NoEdit,
+    #[error("{0} is not in the state")]
+    NotInState(String),
+    #[error("no request parameter identifies {0}")]
+    Unidentified(String),
+    #[error("the request does not carry {attr} of {address}, part of its identity")]
+    IdentityNotCarried { attr: String, address: String },
+    #[error(
+        "part {unheld:?} of {address}'s identifier is held by no attribute, so a recipe could not tell it from its \
+         neighbours"
+    )]
+    IdentityUnheld { unheld: String, address: String },
+    #[error("{0}")]
+    Catalog(driftback_recipes::CatalogError),
+    #[error("the recipe does not replay: {0}")]
+    NoReplay(driftback_recipes::PlanError),
+    #[error("the generalised recipe does not reproduce the agent's edits")]
+    NotReproduced,
 }
 
 /// Generalise a validated reconciliation of `change_set` (the `plan` the agent produced) into a
@@ -89,24 +137,24 @@ pub fn generalise(
     state: &State,
     repo: &Repo,
     plan: &Plan,
-) -> Result<Recipe, String> {
+) -> Result<Recipe, NotGeneralised> {
     let [change] = plan.changes.as_slice() else {
-        return Err(format!("the reconciliation changed {} resources; only one is generalised", plan.changes.len()));
+        return Err(NotGeneralised::ManyResources(plan.changes.len()));
     };
     let uncovered: Vec<&ApiEvent> =
         change_set.events.iter().filter(|e| catalog.for_event(&e.source, &e.name).next().is_none()).collect();
     let mut kinds: Vec<(&str, &str)> = uncovered.iter().map(|e| (e.source.as_str(), e.name.as_str())).collect();
     kinds.dedup();
     let (Some(event), [_]) = (uncovered.last(), kinds.as_slice()) else {
-        return Err(format!("{} kinds of call without a recipe; one is generalised at a time", kinds.len()));
+        return Err(NotGeneralised::ManyCalls(kinds.len()));
     };
     let mut after = repo.clone();
     for op in &change.ops {
-        driftback_terraform::patch::apply(&mut after, &change.address, op).map_err(|e| e.to_string())?;
+        driftback_terraform::patch::apply(&mut after, &change.address, op)?;
     }
     let validation = validate(repo, &after, state, change_set, plan);
     if !validation.ok {
-        return Err(format!("the reconciliation does not validate: {}", validation.problems.join("; ")));
+        return Err(NotGeneralised::Invalid(validation.problems));
     }
     let address = &change.address;
     let mut recipe = Recipe {
@@ -121,15 +169,15 @@ pub fn generalise(
         match op {
             Op::Set { path, value: AttrValue::Literal(value) } if !value.is_object() && !value.is_array() => {
                 if path.0.iter().any(|s| matches!(s, Seg::Key(_))) {
-                    return Err(format!("`{path}` is a map entry; map edits are not generalised"));
+                    return Err(NotGeneralised::MapEntry(path.to_string()));
                 }
                 let proof = validation
                     .proofs
                     .iter()
                     .find(|p| p.address == address.to_string() && p.path == path.to_string())
-                    .ok_or_else(|| format!("`{path}` has no proof"))?;
+                    .ok_or_else(|| NotGeneralised::Unproven(path.to_string()))?;
                 let [member] = proof.members.as_slice() else {
-                    return Err(format!("`{path}` is proven by {} members; one is generalised", proof.members.len()));
+                    return Err(NotGeneralised::ManyMembers { path: path.to_string(), members: proof.members.len() });
                 };
                 if member.event_id != event.id {
                     // Set by a call a recipe covers: that recipe plans it.
@@ -142,39 +190,38 @@ pub fn generalise(
                     Rule::Bool => rule["convert"] = "bool".into(),
                     Rule::String => rule["convert"] = "string".into(),
                     Rule::WithoutTrailingDot => {
-                        return Err(format!("`{path}` drops a trailing dot, which no recipe conversion does"));
+                        return Err(NotGeneralised::TrailingDot(path.to_string()));
                     }
-                    Rule::Removed => return Err(format!("`{path}` is a removal, which is not generalised")),
+                    Rule::Removed => return Err(NotGeneralised::Removal(path.to_string())),
                     Rule::Enabled => {
                         let Value::String(recorded) = &member.recorded else {
-                            return Err(format!("`{path}`: the recorded value is not text"));
+                            return Err(NotGeneralised::NotText(path.to_string()));
                         };
                         rule["map"] = serde_json::json!({ recorded.clone(): value });
                     }
                 }
-                recipe.set.push(serde_json::from_value(rule).map_err(|e| e.to_string())?);
+                recipe.set.push(serde_json::from_value(rule).map_err(NotGeneralised::Rule)?);
                 expected.push(op.clone());
             }
             Op::RemoveResource if event.name.starts_with("Delete") => {
                 recipe.delete = true;
                 expected.push(op.clone());
             }
-            other => return Err(format!("{} is not generalised into a recipe", describe(other))),
+            other => return Err(NotGeneralised::Edit(describe(other))),
         }
     }
     if expected.is_empty() {
-        return Err("no edit comes from the call without a recipe".into());
+        return Err(NotGeneralised::NoEdit);
     }
     locate_rule(&mut recipe, event, change_set, state, address)?;
     // The recipe must reproduce what the agent did, through the real planner, or it is not kept.
     let text = recipe_toml(&recipe);
-    let single = Catalog::from_toml(&text, "learned recipe").map_err(|e| e.to_string())?;
+    let single = Catalog::from_toml(&text, "learned recipe").map_err(NotGeneralised::Catalog)?;
     let one = ChangeSet { events: vec![(*event).clone()], ..change_set.clone() };
-    let replay =
-        driftback_recipes::plan(&single, &one, state, repo).map_err(|e| format!("the recipe does not replay: {e}"))?;
+    let replay = driftback_recipes::plan(&single, &one, state, repo).map_err(NotGeneralised::NoReplay)?;
     match replay.changes.as_slice() {
         [c] if &c.address == address && c.ops == expected => Ok(recipe),
-        _ => Err("the generalised recipe does not reproduce the agent's edits".into()),
+        _ => Err(NotGeneralised::NotReproduced),
     }
 }
 
@@ -188,8 +235,8 @@ fn locate_rule(
     change_set: &ChangeSet,
     state: &State,
     address: &driftback_terraform::Address,
-) -> Result<(), String> {
-    let instance = state.get(address).ok_or_else(|| format!("{address} is not in the state"))?;
+) -> Result<(), NotGeneralised> {
+    let instance = state.get(address).ok_or_else(|| NotGeneralised::NotInState(address.to_string()))?;
     let matching_attr = |id: &str| -> Option<String> {
         ["id", "arn"]
             .iter()
@@ -219,7 +266,7 @@ fn locate_rule(
         }
     }
     let Some(located) = located else {
-        return Err(format!("no request parameter identifies {address}"));
+        return Err(NotGeneralised::Unidentified(address.to_string()));
     };
     if located == "id" || located == "arn" {
         // Found by its whole identifier: nothing else can match.
@@ -251,7 +298,7 @@ fn locate_rule(
             continue;
         }
         let Some((from, _)) = leaves.iter().find(|(_, l)| l.trim_end_matches('.') == value) else {
-            return Err(format!("the request does not carry {attr} of {address}, part of its identity"));
+            return Err(NotGeneralised::IdentityNotCarried { attr: attr.clone(), address: address.to_string() });
         };
         if !recipe.identity.iter().any(|r| &r.attr == attr) {
             recipe.identity.push(IdentityRule { attr: attr.clone(), from: from.clone() });
@@ -259,10 +306,7 @@ fn locate_rule(
     }
     let unheld = rest.trim_matches(crate::proof::ID_SEPARATORS);
     if !unheld.is_empty() {
-        return Err(format!(
-            "part {unheld:?} of {address}'s identifier is held by no attribute, so a recipe could not tell it \
-             from its neighbours"
-        ));
+        return Err(NotGeneralised::IdentityUnheld { unheld: unheld.to_string(), address: address.to_string() });
     }
     Ok(())
 }

@@ -33,9 +33,11 @@ pub use driftback_attribute::{Intent, Motivation};
 pub use kb::{
     InMemoryKnowledgeBase, KbError, KnowledgeBase, LearnedRecipe, PastReconciliation, RecipeUse, count_use, signature,
 };
-pub use learn::{Learned, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml};
+pub use learn::{
+    Learned, NotGeneralised, demote_for_closed_pull_request, generalise, learn, learned_catalog, recipe_toml,
+};
 pub use llm::LlmError;
-pub use proof::{Footprint, Member, Proof, Rule, creatable_types, deleted_types};
+pub use proof::{Footprint, Member, Proof, Rule, Unproven, creatable_types, deleted_types};
 pub use session::{AgentOutcome, AgentResult, Finish, TokenUsage, reconcile};
 pub use settings::Settings;
 pub use tools::tool_definitions;

@@ -14,6 +14,48 @@ use driftback_terraform::schema::{BlockSchema, ValueType, locked_aws_version, re
 use driftback_terraform::{Address, AttrPath, Repo, Schema, Seg, State};
 
 /// How a recorded value becomes the configuration's value.
+/// Why a value (or a removal) is not proven by the recorded calls, or not an attribute the
+/// provider schema lets be set: the reason the agent's tool answers with and validation reports.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unproven {
+    #[error("`{rtype}` is not a resource type of AWS provider {version}")]
+    UnknownType { rtype: String, version: String },
+    #[error("`{path}` is not an argument of `{rtype}` in the provider schema")]
+    NotAnArgument { path: String, rtype: String },
+    #[error("`{path}` does not fit the provider schema of `{rtype}`")]
+    NotInSchema { path: String, rtype: String },
+    /// `expected`: the schema's type with its article (`a number`).
+    #[error("`{attr}` is {expected} in the provider schema; {value} is not")]
+    WrongType { attr: String, expected: String, value: String },
+    #[error("the key {key:?} of `{attr}` does not appear in the recorded calls")]
+    KeyNotRecorded { key: String, attr: String },
+    /// The member that records the value may not prove it (`why`: it belongs to another resource).
+    #[error("the value {value} is the call's `{member}`, which {why}")]
+    Inadmissible { value: String, member: String, why: String },
+    /// `entry`: `["key"]` for a map entry, else empty.
+    #[error("the value {value} is the call's `{member}`, which does not set `{attr}`{entry}")]
+    OtherMember { value: String, member: String, attr: String, entry: String },
+    #[error("the value {0} does not appear in the recorded calls")]
+    NotRecorded(String),
+    /// What the members say about the value at `path` of `address`.
+    #[error("{address}.{path}: {why}")]
+    At { address: String, path: String, why: Box<Unproven> },
+    #[error("{address}.{path}: an empty value proves nothing; only values the calls set are written")]
+    Empty { address: String, path: String },
+    #[error("{address}.{path}: {reference} is not TYPE.NAME.ATTRIBUTE")]
+    NotAReference { address: String, path: String, reference: String },
+    #[error("{address}.{path}: the state has no value for {reference}, so it cannot be checked")]
+    NoStateValue { address: String, path: String, reference: String },
+    #[error("{why} (the value of {reference})")]
+    Referenced { why: Box<Unproven>, reference: String },
+    /// `named`: `, and no removing call names the key "k"` for a map entry, else empty.
+    #[error(
+        "{address}.{path}: no recorded call removes it (no member that sets it was sent empty{named}); only what the \
+         calls remove is removed"
+    )]
+    NotRemoved { address: String, path: String, named: String },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
@@ -207,9 +249,9 @@ impl<'a> Evidence<'a> {
         key: Option<&str>,
         value: &Value,
         vtype: &ValueType,
-    ) -> Result<Vec<Member>, String> {
+    ) -> Result<Vec<Member>, Unproven> {
         if !fits(vtype, value) {
-            return Err(format!("`{attr}` is {} in the provider schema; {} is not", article(vtype), short(value)));
+            return Err(Unproven::WrongType { attr: attr.to_string(), expected: article(vtype), value: short(value) });
         }
         match value {
             Value::Null => Ok(Vec::new()),
@@ -235,7 +277,7 @@ impl<'a> Evidence<'a> {
                         // A map's keys are data: each must be recorded, each value is its entry.
                         Some(e) => {
                             if !self.spells_text(k) {
-                                return Err(format!("the key {k:?} of `{attr}` does not appear in the recorded calls"));
+                                return Err(Unproven::KeyNotRecorded { key: k.clone(), attr: attr.to_string() });
                             }
                             out.extend(self.prove(admit, attr, Some(k), v, e)?);
                         }
@@ -261,15 +303,15 @@ impl<'a> Evidence<'a> {
                 }
                 Err(match (other, elsewhere) {
                     (Some((leaf, why)), _) => {
-                        format!("the value {} is the call's `{}`, which {why}", short(scalar), leaf.path)
+                        Unproven::Inadmissible { value: short(scalar), member: leaf.path.clone(), why }
                     }
-                    (None, Some(leaf)) => format!(
-                        "the value {} is the call's `{}`, which does not set `{attr}`{}",
-                        short(scalar),
-                        leaf.path,
-                        key.map(|k| format!("[{k:?}]")).unwrap_or_default()
-                    ),
-                    (None, None) => format!("the value {} does not appear in the recorded calls", short(scalar)),
+                    (None, Some(leaf)) => Unproven::OtherMember {
+                        value: short(scalar),
+                        member: leaf.path.clone(),
+                        attr: attr.to_string(),
+                        entry: key.map(|k| format!("[{k:?}]")).unwrap_or_default(),
+                    },
+                    (None, None) => Unproven::NotRecorded(short(scalar)),
                 })
             }
         }
@@ -509,10 +551,11 @@ fn short(value: &Value) -> String {
 
 /// What the schema says about the attribute at `path` of `rtype`: its type (blocks and their
 /// elements as objects), or why the path is not an attribute that can be set.
-pub(crate) fn attribute_type(schema: &Schema, rtype: &str, path: &AttrPath) -> Result<ValueType, String> {
-    let resource = schema
-        .resource(rtype)
-        .ok_or_else(|| format!("`{rtype}` is not a resource type of AWS provider {}", schema.provider_version()))?;
+pub(crate) fn attribute_type(schema: &Schema, rtype: &str, path: &AttrPath) -> Result<ValueType, Unproven> {
+    let resource = schema.resource(rtype).ok_or_else(|| Unproven::UnknownType {
+        rtype: rtype.to_string(),
+        version: schema.provider_version().to_string(),
+    })?;
     let mut body: &BlockSchema = resource;
     let mut current: Option<ValueType> = None;
     for seg in &path.0 {
@@ -523,7 +566,7 @@ pub(crate) fn attribute_type(schema: &Schema, rtype: &str, path: &AttrPath) -> R
                     continue;
                 }
                 let Some(attr) = body.argument(n) else {
-                    return Err(format!("`{path}` is not an argument of `{rtype}` in the provider schema"));
+                    return Err(Unproven::NotAnArgument { path: path.to_string(), rtype: rtype.to_string() });
                 };
                 match attr.fields() {
                     Some(fields) if !matches!(attr.value_type(), ValueType::Object) => {
@@ -544,7 +587,7 @@ pub(crate) fn attribute_type(schema: &Schema, rtype: &str, path: &AttrPath) -> R
             (Seg::Index(_), None) => {}
             (Seg::Key(_), Some(ValueType::Map(e))) => current = Some(e.as_ref().clone()),
             (Seg::Key(_) | Seg::Name(_), Some(ValueType::Any)) => {}
-            _ => return Err(format!("`{path}` does not fit the provider schema of `{rtype}`")),
+            _ => return Err(Unproven::NotInSchema { path: path.to_string(), rtype: rtype.to_string() }),
         }
     }
     Ok(current.unwrap_or(ValueType::Object))
@@ -568,15 +611,17 @@ pub(crate) fn prove_value(
     address: &Address,
     path: &AttrPath,
     value: &Value,
-) -> Result<Proof, String> {
+) -> Result<Proof, Unproven> {
     let vtype = attribute_type(schema, &address.rtype, path)?;
     let (attr, key) = attribute_name(path);
     let admit = Admit::new(schema, address, path);
-    let members = evidence
-        .prove(&admit, &attr, key.as_deref(), value, &vtype)
-        .map_err(|why| format!("{address}.{path}: {why}"))?;
+    let members = evidence.prove(&admit, &attr, key.as_deref(), value, &vtype).map_err(|why| Unproven::At {
+        address: address.to_string(),
+        path: path.to_string(),
+        why: Box::new(why),
+    })?;
     if members.is_empty() && !value.is_null() {
-        return Err(format!("{address}.{path}: an empty value proves nothing; only values the calls set are written"));
+        return Err(Unproven::Empty { address: address.to_string(), path: path.to_string() });
     }
     Ok(Proof { address: address.to_string(), path: path.to_string(), value: value.clone(), members })
 }
@@ -589,18 +634,26 @@ pub(crate) fn prove_reference(
     address: &Address,
     path: &AttrPath,
     reference: &str,
-) -> Result<Proof, String> {
+) -> Result<Proof, Unproven> {
     let mut parts = reference.split('.');
     let (Some(rtype), Some(name), Some(attr)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(format!("{address}.{path}: {reference} is not TYPE.NAME.ATTRIBUTE"));
+        return Err(Unproven::NotAReference {
+            address: address.to_string(),
+            path: path.to_string(),
+            reference: reference.to_string(),
+        });
     };
     let target = Address { module: address.module.clone(), key: None, ..Address::resource(rtype, name) };
     let resolved =
         state.get(&target).and_then(|i| i.attributes.get(attr)).filter(|v| !v.is_null()).ok_or_else(|| {
-            format!("{address}.{path}: the state has no value for {reference}, so it cannot be checked")
+            Unproven::NoStateValue {
+                address: address.to_string(),
+                path: path.to_string(),
+                reference: reference.to_string(),
+            }
         })?;
     let mut proof = prove_value(evidence, schema, address, path, resolved)
-        .map_err(|why| format!("{why} (the value of {reference})"))?;
+        .map_err(|why| Unproven::Referenced { why: Box::new(why), reference: reference.to_string() })?;
     proof.value = Value::String(reference.to_string());
     Ok(proof)
 }
@@ -613,7 +666,7 @@ pub(crate) fn prove_removal(
     schema: &Schema,
     address: &Address,
     path: &AttrPath,
-) -> Result<Proof, String> {
+) -> Result<Proof, Unproven> {
     attribute_type(schema, &address.rtype, path)?;
     let (attr, key) = attribute_name(path);
     let admit = Admit::new(schema, address, path);
@@ -645,11 +698,11 @@ pub(crate) fn prove_removal(
             return Ok(proof(leaf));
         }
     }
-    Err(format!(
-        "{address}.{path}: no recorded call removes it (no member that sets it was sent empty{}); \
-         only what the calls remove is removed",
-        key.as_ref().map(|k| format!(", and no removing call names the key {k:?}")).unwrap_or_default()
-    ))
+    Err(Unproven::NotRemoved {
+        address: address.to_string(),
+        path: path.to_string(),
+        named: key.as_ref().map(|k| format!(", and no removing call names the key {k:?}")).unwrap_or_default(),
+    })
 }
 
 /// The attribute's own name (the last name in the path) and, for a map entry, its key.

@@ -246,7 +246,7 @@ fn args<T: serde::de::DeserializeOwned>(tool: &str, raw: &str) -> Result<T, Tool
 }
 
 fn address(text: &str) -> Result<Address, ToolError> {
-    Address::parse(text).map_err(ToolError::Malformed)
+    Address::parse(text).map_err(|e| ToolError::Malformed(e.to_string()))
 }
 
 fn secret_name(name: &str) -> bool {
@@ -413,7 +413,7 @@ impl<K: KnowledgeBase> Workspace<'_, K> {
 
     fn edit_hcl(&mut self, a: EditHcl) -> Result<String, ToolError> {
         let address = address(&a.address)?;
-        let path = AttrPath::parse(&a.path).map_err(ToolError::Malformed)?;
+        let path = AttrPath::parse(&a.path).map_err(|e| ToolError::Malformed(e.to_string()))?;
         if !self.footprint.identifies(&address) {
             return Err(ToolError::Refused(format!(
                 "{address} is not a resource the calls identify, so it may not change; {}",
@@ -580,7 +580,7 @@ fn describe_op(address: &Address, op: &Op) -> String {
 }
 
 /// An edit without proof: refused, and the model told why.
-fn unproven(why: String) -> ToolError {
+fn unproven(why: crate::proof::Unproven) -> ToolError {
     ToolError::Refused(format!(
         "not written: {why}. Only a value a call recorded for that attribute (the member that sets it) may be written."
     ))

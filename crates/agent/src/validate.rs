@@ -97,7 +97,7 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                     };
                     match proven {
                         Ok(proof) => proofs.push(proof),
-                        Err(why) => problems.push(why),
+                        Err(why) => problems.push(why.to_string()),
                     }
                 }
                 Op::Remove { path } => {
@@ -106,7 +106,7 @@ pub fn validate(before: &Repo, after: &Repo, state: &State, change_set: &ChangeS
                     }
                     match prove_removal(&evidence, schema, address, path) {
                         Ok(proof) => proofs.push(proof),
-                        Err(why) => problems.push(why),
+                        Err(why) => problems.push(why.to_string()),
                     }
                 }
                 Op::RemoveResource => {
@@ -216,7 +216,7 @@ fn prove_spec(
         };
         match proven {
             Ok(proof) => proofs.push(proof),
-            Err(why) => problems.push(why),
+            Err(why) => problems.push(why.to_string()),
         }
     }
     for (name, block) in &spec.blocks {

@@ -393,7 +393,7 @@ async fn an_unproven_reconciliation_is_never_learned_and_a_wrong_recipe_fails_on
     let wrong = Plan { changes: vec![set("aws_route53_record.www", "ttl", json!("CNAME"))], ..Plan::default() };
     let learned = learn(&kb, &catalog(), &cs, &state(), &repo(), &wrong).await.unwrap();
     let Learned::NotGeneralised(why) = learned else { panic!("{learned:?}") };
-    assert!(why.contains("does not validate"), "{why}");
+    assert!(why.to_string().contains("does not validate"), "{why}");
     assert!(kb.recipes().await.unwrap().is_empty());
 
     // A hand-written recipe with the same mistake plans it, and its use does not validate: the

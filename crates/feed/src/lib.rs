@@ -30,13 +30,13 @@ pub use driftback_events::BadRecord;
 pub use error::FeedError;
 pub use intake::{Intake, IntakeError, IntakeEvent, Served, Triage};
 pub use ledger::{ClaimedChangeSet, IntakeReceipt, Ledger, LedgerError};
-pub use ops::{Probe, ops_router, serve_ops};
+pub use ops::{Probe, ProbeError, ops_router, serve_ops};
 pub use reconciler::{Reconcile, ReconcileError, Reconciled, ReconcilerConfig, reconcile_due, run_reconciler};
 pub use shutdown::Shutdown;
 pub use sqs::{SqsConfig, SqsConsumer, UnparseablePolicy};
 pub use store_ledger::StoreLedger;
 pub use trail::{
-    Carries, Ignored, KeyKind, Notification, ObjectError, ObjectRef, TrailReader, classify_key, gunzip_bounded,
-    read_notification, read_object, triage,
+    Carries, Ignored, KeyError, KeyKind, Notification, NotificationError, ObjectError, ObjectRef, TrailReader,
+    classify_key, gunzip_bounded, read_notification, read_object, triage,
 };
 pub use window::{QuietWindow, due_at};

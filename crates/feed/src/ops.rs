@@ -16,9 +16,12 @@ use metrics_exporter_prometheus::PrometheusHandle;
 
 use crate::{FeedError, Shutdown};
 
+/// Why a readiness check failed: the checked service's own error (the store's, the queue's).
+pub type ProbeError = Box<dyn std::error::Error + Send + Sync>;
+
 /// One readiness check: a name (`store`, `queue`) and a call that fails with the reason.
 pub type Probe =
-    (&'static str, Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>> + Send + Sync>);
+    (&'static str, Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Result<(), ProbeError>> + Send>> + Send + Sync>);
 
 /// How long one readiness check may take before it counts as failed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);

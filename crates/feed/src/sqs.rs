@@ -403,7 +403,7 @@ impl SqsConsumer {
                     .into(),
             ),
             (_, Some(Ok(notification))) => Body::Trail(notification),
-            (_, Some(Err(reason))) => bad(reason),
+            (_, Some(Err(reason))) => bad(reason.to_string()),
             (Carries::S3Notifications, None) => {
                 bad("not an S3 event notification of a trail bucket, and [feed] carries = \"s3-notifications\": set \
                  carries = \"both\" if the EventBridge rule targets this queue too"

@@ -115,6 +115,43 @@ pub struct Notification {
     pub test_event: bool,
 }
 
+/// Why a trail notification cannot be used. `record`: the S3 event notification record's
+/// number, from 1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotificationError {
+    #[error("an SNS notification from {topic} without a Message")]
+    SnsWithoutMessage { topic: String },
+    #[error(
+        "an SNS notification from {topic} whose Message is not an S3 event notification of a trail bucket; subscribe \
+         the queue to the topic the trail bucket notifies (or to CloudTrail's own topic)"
+    )]
+    SnsNotTrail { topic: String },
+    #[error("s3Bucket is not text")]
+    BucketNotText,
+    #[error("s3ObjectKey is not a list")]
+    KeysNotList,
+    /// `key`: the JSON of what the list holds in place of a key.
+    #[error("s3ObjectKey holds {key}, not a key")]
+    KeyNotText { key: String },
+    #[error("S3 event notification record {record}: eventSource is not aws:s3 (a notification mixing sources)")]
+    MixedSources { record: usize },
+    #[error("S3 event notification record {record}: no s3.bucket.name")]
+    NoBucket { record: usize },
+    #[error("S3 event notification record {record}: no s3.object.key")]
+    NoKey { record: usize },
+    #[error("S3 event notification record {record}: s3.object.key {encoded:?}: {why}")]
+    BadKey { record: usize, encoded: String, why: KeyError },
+}
+
+/// Why an S3 notification's URL-encoded key does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a `%` without two hex digits")]
+    BadEscape,
+    #[error("not UTF-8 once decoded")]
+    NotUtf8,
+}
+
 /// Read an SQS body as a trail notification: `None` when its shape is not one (an EventBridge
 /// envelope, a CloudTrail record, anything else), `Some(Err)` when it is one but cannot be used.
 ///
@@ -122,7 +159,7 @@ pub struct Notification {
 /// event (`{"Event": "s3:TestEvent", ...}`), CloudTrail's own SNS notification
 /// (`{"s3Bucket": ..., "s3ObjectKey": [...]}`), and any of these as the `Message` of an SNS
 /// notification (an SNS subscription without raw message delivery).
-pub fn read_notification(body: &str) -> Option<Result<Notification, String>> {
+pub fn read_notification(body: &str) -> Option<Result<Notification, NotificationError>> {
     let trimmed = body.trim_start();
     // Most bodies are EventBridge envelopes: they are not parsed twice.
     let marked = ["\"aws:s3\"", "\"s3:TestEvent\"", "\"TopicArn\"", "\"s3Bucket\""].iter().any(|m| body.contains(m));
@@ -133,22 +170,19 @@ pub fn read_notification(body: &str) -> Option<Result<Notification, String>> {
     read_value(&value, 0)
 }
 
-fn read_value(value: &Value, depth: u8) -> Option<Result<Notification, String>> {
+fn read_value(value: &Value, depth: u8) -> Option<Result<Notification, NotificationError>> {
     let object = value.as_object()?;
     // SNS: {"Type": "Notification", "TopicArn": ..., "Message": "<JSON text>"}.
     if object.get("Type").and_then(Value::as_str) == Some("Notification") && object.contains_key("TopicArn") {
         let topic = object["TopicArn"].as_str().unwrap_or("?");
         let Some(message) = object.get("Message").and_then(Value::as_str) else {
-            return Some(Err(format!("an SNS notification from {topic} without a Message")));
+            return Some(Err(NotificationError::SnsWithoutMessage { topic: topic.to_string() }));
         };
         let inner = serde_json::from_str::<Value>(message).ok();
         return match inner.as_ref().and_then(|v| if depth == 0 { read_value(v, 1) } else { None }) {
             Some(read) => Some(read),
             // An SNS notification of something else: not the trail's; say what it is.
-            None => Some(Err(format!(
-                "an SNS notification from {topic} whose Message is not an S3 event notification of a trail \
-                 bucket; subscribe the queue to the topic the trail bucket notifies (or to CloudTrail's own topic)"
-            ))),
+            None => Some(Err(NotificationError::SnsNotTrail { topic: topic.to_string() })),
         };
     }
     if object.get("Event").and_then(Value::as_str) == Some("s3:TestEvent") {
@@ -156,11 +190,13 @@ fn read_value(value: &Value, depth: u8) -> Option<Result<Notification, String>> 
     }
     // CloudTrail's own SNS notification of a delivered log file.
     if let (Some(bucket), Some(keys)) = (object.get("s3Bucket"), object.get("s3ObjectKey")) {
-        let Some(bucket) = bucket.as_str() else { return Some(Err("s3Bucket is not text".into())) };
-        let Some(keys) = keys.as_array() else { return Some(Err("s3ObjectKey is not a list".into())) };
+        let Some(bucket) = bucket.as_str() else { return Some(Err(NotificationError::BucketNotText)) };
+        let Some(keys) = keys.as_array() else { return Some(Err(NotificationError::KeysNotList)) };
         let mut objects = Vec::with_capacity(keys.len());
         for key in keys {
-            let Some(key) = key.as_str() else { return Some(Err(format!("s3ObjectKey holds {key}, not a key"))) };
+            let Some(key) = key.as_str() else {
+                return Some(Err(NotificationError::KeyNotText { key: key.to_string() }));
+            };
             objects.push(ObjectRef {
                 bucket: bucket.to_string(),
                 key: key.to_string(),
@@ -178,16 +214,22 @@ fn read_value(value: &Value, depth: u8) -> Option<Result<Notification, String>> 
     }
     let mut objects = Vec::with_capacity(records.len());
     for (i, record) in records.iter().enumerate() {
-        let at = |what: &str| format!("S3 event notification record {}: {what}", i + 1);
+        let record_no = i + 1;
         if record.get("eventSource").and_then(Value::as_str) != Some("aws:s3") {
-            return Some(Err(at("eventSource is not aws:s3 (a notification mixing sources)")));
+            return Some(Err(NotificationError::MixedSources { record: record_no }));
         }
         let s3 = &record["s3"];
-        let Some(bucket) = s3["bucket"]["name"].as_str() else { return Some(Err(at("no s3.bucket.name"))) };
-        let Some(encoded) = s3["object"]["key"].as_str() else { return Some(Err(at("no s3.object.key"))) };
+        let Some(bucket) = s3["bucket"]["name"].as_str() else {
+            return Some(Err(NotificationError::NoBucket { record: record_no }));
+        };
+        let Some(encoded) = s3["object"]["key"].as_str() else {
+            return Some(Err(NotificationError::NoKey { record: record_no }));
+        };
         let key = match decode_key(encoded) {
             Ok(key) => key,
-            Err(e) => return Some(Err(at(&format!("s3.object.key {encoded:?}: {e}")))),
+            Err(why) => {
+                return Some(Err(NotificationError::BadKey { record: record_no, encoded: encoded.to_string(), why }));
+            }
         };
         objects.push(ObjectRef {
             bucket: bucket.to_string(),
@@ -202,7 +244,7 @@ fn read_value(value: &Value, depth: u8) -> Option<Result<Notification, String>> 
 }
 
 /// An S3 notification's key: URL-encoded as a form value (`+` for a space, `%XX` for other bytes).
-fn decode_key(encoded: &str) -> Result<String, String> {
+fn decode_key(encoded: &str) -> Result<String, KeyError> {
     let bytes = encoded.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -211,7 +253,7 @@ fn decode_key(encoded: &str) -> Result<String, String> {
             b'+' => out.push(b' '),
             b'%' => {
                 let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
-                let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or("a `%` without two hex digits")?;
+                let byte = hex.and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or(KeyError::BadEscape)?;
                 out.push(byte);
                 i += 2;
             }
@@ -219,7 +261,7 @@ fn decode_key(encoded: &str) -> Result<String, String> {
         }
         i += 1;
     }
-    String::from_utf8(out).map_err(|_| "not UTF-8 once decoded".to_string())
+    String::from_utf8(out).map_err(|_| KeyError::NotUtf8)
 }
 
 /// What a key is, by CloudTrail's layout: `[<prefix>/]AWSLogs/[<org-id>/]<account>/CloudTrail/<region>/YYYY/MM/DD/<file>.json.gz`.
@@ -544,17 +586,18 @@ mod tests {
         let err = read_notification(r#"{"Records":[{"eventSource":"aws:s3","s3":{"bucket":{"name":"b"}}}]}"#)
             .unwrap()
             .unwrap_err();
-        assert!(err.contains("no s3.object.key"), "{err}");
+        assert_eq!(err, NotificationError::NoKey { record: 1 });
+        assert!(err.to_string().contains("record 1: no s3.object.key"), "{err}");
         let other_sns = r#"{"Type":"Notification","TopicArn":"arn:aws:sns:eu-west-1:1:alarms","Message":"CPU high"}"#;
-        assert!(read_notification(other_sns).unwrap().unwrap_err().contains("arn:aws:sns:eu-west-1:1:alarms"));
-        assert!(
-            read_notification(
-                r#"{"Records":[{"eventSource":"aws:s3","s3":{"bucket":{"name":"b"},"object":{"key":"%zz"}}}]}"#
-            )
-            .unwrap()
-            .unwrap_err()
-            .contains("hex digits")
-        );
+        let err = read_notification(other_sns).unwrap().unwrap_err();
+        assert!(err.to_string().contains("arn:aws:sns:eu-west-1:1:alarms"), "{err}");
+        let err = read_notification(
+            r#"{"Records":[{"eventSource":"aws:s3","s3":{"bucket":{"name":"b"},"object":{"key":"%zz"}}}]}"#,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert!(matches!(err, NotificationError::BadKey { why: KeyError::BadEscape, .. }), "{err:?}");
+        assert!(err.to_string().contains("hex digits"), "{err}");
     }
 
     #[test]

@@ -320,12 +320,12 @@ impl Fetcher {
                 let dir = into.clone();
                 let shown = redact_str(&url);
                 let commit = tokio::task::spawn_blocking(move || {
-                    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+                    std::fs::create_dir_all(&dir).map_err(crate::git::GitError::Directory)?;
                     crate::git::fetch(&url, reference.as_deref(), depth, &dir, deadline, max)
                 })
                 .await
                 .map_err(|e| FetchError::Git { url: shown.clone(), reason: e.to_string() })?
-                .map_err(|reason| FetchError::Git { url: shown, reason })?;
+                .map_err(|reason| FetchError::Git { url: shown, reason: reason.to_string() })?;
                 Some(commit)
             }
             Getter::Archive { url, kind } => {

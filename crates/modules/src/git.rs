@@ -6,6 +6,25 @@ use std::time::Instant;
 
 use git2::{AutotagOption, Cred, CredentialType, FetchOptions, Oid, RemoteCallbacks, Repository};
 
+/// Why a git package could not be fetched and checked out.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// What git said.
+    #[error("{}", .0.message())]
+    Git(#[from] git2::Error),
+    /// The fetch was stopped: it took too long or grew too large (which setting says so).
+    #[error("{0}")]
+    Stopped(String),
+    #[error("the repository has no tag, branch or commit {0:?}")]
+    NoReference(String),
+    #[error("the repository has no default branch")]
+    NoDefaultBranch,
+    #[error("creating the package's directory: {0}")]
+    Directory(std::io::Error),
+    #[error("removing .git: {0}")]
+    RemoveGit(std::io::Error),
+}
+
 /// Fetch `url` at `reference` into the empty directory `into`; its `.git` is removed after the
 /// checkout. Returns the commit checked out.
 pub fn fetch(
@@ -15,10 +34,9 @@ pub fn fetch(
     into: &Path,
     deadline: Instant,
     max_bytes: u64,
-) -> Result<String, String> {
-    let describe = |e: git2::Error| e.message().to_string();
-    let repo = Repository::init(into).map_err(describe)?;
-    let mut remote = repo.remote_anonymous(url).map_err(describe)?;
+) -> Result<String, GitError> {
+    let repo = Repository::init(into)?;
+    let mut remote = repo.remote_anonymous(url)?;
     let stopped = std::cell::Cell::new(None::<String>);
     let mut callbacks = RemoteCallbacks::new();
     callbacks.transfer_progress(|progress| {
@@ -58,7 +76,7 @@ pub fn fetch(
     let refspecs =
         ["+HEAD:refs/remotes/origin/HEAD", "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"];
     if let Err(e) = remote.fetch(&refspecs, Some(&mut options), None) {
-        return Err(stopped.take().unwrap_or_else(|| describe(e)));
+        return Err(stopped.take().map(GitError::Stopped).unwrap_or(GitError::Git(e)));
     }
     drop(remote);
     let commit = match reference {
@@ -71,15 +89,15 @@ pub fn fetch(
     }
     .and_then(|object| object.peel_to_commit())
     .map_err(|_| match reference {
-        Some(r) => format!("the repository has no tag, branch or commit {r:?}"),
-        None => "the repository has no default branch".to_string(),
+        Some(r) => GitError::NoReference(r.to_string()),
+        None => GitError::NoDefaultBranch,
     })?;
     let mut checkout = git2::build::CheckoutBuilder::new();
     checkout.force();
-    repo.checkout_tree(commit.as_object(), Some(&mut checkout)).map_err(describe)?;
+    repo.checkout_tree(commit.as_object(), Some(&mut checkout))?;
     let id = commit.id().to_string();
     drop(commit);
     drop(repo);
-    std::fs::remove_dir_all(into.join(".git")).map_err(|e| format!("removing .git: {e}"))?;
+    std::fs::remove_dir_all(into.join(".git")).map_err(GitError::RemoveGit)?;
     Ok(id)
 }

@@ -111,7 +111,7 @@ pub async fn load(fetcher: Option<&Fetcher>, repo_dir: &Path, repo: &mut Repo) -
         match manifest::read(&manifest_path) {
             Ok(entries) => Some(entries),
             Err(reason) => {
-                loaded.failed.push(ModuleError::ManifestFile { path: manifest_path, reason });
+                loaded.failed.push(ModuleError::ManifestFile { path: manifest_path, reason: reason.to_string() });
                 return loaded;
             }
         }

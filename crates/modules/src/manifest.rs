@@ -30,9 +30,18 @@ pub fn path(root: &Path) -> PathBuf {
     root.join(".terraform").join("modules").join("modules.json")
 }
 
+/// Why the manifest cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    #[error("does not parse: {0}")]
+    Parse(#[from] serde_json::Error),
+}
+
 /// Read the manifest at `path`.
-pub fn read(path: &Path) -> Result<Vec<ManifestEntry>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| format!("does not parse: {e}"))?;
+pub fn read(path: &Path) -> Result<Vec<ManifestEntry>, ManifestError> {
+    let text = std::fs::read_to_string(path)?;
+    let manifest: Manifest = serde_json::from_str(&text)?;
     Ok(manifest.modules)
 }

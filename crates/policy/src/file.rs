@@ -402,7 +402,7 @@ fn parse_rule(file: &str, index: usize, t: &toml::Table) -> R<Rule> {
 fn parse_example(f: &Fields<'_>) -> R<Example> {
     let address =
         f.string("address")?.ok_or_else(|| f.err("address", "required: the resource address the example changes"))?;
-    driftback_terraform::Address::parse(&address).map_err(|e| f.err("address", &e))?;
+    driftback_terraform::Address::parse(&address).map_err(|e| f.err("address", &e.to_string()))?;
     let attribute = f.string("attribute")?;
     let change =
         f.one_enum("change", ChangeKind::parse, &["create", "update", "delete"])?.unwrap_or(ChangeKind::Update);

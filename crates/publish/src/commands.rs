@@ -47,14 +47,34 @@ pub struct CommentCommand {
     pub thread_body: String,
     /// The commenter's login.
     pub user: String,
-    /// The command, or the reply for a `/driftback` line that is none.
-    pub command: Result<Command, String>,
+    /// The command, or why the `/driftback` line is none (its text is the reply).
+    pub command: Result<Command, NotACommand>,
 }
+
+/// A `/driftback` line that is not a command driftback knows: its text is the reply, which lists
+/// the commands (or shows how `own` is written).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum NotACommand {
+    /// An unknown word (at most 30 letters, digits and `-` of it, shown).
+    #[error("`/driftback {shown}` is not a command driftback knows. {}", command_help())]
+    Unknown { shown: String },
+    /// `/driftback own` without a field and an actor.
+    #[error("`/driftback own` needs a field and an actor. {OWN_USAGE}")]
+    OwnIncomplete,
+    /// `/driftback own` whose field or actor is not one (or whose `by` is missing).
+    #[error("That `/driftback own` is not understood. {OWN_USAGE}")]
+    OwnNotUnderstood,
+}
+
+const OWN_USAGE: &str = "Write it as `/driftback own <field> by <actor>`, e.g. `/driftback own desired_capacity by \
+                         autoscaling.amazonaws.com`: a dotted attribute path (letters, digits, `_`, `.`) and an actor \
+                         name (letters, digits, `_.@+=,:/-`, no wildcards), each at most 100 characters.";
 
 /// What a comment asks: `None` when it has no `/driftback` line; `Some(Err(reply))` when the
 /// line is not a command driftback knows (the reply lists the ones it does). The first
 /// `/driftback` line counts; text around it is ignored.
-pub fn parse(comment: &str) -> Option<Result<Command, String>> {
+pub fn parse(comment: &str) -> Option<Result<Command, NotACommand>> {
     let line = comment.lines().map(str::trim).find(|l| l.starts_with("/driftback"))?;
     let rest = line["/driftback".len()..].trim();
     // `/driftbacker` is not ours.
@@ -69,19 +89,16 @@ pub fn parse(comment: &str) -> Option<Result<Command, String>> {
         "own" => own(rest),
         _ => {
             let shown: String = word.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(30).collect();
-            Err(format!("`/driftback {shown}` is not a command driftback knows. {}", command_help()))
+            Err(NotACommand::Unknown { shown })
         }
     })
 }
 
 /// `own <field> by <actor>`, nothing more; the reply says what is wrong otherwise.
-fn own(rest: &str) -> Result<Command, String> {
-    let usage = "Write it as `/driftback own <field> by <actor>`, e.g. `/driftback own desired_capacity by \
-                 autoscaling.amazonaws.com`: a dotted attribute path (letters, digits, `_`, `.`) and an actor \
-                 name (letters, digits, `_.@+=,:/-`, no wildcards), each at most 100 characters.";
+fn own(rest: &str) -> Result<Command, NotACommand> {
     let words: Vec<&str> = rest.split_whitespace().collect();
     let [_, field, by, actor] = words.as_slice() else {
-        return Err(format!("`/driftback own` needs a field and an actor. {usage}"));
+        return Err(NotACommand::OwnIncomplete);
     };
     let field_ok = field.len() <= MAX_ARG_CHARS
         && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
@@ -92,7 +109,7 @@ fn own(rest: &str) -> Result<Command, String> {
         && !actor.starts_with("kind:")
         && actor.chars().all(|c| c.is_ascii_alphanumeric() || "_.@+=,:/-".contains(c));
     if !by.eq_ignore_ascii_case("by") || !field_ok || !actor_ok {
-        return Err(format!("That `/driftback own` is not understood. {usage}"));
+        return Err(NotACommand::OwnNotUnderstood);
     }
     Ok(Command::Own { field: field.to_string(), actor: actor.to_string() })
 }
@@ -122,7 +139,7 @@ mod tests {
         assert_eq!(parse("no command here"), None);
         assert_eq!(parse("/driftbacker accept"), None);
         assert_eq!(parse("see `/driftback` docs"), None);
-        let reply = parse("/driftback destroy-everything <script>").unwrap().unwrap_err();
+        let reply = parse("/driftback destroy-everything <script>").unwrap().unwrap_err().to_string();
         assert!(reply.contains("`/driftback destroy-everything`") && !reply.contains("<script>"), "{reply}");
         assert!(reply.contains("/driftback explain"), "{reply}");
         assert_eq!(
@@ -143,12 +160,12 @@ mod tests {
             "/driftback own ami by ops-bot and more",
             "/driftback own ../../etc by ops-bot",
         ] {
-            let reply = parse(bad).unwrap().unwrap_err();
+            let reply = parse(bad).unwrap().unwrap_err().to_string();
             assert!(reply.contains("/driftback own <field> by <actor>"), "{bad}: {reply}");
         }
         let long = format!("/driftback own {} by ops-bot", "a".repeat(101));
         assert!(parse(&long).unwrap().is_err());
-        let reply = parse("/driftback").unwrap().unwrap_err();
+        let reply = parse("/driftback").unwrap().unwrap_err().to_string();
         assert!(reply.contains("not a command"), "{reply}");
     }
 }

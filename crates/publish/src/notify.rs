@@ -109,21 +109,31 @@ async fn run(
     }
 }
 
-async fn post(client: &reqwest::Client, url: &str, payload: &Value, retry: RetryPolicy) -> Result<(), String> {
+/// Why a notice was not delivered.
+#[derive(Debug, thiserror::Error)]
+enum PostError {
+    /// A refusal the endpoint will repeat (a bad URL, a revoked hook): not retried.
+    #[error("the webhook refused the message: HTTP {0}")]
+    Refused(reqwest::StatusCode),
+    /// Every attempt failed; the last failure.
+    #[error("{last}, after {attempts} attempts")]
+    GaveUp { last: String, attempts: u32 },
+}
+
+async fn post(client: &reqwest::Client, url: &str, payload: &Value, retry: RetryPolicy) -> Result<(), PostError> {
     let mut failures = 0;
     loop {
         let message = match client.post(url).json(payload).send().await {
             Ok(r) if r.status().is_success() => return Ok(()),
-            // A refusal the endpoint will repeat (a bad URL, a revoked hook) is not retried.
             Ok(r) if r.status().is_client_error() && r.status().as_u16() != 429 => {
-                return Err(format!("the webhook refused the message: HTTP {}", r.status()));
+                return Err(PostError::Refused(r.status()));
             }
             Ok(r) => format!("HTTP {}", r.status()),
             Err(e) => e.without_url().to_string(),
         };
         failures += 1;
         if failures >= retry.attempts.max(1) {
-            return Err(format!("{message}, after {failures} attempts"));
+            return Err(PostError::GaveUp { last: message, attempts: failures });
         }
         tokio::time::sleep(retry.delay(failures)).await;
     }

@@ -134,8 +134,9 @@ pub struct Pushed {
     pub rejections: u32,
 }
 
-/// Checks the files a replayed change leaves: `Err(reason)` stops the push.
-pub type Validate<'a> = dyn FnMut(&[FileChange]) -> Result<(), String> + 'a;
+/// Checks the files a replayed change leaves: `Err(reason)` stops the push. The reason is the
+/// caller's own error (a file that does not parse, a gate's problems).
+pub type Validate<'a> = dyn FnMut(&[FileChange]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> + 'a;
 
 impl Remote {
     /// A remote by URL: `https://...`, a local path (`file://`, absolute or relative), or SSH
@@ -310,7 +311,11 @@ impl Remote {
             }
             let files = repo.changed_files(replayed)?;
             validate(&files).map_err(|reason| {
-                Failure::Permanent(PublishError::Invalid { branch: branch.to_string(), onto: onto.to_string(), reason })
+                Failure::Permanent(PublishError::Invalid {
+                    branch: branch.to_string(),
+                    onto: onto.to_string(),
+                    reason: reason.to_string(),
+                })
             })?;
             *candidate = replayed;
             *rebased_onto = Some(onto);

@@ -60,14 +60,18 @@ impl From<&PullRequest> for PullRequestChange {
     }
 }
 
+/// Why a sink could not take a delivery: the sink's own error (its store's, its GitHub client's),
+/// which this crate only logs.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Where state changes go (the daemon records them in its store). `Err(reason)` answers 500, so the
 /// delivery shows as failed in GitHub and can be redelivered.
 pub trait PullRequestEvents: Send + Sync + 'static {
-    fn record(&self, change: PullRequestChange) -> impl Future<Output = Result<(), String>> + Send;
+    fn record(&self, change: PullRequestChange) -> impl Future<Output = Result<(), SinkError>> + Send;
 
     /// A `/driftback` command written by a person (bots' comments never reach here). The sink
     /// checks who wrote it before doing anything. By default commands are not answered.
-    fn command(&self, command: CommentCommand) -> impl Future<Output = Result<(), String>> + Send {
+    fn command(&self, command: CommentCommand) -> impl Future<Output = Result<(), SinkError>> + Send {
         let _ = command;
         async { Ok(()) }
     }

@@ -742,7 +742,7 @@ impl Catalog {
                 .chain(r.map_merge.iter().map(|m| &m.path))
                 .chain(keyed)
             {
-                driftback_terraform::AttrPath::parse(rule).map_err(invalid)?;
+                driftback_terraform::AttrPath::parse(rule).map_err(|e| invalid(e.to_string()))?;
             }
             check_names(r).map_err(invalid)?;
             for m in r.map_merge.iter().chain(&r.map_replace) {

@@ -537,7 +537,7 @@ impl Planner<'_> {
             });
         }
         let err = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
-        let parse_path = |p: &str| AttrPath::parse(p).map_err(err);
+        let parse_path = |p: &str| AttrPath::parse(p).map_err(|e| err(e.to_string()));
         let mut ops = Vec::new();
         let config = effective_config(self.repo, address);
         // Whether the record carried anything the rules read: a call that changed something the

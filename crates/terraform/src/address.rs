@@ -59,15 +59,15 @@ impl Address {
         Address { key: None, ..self.clone() }
     }
 
-    pub fn parse(text: &str) -> Result<Address, String> {
-        let bad = |why: &str| format!("invalid resource address {text:?}: {why}");
+    pub fn parse(text: &str) -> Result<Address, BadAddress> {
+        let bad = |why: AddressFault| BadAddress { text: text.to_string(), why };
         let mut rest = text.trim();
         let mut module = Vec::new();
         while let Some(after) = rest.strip_prefix("module.") {
-            let (name, after) = split_ident(after).ok_or_else(|| bad("module name expected after `module.`"))?;
-            let (key, after) = parse_key(after).map_err(|e| bad(&e))?;
+            let (name, after) = split_ident(after).ok_or_else(|| bad(AddressFault::ModuleName))?;
+            let (key, after) = parse_key(after).map_err(bad)?;
             module.push(ModuleStep { name: name.to_string(), key });
-            rest = after.strip_prefix('.').ok_or_else(|| bad("`.` expected after the module step"))?;
+            rest = after.strip_prefix('.').ok_or_else(|| bad(AddressFault::AfterModule))?;
         }
         let data = if let Some(after) = rest.strip_prefix("data.") {
             rest = after;
@@ -75,12 +75,12 @@ impl Address {
         } else {
             false
         };
-        let (rtype, after) = split_ident(rest).ok_or_else(|| bad("resource type expected"))?;
-        let after = after.strip_prefix('.').ok_or_else(|| bad("`TYPE.NAME` expected"))?;
-        let (name, after) = split_ident(after).ok_or_else(|| bad("resource name expected"))?;
-        let (key, after) = parse_key(after).map_err(|e| bad(&e))?;
+        let (rtype, after) = split_ident(rest).ok_or_else(|| bad(AddressFault::ResourceType))?;
+        let after = after.strip_prefix('.').ok_or_else(|| bad(AddressFault::TypeName))?;
+        let (name, after) = split_ident(after).ok_or_else(|| bad(AddressFault::ResourceName))?;
+        let (key, after) = parse_key(after).map_err(bad)?;
         if !after.is_empty() {
-            return Err(bad(&format!("unexpected {after:?}")));
+            return Err(bad(AddressFault::Trailing(after.to_string())));
         }
         Ok(Address { module, data, rtype: rtype.to_string(), name: name.to_string(), key })
     }
@@ -111,25 +111,56 @@ fn split_ident(s: &str) -> Option<(&str, &str)> {
     (end > 0).then(|| s.split_at(end))
 }
 
-fn parse_key(s: &str) -> Result<(Option<InstanceKey>, &str), String> {
+/// A resource address that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid resource address {text:?}: {why}")]
+pub struct BadAddress {
+    pub text: String,
+    pub why: AddressFault,
+}
+
+/// What is wrong with a resource address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressFault {
+    #[error("module name expected after `module.`")]
+    ModuleName,
+    #[error("`.` expected after the module step")]
+    AfterModule,
+    #[error("resource type expected")]
+    ResourceType,
+    #[error("`TYPE.NAME` expected")]
+    TypeName,
+    #[error("resource name expected")]
+    ResourceName,
+    #[error("unexpected {0:?}")]
+    Trailing(String),
+    #[error("unterminated key")]
+    UnterminatedKey,
+    #[error("`]` expected")]
+    CloseBracket,
+    #[error("bad index {0:?}")]
+    BadIndex(String),
+}
+
+fn parse_key(s: &str) -> Result<(Option<InstanceKey>, &str), AddressFault> {
     let Some(inner) = s.strip_prefix('[') else { return Ok((None, s)) };
     if let Some(quoted) = inner.strip_prefix('"') {
         let mut value = String::new();
         let mut chars = quoted.char_indices();
         while let Some((i, c)) = chars.next() {
             match c {
-                '\\' => value.push(chars.next().map(|(_, c)| c).ok_or("unterminated key")?),
+                '\\' => value.push(chars.next().map(|(_, c)| c).ok_or(AddressFault::UnterminatedKey)?),
                 '"' => {
-                    let after = quoted[i + 1..].strip_prefix(']').ok_or("`]` expected")?;
+                    let after = quoted[i + 1..].strip_prefix(']').ok_or(AddressFault::CloseBracket)?;
                     return Ok((Some(InstanceKey::Str(value)), after));
                 }
                 c => value.push(c),
             }
         }
-        Err("unterminated key".into())
+        Err(AddressFault::UnterminatedKey)
     } else {
-        let end = inner.find(']').ok_or("`]` expected")?;
-        let n = inner[..end].trim().parse::<i64>().map_err(|_| format!("bad index {:?}", &inner[..end]))?;
+        let end = inner.find(']').ok_or(AddressFault::CloseBracket)?;
+        let n = inner[..end].trim().parse::<i64>().map_err(|_| AddressFault::BadIndex(inner[..end].to_string()))?;
         Ok((Some(InstanceKey::Int(n)), &inner[end + 1..]))
     }
 }

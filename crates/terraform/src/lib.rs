@@ -25,11 +25,12 @@ pub mod render;
 pub mod repo;
 pub mod schema;
 pub mod state;
+pub mod version;
 
-pub use address::{Address, InstanceKey, ModuleStep};
+pub use address::{Address, AddressFault, BadAddress, InstanceKey, ModuleStep};
 pub use edit::{BlockSel, EditError};
 pub use patch::{Applied, Op, PatchError};
-pub use path::{AttrPath, Seg};
+pub use path::{AttrPath, BadPath, PathFault, Seg};
 pub use render::{AttrValue, BlockSpec, RenderError};
 pub use repo::{BlockLocation, Diagnostic, Expansion, ModuleIndex, Repo, RepoError, UnresolvedCall};
 pub use schema::{Found, Schema, SchemaError, Step};

@@ -20,33 +20,33 @@ pub enum Seg {
 pub struct AttrPath(pub Vec<Seg>);
 
 impl AttrPath {
-    pub fn parse(text: &str) -> Result<AttrPath, String> {
-        let bad = |why: &str| format!("invalid attribute path {text:?}: {why}");
+    pub fn parse(text: &str) -> Result<AttrPath, BadPath> {
+        let bad = |why: PathFault| BadPath { text: text.to_string(), why };
         let mut segs = Vec::new();
         let mut rest = text.trim();
         if rest.is_empty() {
-            return Err(bad("empty"));
+            return Err(bad(PathFault::Empty));
         }
         while !rest.is_empty() {
             if let Some(inner) = rest.strip_prefix('[') {
                 if let Some(q) = inner.strip_prefix('"') {
-                    let end = q.find("\"]").ok_or_else(|| bad("`\"]` expected"))?;
+                    let end = q.find("\"]").ok_or_else(|| bad(PathFault::CloseQuotedKey))?;
                     segs.push(Seg::Key(q[..end].replace("\\\"", "\"")));
                     rest = &q[end + 2..];
                 } else {
-                    let end = inner.find(']').ok_or_else(|| bad("`]` expected"))?;
-                    let n = inner[..end].trim().parse().map_err(|_| bad("index must be a number"))?;
+                    let end = inner.find(']').ok_or_else(|| bad(PathFault::CloseBracket))?;
+                    let n = inner[..end].trim().parse().map_err(|_| bad(PathFault::Index))?;
                     segs.push(Seg::Index(n));
                     rest = &inner[end + 1..];
                 }
             } else {
                 let rest_trim = rest.strip_prefix('.').unwrap_or(rest);
                 if rest_trim.is_empty() {
-                    return Err(bad("ends with `.`"));
+                    return Err(bad(PathFault::TrailingDot));
                 }
                 let end = rest_trim.find(['.', '[']).unwrap_or(rest_trim.len());
                 if end == 0 {
-                    return Err(bad("empty name"));
+                    return Err(bad(PathFault::EmptyName));
                 }
                 segs.push(Seg::Name(rest_trim[..end].to_string()));
                 rest = &rest_trim[end..];
@@ -61,6 +61,31 @@ impl AttrPath {
             _ => None,
         }
     }
+}
+
+/// An attribute path that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid attribute path {text:?}: {why}")]
+pub struct BadPath {
+    pub text: String,
+    pub why: PathFault,
+}
+
+/// What is wrong with an attribute path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PathFault {
+    #[error("empty")]
+    Empty,
+    #[error("`\"]` expected")]
+    CloseQuotedKey,
+    #[error("`]` expected")]
+    CloseBracket,
+    #[error("index must be a number")]
+    Index,
+    #[error("ends with `.`")]
+    TrailingDot,
+    #[error("empty name")]
+    EmptyName,
 }
 
 impl fmt::Display for AttrPath {

@@ -215,35 +215,17 @@ impl Repo {
             ))
         })?;
         let mut repo = Repo { root: module_dir.clone(), ..Repo::default() };
-        let mut pending = vec![module_dir];
-        let mut seen = BTreeSet::new();
-        while let Some(dir) = pending.pop() {
-            if !seen.insert(dir.clone()) {
-                continue;
-            }
-            let abs = root.join(&dir);
-            let entries =
-                std::fs::read_dir(&abs).map_err(|source| RepoError::Io { path: abs.display().to_string(), source })?;
-            let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-            names.sort();
-            for path in names {
+        let files = read_modules(
+            root,
+            module_dir,
+            |dir, path| {
                 let is_tf = path.extension().is_some_and(|e| e == "tf" || e == "tfvars");
-                if !is_tf || !path.is_file() {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|source| RepoError::Io { path: path.display().to_string(), source })?;
-                let rel = dir.join(path.file_name().unwrap_or_default());
-                let file = SourceFile::parse(&rel, text);
-                for call in &file.index.module_calls {
-                    if let Some(child) = &call.dir {
-                        if root.join(child).is_dir() {
-                            pending.push(child.clone());
-                        }
-                    }
-                }
-                repo.insert_parsed(rel, file);
-            }
+                (is_tf && path.is_file()).then(|| (path.to_path_buf(), dir.join(path.file_name().unwrap_or_default())))
+            },
+            |_, call| Ok(call.dir.clone().filter(|child| root.join(child).is_dir())),
+        )?;
+        for (path, file) in files {
+            repo.insert_parsed(path, file);
         }
         repo.rebuild_all();
         Ok(repo)
@@ -325,44 +307,29 @@ impl Repo {
         let real = std::fs::canonicalize(package)
             .map_err(|source| RepoError::Io { path: package.display().to_string(), source })?;
         let mount = self.root.join(".terraform").join("modules").join(key);
-        let mut pending = vec![subdir.clone()];
-        let mut seen = BTreeSet::new();
-        let mut files = Vec::new();
-        while let Some(rel) = pending.pop() {
-            if !seen.insert(rel.clone()) {
-                continue;
-            }
-            let abs = real.join(&rel);
-            let entries =
-                std::fs::read_dir(&abs).map_err(|source| RepoError::Io { path: abs.display().to_string(), source })?;
-            let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-            names.sort();
-            for path in names {
+        let files = read_modules(
+            &real,
+            subdir.clone(),
+            |rel, path| {
                 let is_tf = path.extension().is_some_and(|e| e == "tf" || e == "tfvars");
                 // Symbolic links are followed only while they stay inside the package.
-                let target = std::fs::canonicalize(&path).ok().filter(|t| t.starts_with(&real) && t.is_file());
-                let (true, Some(target)) = (is_tf, target) else { continue };
-                let text = std::fs::read_to_string(&target)
-                    .map_err(|source| RepoError::Io { path: path.display().to_string(), source })?;
-                let virtual_path = mount.join(&rel).join(path.file_name().unwrap_or_default());
-                let file = SourceFile::parse(&virtual_path, text);
-                for call in &file.index.module_calls {
-                    let Some(child) = &call.dir else { continue };
-                    match child.strip_prefix(&mount) {
-                        Ok(inner) => pending.push(inner.to_path_buf()),
-                        Err(_) => {
-                            return Err(fail(format!(
-                                "module {:?} in {} calls {:?}, which leaves the module's package",
-                                call.name,
-                                virtual_path.strip_prefix(&mount).unwrap_or(&virtual_path).display(),
-                                call.source.as_deref().unwrap_or_default()
-                            )));
-                        }
-                    }
+                let target = std::fs::canonicalize(path).ok().filter(|t| t.starts_with(&real) && t.is_file());
+                let (true, Some(target)) = (is_tf, target) else { return None };
+                Some((target, mount.join(rel).join(path.file_name().unwrap_or_default())))
+            },
+            |virtual_path, call| {
+                let Some(child) = &call.dir else { return Ok(None) };
+                match child.strip_prefix(&mount) {
+                    Ok(inner) => Ok(Some(inner.to_path_buf())),
+                    Err(_) => Err(fail(format!(
+                        "module {:?} in {} calls {:?}, which leaves the module's package",
+                        call.name,
+                        virtual_path.strip_prefix(&mount).unwrap_or(virtual_path).display(),
+                        call.source.as_deref().unwrap_or_default()
+                    ))),
                 }
-                files.push((virtual_path, file));
-            }
-        }
+            },
+        )?;
         self.files.retain(|path, _| !path.starts_with(&mount));
         self.dirs.retain(|dir, _| !dir.starts_with(&mount));
         for (path, file) in files {
@@ -919,6 +886,43 @@ pub(crate) fn count_references(text: &str, reference: &str) -> usize {
 }
 
 /// `path` without `.` components, when it is relative and never climbs out (`..`).
+/// Read the `.tf` and `.tfvars` files of the module in the directory `start` (relative to `base`
+/// on disk) and of every module it calls, each directory once, its entries in name order.
+/// `entry(dir, path)`: the file to read for the entry `path` of `dir` and the path it has in the
+/// repository, or `None` to skip it. `next(file, call)`: the directory (relative to `base`) a
+/// module call of that file leads to, read in turn, or why the call is refused.
+fn read_modules(
+    base: &Path,
+    start: PathBuf,
+    mut entry: impl FnMut(&Path, &Path) -> Option<(PathBuf, PathBuf)>,
+    mut next: impl FnMut(&Path, &ModuleCallDecl) -> Result<Option<PathBuf>, RepoError>,
+) -> Result<Vec<(PathBuf, SourceFile)>, RepoError> {
+    let mut files = Vec::new();
+    let mut pending = vec![start];
+    let mut seen = BTreeSet::new();
+    while let Some(dir) = pending.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        let abs = base.join(&dir);
+        let entries =
+            std::fs::read_dir(&abs).map_err(|source| RepoError::Io { path: abs.display().to_string(), source })?;
+        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        names.sort();
+        for path in names {
+            let Some((read, in_repo)) = entry(&dir, &path) else { continue };
+            let text = std::fs::read_to_string(&read)
+                .map_err(|source| RepoError::Io { path: path.display().to_string(), source })?;
+            let file = SourceFile::parse(&in_repo, text);
+            for call in &file.index.module_calls {
+                pending.extend(next(&in_repo, call)?);
+            }
+            files.push((in_repo, file));
+        }
+    }
+    Ok(files)
+}
+
 fn inside(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for component in path.components() {

@@ -28,6 +28,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::path::{AttrPath, Seg};
+use crate::version::{Constraints, Version, VersionError};
 
 /// The provider versions whose schema is bundled, oldest first, with their data.
 const BUNDLED: [(&str, &[u8]); 2] = [
@@ -251,7 +252,9 @@ impl Schema {
         if let Some(locked) = locked {
             let v = Version::parse(locked)
                 .map_err(|e| SchemaError::BadConstraint { constraint: locked.to_string(), reason: e.to_string() })?;
-            if let Some(i) = BUNDLED.iter().position(|(b, _)| Version::parse(b).is_ok_and(|b| b.parts == v.parts)) {
+            if let Some(i) =
+                BUNDLED.iter().position(|(b, _)| Version::parse(b).is_ok_and(|b| b.numbers() == v.numbers()))
+            {
                 return Ok((load(i)?, Fit::Exact));
             }
             return Ok((load(nearest(&v))?, Fit::Nearest));
@@ -263,11 +266,7 @@ impl Schema {
         if let Some(i) = newest_satisfying(&clauses) {
             return Ok((load(i)?, Fit::Exact));
         }
-        let floor = clauses
-            .iter()
-            .filter(|c| matches!(c.op, Op::Eq | Op::Ge | Op::Gt | Op::Pessimistic))
-            .map(|c| c.version.clone())
-            .max_by_key(|v| v.parts);
+        let floor = clauses.lower_bounds().max_by_key(|v| v.numbers()).cloned();
         match floor {
             Some(floor) => Ok((load(nearest(&floor))?, Fit::Nearest)),
             // Only upper bounds, all below what is bundled: the oldest is the nearest.
@@ -818,107 +817,21 @@ fn bundled_list() -> String {
 
 // ---------- provider versions and constraints ----------
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Version {
-    parts: [u64; 3],
-    /// How many parts were written (`~> 5.0` has two).
-    written: usize,
+/// A provider requirement's version constraint, or why it is none.
+fn parse_constraint(text: &str) -> Result<Constraints, SchemaError> {
+    Constraints::parse(text).map_err(|e| SchemaError::BadConstraint {
+        constraint: text.to_string(),
+        reason: match e {
+            VersionError::Constraint { reason, .. } => reason,
+            other => other.to_string(),
+        },
+    })
 }
 
-/// A version number that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum VersionError {
-    #[error("{0:?} has more than three parts")]
-    TooManyParts(String),
-    #[error("{0:?} is not a version")]
-    NotAVersion(String),
-}
-
-impl Version {
-    fn parse(text: &str) -> Result<Version, VersionError> {
-        let t = text.trim().trim_start_matches('v');
-        // Pre-release and build suffixes are not bundled; compare by the numbers.
-        let t = t.split(['-', '+']).next().unwrap_or(t);
-        let mut parts = [0u64; 3];
-        let mut written = 0;
-        for (i, p) in t.split('.').enumerate() {
-            if i >= 3 {
-                return Err(VersionError::TooManyParts(text.to_string()));
-            }
-            parts[i] = p.parse().map_err(|_| VersionError::NotAVersion(text.to_string()))?;
-            written = i + 1;
-        }
-        Ok(Version { parts, written })
-    }
-
-    fn numbers(&self) -> [u64; 3] {
-        self.parts
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Eq,
-    Ne,
-    Gt,
-    Ge,
-    Lt,
-    Le,
-    Pessimistic,
-}
-
-#[derive(Debug, Clone)]
-struct Clause {
-    op: Op,
-    version: Version,
-}
-
-impl Clause {
-    fn allows(&self, v: &Version) -> bool {
-        let (a, c) = (v.numbers(), self.version.numbers());
-        match self.op {
-            Op::Eq => a == c,
-            Op::Ne => a != c,
-            Op::Gt => a > c,
-            Op::Ge => a >= c,
-            Op::Lt => a < c,
-            Op::Le => a <= c,
-            Op::Pessimistic => {
-                // `~> 5.1` is `>= 5.1, < 6.0`; `~> 5.1.2` is `>= 5.1.2, < 5.2.0`; `~> 5` is `>= 5, < 6`.
-                let keep = self.version.written.saturating_sub(1).max(1);
-                a >= c && a[..keep] == c[..keep]
-            }
-        }
-    }
-}
-
-fn parse_constraint(text: &str) -> Result<Vec<Clause>, SchemaError> {
-    let bad = |reason: String| SchemaError::BadConstraint { constraint: text.to_string(), reason };
-    let mut clauses = Vec::new();
-    for part in text.split(',') {
-        let p = part.trim();
-        if p.is_empty() {
-            return Err(bad("empty clause".to_string()));
-        }
-        let ops = [
-            ("~>", Op::Pessimistic),
-            (">=", Op::Ge),
-            ("<=", Op::Le),
-            ("!=", Op::Ne),
-            (">", Op::Gt),
-            ("<", Op::Lt),
-            ("=", Op::Eq),
-        ];
-        let (op, rest) = ops.iter().find_map(|(s, op)| p.strip_prefix(s).map(|r| (*op, r))).unwrap_or((Op::Eq, p));
-        clauses.push(Clause { op, version: Version::parse(rest).map_err(|e| bad(e.to_string()))? });
-    }
-    Ok(clauses)
-}
-
-fn newest_satisfying(clauses: &[Clause]) -> Option<usize> {
+fn newest_satisfying(constraints: &Constraints) -> Option<usize> {
     BUNDLED.iter().enumerate().rev().find_map(|(i, (v, _))| {
         let v = Version::parse(v).ok()?;
-        clauses.iter().all(|c| c.allows(&v)).then_some(i)
+        constraints.allows_provider(&v).then_some(i)
     })
 }
 
@@ -927,10 +840,10 @@ fn newest_satisfying(clauses: &[Clause]) -> Option<usize> {
 fn nearest(wanted: &Version) -> usize {
     let versions: Vec<(usize, Version)> =
         BUNDLED.iter().enumerate().filter_map(|(i, (v, _))| Version::parse(v).ok().map(|v| (i, v))).collect();
-    if let Some((i, _)) = versions.iter().rev().find(|(_, v)| v.parts[0] == wanted.parts[0]) {
+    if let Some((i, _)) = versions.iter().rev().find(|(_, v)| v.numbers()[0] == wanted.numbers()[0]) {
         return *i;
     }
-    if let Some((i, _)) = versions.iter().find(|(_, v)| v.parts > wanted.parts) {
+    if let Some((i, _)) = versions.iter().find(|(_, v)| v.numbers() > wanted.numbers()) {
         return *i;
     }
     BUNDLED.len() - 1
@@ -941,9 +854,8 @@ mod tests {
     use super::*;
 
     fn allows(constraint: &str, version: &str) -> bool {
-        let clauses = parse_constraint(constraint).expect("constraint");
-        let v = Version::parse(version).expect("version");
-        clauses.iter().all(|c| c.allows(&v))
+        let constraints = parse_constraint(constraint).expect("constraint");
+        constraints.allows_provider(&Version::parse(version).expect("version"))
     }
 
     #[test]

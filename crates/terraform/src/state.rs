@@ -160,10 +160,10 @@ impl State {
         for (index, resource) in raw.resources.into_iter().enumerate() {
             let module = match &resource.module {
                 None => Vec::new(),
-                Some(path) => parse_module_path(path).map_err(|message| StateError::Resource {
+                Some(path) => parse_module_path(path).map_err(|e| StateError::Resource {
                     origin: origin.to_string(),
                     index,
-                    message,
+                    message: e.to_string(),
                 })?,
             };
             for instance in resource.instances {
@@ -361,7 +361,7 @@ pub fn arn_resource_name(arn: &str) -> Option<&str> {
     (!last.is_empty()).then_some(last)
 }
 
-fn parse_module_path(path: &str) -> Result<Vec<ModuleStep>, String> {
+fn parse_module_path(path: &str) -> Result<Vec<ModuleStep>, crate::address::BadAddress> {
     // Reuse the address parser with a dummy resource appended.
     Address::parse(&format!("{path}.x.y")).map(|a| a.module)
 }

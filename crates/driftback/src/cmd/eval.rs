@@ -341,12 +341,12 @@ fn judge(
     for a in &expect.attr {
         let address = match Address::parse(&a.address) {
             Ok(x) => x,
-            Err(e) => return Some(e),
+            Err(e) => return Some(e.to_string()),
         };
         named.push(address.to_string());
         let path = match AttrPath::parse(&a.path) {
             Ok(p) => p,
-            Err(e) => return Some(e),
+            Err(e) => return Some(e.to_string()),
         };
         // References to other resources compare by what the state says they are, as in `terraform plan`.
         let Some(config) = effective_config_in_state(after, &address, state) else {

@@ -156,14 +156,14 @@ pub async fn run(config: &Config, args: &Args) -> anyhow::Result<()> {
             let ledger = ledger.clone();
             Arc::new(move || {
                 let ledger = ledger.clone();
-                Box::pin(async move { ledger.ping().await.map_err(|e| e.to_string()) })
+                Box::pin(async move { ledger.ping().await.map_err(driftback_feed::ProbeError::from) })
             })
         }),
         ("queue", {
             let consumer = consumer.clone();
             Arc::new(move || {
                 let consumer = consumer.clone();
-                Box::pin(async move { consumer.probe().await.map_err(|e| e.to_string()) })
+                Box::pin(async move { consumer.probe().await.map_err(driftback_feed::ProbeError::from) })
             })
         }),
     ];

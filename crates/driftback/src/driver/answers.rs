@@ -12,7 +12,7 @@ use driftback_publish::commands::{Command, CommentCommand};
 use driftback_publish::github::PullRequestAction;
 use driftback_publish::issues;
 use driftback_publish::markdown::{code, text};
-use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
+use driftback_publish::webhook::{PullRequestChange, PullRequestEvents, SinkError};
 use driftback_publish::{GitHub, PullRequestApi, PullRequestState, RetryPolicy};
 use driftback_store::{DecisionRecord, Store};
 
@@ -48,7 +48,7 @@ pub struct StoreSink {
 }
 
 impl PullRequestEvents for StoreSink {
-    async fn record(&self, change: PullRequestChange) -> Result<(), String> {
+    async fn record(&self, change: PullRequestChange) -> Result<(), SinkError> {
         // A pull request driftback did not open (or not recorded) is not its business.
         self.store.set_pull_request_state(change.number, change.state).await.map_err(|e| e.to_string())?;
         // A held draft merged as it was: the person who merged it accepted its edit.
@@ -59,7 +59,7 @@ impl PullRequestEvents for StoreSink {
         Ok(())
     }
 
-    async fn command(&self, request: CommentCommand) -> Result<(), String> {
+    async fn command(&self, request: CommentCommand) -> Result<(), SinkError> {
         let Some(api) = &self.api else {
             tracing::warn!(
                 number = request.number,
@@ -80,7 +80,7 @@ impl PullRequestEvents for StoreSink {
             });
             return Ok(());
         }
-        reply(&self.store, api, self.answerer.clone(), &request).await.map_err(|e| e.to_string())
+        reply(&self.store, api, self.answerer.clone(), &request).await.map_err(|e| e.to_string().into())
     }
 }
 
@@ -112,7 +112,7 @@ async fn answer(
     }
     let command = match &request.command {
         Ok(command) => command,
-        Err(reply) => return Ok(Some(reply.clone())),
+        Err(reply) => return Ok(Some(reply.to_string())),
     };
     let Some(change_set) = latest_change_set(&request.thread_body) else {
         return Ok(Some("This thread names no driftback change set, so there is nothing to answer for.".into()));

@@ -291,8 +291,7 @@ impl Deliverer {
                     story.diff = diff;
                 }
                 if !files.is_empty() {
-                    let mut there = outcome.clone();
-                    there.field_changes = planned_changes(held, &workspace.state, &on_branch);
+                    let there = outcome.with_field_changes(planned_changes(held, &workspace.state, &on_branch));
                     let shown = super::story::story(change_set, &there, label, String::new(), &self.base_branch);
                     story.changes = shown.changes;
                 }
@@ -412,8 +411,7 @@ impl Deliverer {
                 if let Ok(patched) = patch::apply(&on_branch, plan) {
                     if !patched.files.is_empty() {
                         // The values before are the branch's, where the earlier change is.
-                        let mut there = outcome.clone();
-                        there.field_changes = planned_changes(plan, state, &on_branch);
+                        let there = outcome.with_field_changes(planned_changes(plan, state, &on_branch));
                         story = super::story::story(change_set, &there, label, String::new(), &self.base_branch);
                     }
                     // On a held draft that already holds the edit, the commit records the person's

@@ -30,29 +30,30 @@ mod publisher;
 mod record;
 pub mod security;
 mod session;
+mod settle;
 mod stacks;
 mod story;
 mod workspace;
 
 use driftback_events::ChangeSet;
-use driftback_policy::{DecideInput, Decided, Decision, DecisionKind};
+use driftback_policy::{DecideInput, Decided, DecisionKind};
 use driftback_recipes::{Catalog, Plan};
 use driftback_store::{ChangeSetRecord, Store};
-use driftback_terraform::Repo;
 
 pub use answers::{Answered, Answerer, webhook_router};
 pub use deliver::{Delivered, Deliverer};
 pub use knowledge::{Knowledge, StoreKnowledgeBase, embedder, embedding_text, open_existing_store, open_store};
 pub use modules::Modules;
-pub use outcome::{HeldPart, Outcome, Status};
-pub use person::{Answer, PersonDecision, change_set_from_store};
+pub use outcome::{Outcome, Status};
+pub use person::{PersonDecision, change_set_from_store};
 pub use publisher::{Publisher, notifier};
 pub use stacks::{Stacks, routes_to_stacks};
 pub use workspace::{Workspace, load_catalog, load_policy_file, read_state};
 
 use crate::config::Config;
 use history::History;
-use plan::{Planned, Planner};
+use outcome::Ground;
+use plan::{Planned, Planner, Unplanned};
 
 /// Where a reconciled change set goes.
 pub enum Delivery {
@@ -215,38 +216,34 @@ impl Driver {
     ) -> anyhow::Result<Driven> {
         let started = std::time::Instant::now();
         let mut planned = match &workspace.unlocated {
-            Some(reason) => Planned { plan: Err(reason.clone()), agent: None, by_agent: false },
+            Some(reason) => Planned { plan: Err(Unplanned::Unlocated(reason.clone())), agent: None, by_agent: false },
             None => self.planner.plan(change_set, &workspace.state, &workspace.repo).await,
         };
         let siblings = match &mut planned.plan {
             Ok(plan) if person.is_none() => self.plan_siblings_alongside(change_set, plan, workspace).await?,
             _ => Vec::new(),
         };
-        let decided = self.decide(change_set, planned.plan.as_ref().map_err(String::as_str), workspace).await?;
+        let unplanned = planned.plan.as_ref().err().map(ToString::to_string);
+        let plan = planned.plan.as_ref().map_err(|_| unplanned.as_deref().unwrap_or_default());
+        let decided = self.decide(change_set, plan, workspace).await?;
         let decided = match person {
             Some(person) => person::overrule(decided, person),
             None => decided,
         };
-        let mut outcome = Outcome {
+        let ground = Ground {
             notes: workspace
                 .adopted_because
                 .iter()
                 .map(|why| format!("no state manages this resource; it goes to this stack as {why}"))
                 .collect(),
             scope: workspace.scope.clone(),
-            ledger: decided.ledger,
-            agent: planned.agent.clone(),
             answered_by: person.map(|p| format!("{} in #{}", p.user, p.thread)),
-            ..Outcome::default()
         };
-        let patched = settle(&mut outcome, &decided.decision, &planned, &decided.plan, &decided.held, workspace);
-        if let Some(PersonDecision { answer: Answer::Own { field, actor }, user, thread }) = person {
-            own_in_policy(&mut outcome, workspace, field, actor, &format!("{user} answered in #{thread}"));
-        }
-        outcome.decision = Some(decided.decision);
-        let after = patched.unwrap_or_else(|| workspace.repo.clone());
-        let written_with = note_siblings_written(&mut outcome, &siblings, &workspace.repo, &after);
-        self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
+        let (settled, after, written_with) = settle::settle(&planned, &decided, workspace, person, &siblings);
+        let after = after.unwrap_or_else(|| workspace.repo.clone());
+        let checked =
+            self.planner.after_patch(change_set, (&workspace.state, &workspace.repo, &after), &planned, settled).await;
+        let outcome = Outcome::new(ground, planned.agent, decided.decision, decided.ledger, checked);
         self.history.push(change_set, &outcome.ledger);
 
         let label = outcome.label(change_set, &workspace.state);
@@ -465,265 +462,5 @@ async fn cover(
             }
             Ok(())
         }
-    }
-}
-
-/// Say which siblings' resources the written edit changed too; returns their change sets' ids.
-fn note_siblings_written(
-    outcome: &mut Outcome,
-    siblings: &[session::Sibling],
-    before: &Repo,
-    after: &Repo,
-) -> Vec<String> {
-    let mut written_for = Vec::new();
-    for sibling in siblings {
-        let changed: Vec<String> = sibling
-            .addresses
-            .iter()
-            .filter(|a| {
-                driftback_terraform::eval::effective_config(before, a)
-                    != driftback_terraform::eval::effective_config(after, a)
-            })
-            .map(|a| a.to_string())
-            .collect();
-        if !changed.is_empty() {
-            outcome.notes.push(format!(
-                "the edit also makes change set {} of the same session, on {}: they share the value's origin",
-                sibling.id,
-                changed.join(", ")
-            ));
-            written_for.push(sibling.id.clone());
-        }
-    }
-    written_for
-}
-
-/// The outcome of a decision on a plan (pure): the status, and the patch when the decision lets
-/// one be written. Returns the repository with the patch applied, when it is.
-fn settle(
-    outcome: &mut Outcome,
-    decision: &Decision,
-    planned: &Planned,
-    decided: &Plan,
-    held: &Plan,
-    workspace: &Workspace,
-) -> Option<Repo> {
-    let plan = match &planned.plan {
-        Ok(plan) => plan,
-        Err(reason) => {
-            // Whatever the policy says, nothing can be written without a plan.
-            outcome.plan_error = Some(reason.clone());
-            outcome.status = match decision.kind {
-                DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
-                _ => Status::Escalated(decision.rationale.clone()),
-            };
-            return None;
-        }
-    };
-    if planned.by_agent {
-        outcome.notes.push("planned by the LLM agent".into());
-    }
-    outcome.addresses = plan.changes.iter().map(|c| c.address.to_string()).collect();
-    outcome.recipes = plan.changes.iter().flat_map(|c| c.recipes.clone()).collect();
-    outcome.notes.extend(plan.notes.clone());
-    let waiting = match decision.kind {
-        DecisionKind::Revert => Status::Revert(decision.rationale.clone()),
-        _ => Status::Escalated(decision.rationale.clone()),
-    };
-    match (decision.kind, &decision.split) {
-        // Split: the held part is shown as an escalation is, and the independent fields are
-        // written below like a reconciliation.
-        (DecisionKind::Escalate | DecisionKind::Revert, Some(split)) => {
-            let mut waits = Outcome::default();
-            hold(&mut waits, held, workspace);
-            outcome.held_diff = waits.held_diff;
-            outcome.held_files = waits.held_files;
-            outcome.notes.push(split.describe());
-            outcome.notes.extend(waits.notes);
-            for f in decision.fields.iter().filter(|f| f.rule == driftback_policy::defaults::SECRET_VALUE) {
-                outcome.notes.push(format!(
-                    "accepting cannot write `{}` of {}: its value is hidden by CloudTrail or is a secret, and a redacted \
-                     value can never be written; set it where the secret lives (a secret store, a variable), or say who \
-                     owns it with `/driftback own {} by <actor>`",
-                    f.path.as_deref().unwrap_or_default(),
-                    f.address,
-                    f.path.as_deref().unwrap_or_default(),
-                ));
-            }
-            outcome.held = Some(HeldPart { status: waiting.clone(), field_changes: waits.field_changes });
-        }
-        (DecisionKind::Escalate | DecisionKind::Revert, None) => {
-            let nothing_to_write = hold(outcome, held, workspace);
-            outcome.status = if nothing_to_write && decision.kind == DecisionKind::Escalate {
-                // Nothing for a person to decide: the cloud says what the code says again. (A
-                // revert is kept: it may undo a change an open pull request codifies, which the
-                // reviewer should hear of.)
-                Status::NoChange
-            } else if decision.kind == DecisionKind::Revert {
-                Status::Revert(decision.rationale.clone())
-            } else {
-                Status::Escalated(decision.rationale.clone())
-            };
-            return None;
-        }
-        (DecisionKind::Reconcile | DecisionKind::IgnoreChanges, _) => {}
-    }
-    // A person's answer decided it: the security gate is theirs to pass.
-    let patched = write(outcome, decided, workspace, decision.rule == person::PERSON_RULE);
-    // A split whose written part changes nothing, or cannot be written: the change set waits as a
-    // whole (what failed says why, in the status or the notes).
-    if let Some(part) = outcome.held.take() {
-        match (&outcome.status, &patched) {
-            (Status::Reconciled, Some(_)) => outcome.held = Some(part),
-            (Status::NoChange, _) => {
-                outcome.status = part.status;
-                outcome.field_changes = part.field_changes;
-            }
-            _ => {
-                outcome.held_diff = None;
-                outcome.held_files.clear();
-            }
-        }
-    }
-    patched
-}
-
-/// Apply the decided plan on a copy and gate it: the outcome's status, files and edits. Returns
-/// the repository with the patch applied, when it is.
-fn write(outcome: &mut Outcome, decided: &Plan, workspace: &Workspace, by_person: bool) -> Option<Repo> {
-    if decided.is_empty() {
-        return None;
-    }
-    outcome.created = patch::created_resources(decided);
-    outcome.field_changes = field_changes::planned_changes(decided, &workspace.state, &workspace.repo);
-    match patch::apply(&workspace.repo, decided) {
-        Ok(patched) => {
-            if patched.files.iter().any(|(_, text)| text.contains(outcome::REDACTED)) {
-                outcome.status = Status::Escalated("the patch would write a value CloudTrail redacted".into());
-                return None;
-            }
-            // Fail closed: what the patch adds must exist on its resource type in the provider, and
-            // must not take over what separate resources manage.
-            let after = patch::with_files(&workspace.repo, &patched.files);
-            let problems = patch::gate(&workspace.repo, &patched.files, workspace.schema);
-            if !problems.is_empty() {
-                outcome.status = Status::Escalated(format!(
-                    "the patch is not written: it fails the checks made before a commit (AWS provider {} schema, Terraform's rules): {}",
-                    workspace.schema.provider_version(),
-                    problems.join("; ")
-                ));
-                return None;
-            }
-            // Fail closed on security too: whatever road the edit came by, the code it writes must
-            // not weaken a control the policy did not hold or accept.
-            if workspace.policy.judges_security() && !by_person {
-                let weakened = security::weakenings(
-                    &workspace.repo,
-                    &after,
-                    &workspace.state,
-                    workspace.schema,
-                    &workspace.policy.accepts,
-                );
-                if !weakened.is_empty() {
-                    outcome.status = Status::Escalated(format!(
-                        "the patch is not written: the code it writes weakens security controls, and a person decides \
-                         whether the security floor is lowered: {}",
-                        weakened.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
-                    ));
-                    return None;
-                }
-            }
-            outcome.notes.extend(patched.notes);
-            outcome.edits = patched.edits;
-            outcome.status = if patched.files.is_empty() { Status::NoChange } else { Status::Reconciled };
-            outcome.files = patched.files;
-            Some(after)
-        }
-        Err(reason) => {
-            outcome.status = Status::Escalated(reason);
-            None
-        }
-    }
-}
-
-/// For a decision that waits for a person: what accepting would write (the field changes and the
-/// diff of the held edit), computed on a copy and never committed. Why there is none, when there
-/// is none, goes to the notes. Returns true when accepting would change nothing: the code on the
-/// base already says what the cloud says (the drifted value returned).
-fn hold(outcome: &mut Outcome, held: &Plan, workspace: &Workspace) -> bool {
-    if held.is_empty() {
-        return false;
-    }
-    outcome.field_changes = field_changes::planned_changes(held, &workspace.state, &workspace.repo);
-    match patch::apply(&workspace.repo, held) {
-        Ok(patched) if patched.files.iter().any(|(_, text)| text.contains(outcome::REDACTED)) => {
-            outcome
-                .notes
-                .push("accepting cannot be written as it stands: it would write a value CloudTrail redacted".into());
-        }
-        Ok(patched) if patched.files.is_empty() => {
-            outcome.notes.push("the code already says what the cloud says: accepting would write nothing".into());
-            return true;
-        }
-        Ok(patched) => {
-            let files: Vec<(&std::path::Path, Option<&str>, &str)> = patched
-                .files
-                .iter()
-                .map(|(path, text)| (path.as_path(), workspace.repo.text(path), text.as_str()))
-                .collect();
-            match driftback_publish::unified_diff(&files) {
-                Ok(diff) => outcome.held_diff = Some(diff),
-                Err(e) => tracing::warn!(error = %e, "the held edit's diff could not be made"),
-            }
-            // Committed into a held draft only when it passes the gate a reconciled patch passes.
-            let problems = patch::gate(&workspace.repo, &patched.files, workspace.schema);
-            if problems.is_empty() && outcome.held_diff.is_some() {
-                outcome.held_files = patched.files;
-            } else if !problems.is_empty() {
-                outcome.notes.push(format!(
-                    "accepting cannot be written as it stands: it fails the checks made before a commit (AWS \
-                     provider {} schema, Terraform's rules): {}",
-                    workspace.schema.provider_version(),
-                    problems.join("; ")
-                ));
-            }
-        }
-        Err(reason) => outcome.notes.push(format!("accepting cannot be written as it stands: {reason}")),
-    }
-    false
-}
-
-/// A person's `/driftback own`: the policy file gains the rule that `actor` owns `field` of the
-/// change set's resource, next to the `lifecycle { ignore_changes }` edit. The file is checked by
-/// loading it; when it cannot take the rule (or the resource or the file is unknown) nothing is
-/// written and the change set is escalated saying why.
-fn own_in_policy(outcome: &mut Outcome, workspace: &Workspace, field: &str, actor: &str, why: &str) {
-    if matches!(outcome.status, Status::Escalated(_) | Status::Revert(_)) {
-        return;
-    }
-    let refuse = |outcome: &mut Outcome, reason: String| {
-        outcome.files.clear();
-        outcome.extra_files.clear();
-        outcome.status = Status::Escalated(reason);
-    };
-    let Some(address) = outcome.addresses.first().cloned() else {
-        return refuse(outcome, "the change set names no resource of this repository to own a field of".into());
-    };
-    let Some((on_disk, in_repo)) = &workspace.policy_file else {
-        return refuse(outcome, "the policy file is configured outside the repository ([policy] file)".into());
-    };
-    let text = match std::fs::read_to_string(on_disk) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return refuse(outcome, format!("cannot read the policy file {}: {e}", on_disk.display())),
-    };
-    let bare = driftback_terraform::Address::parse(&address).map(|a| a.without_key().to_string()).unwrap_or(address);
-    match driftback_policy::add_ownership_rule(&text, &in_repo.display().to_string(), &bare, field, actor, why) {
-        Ok(edited) => {
-            outcome.extra_files.push((in_repo.clone(), edited));
-            outcome.notes.push(format!("the policy file {} gains a rule: {actor} owns {field}", in_repo.display()));
-            outcome.status = Status::Reconciled;
-        }
-        Err(e) => refuse(outcome, format!("{e}")),
     }
 }

@@ -1,5 +1,15 @@
-//! What became of one change set: the value every stage of the driver adds to and every command
-//! reads. No stage logic lives here.
+//! The values the stages of the road make, and what became of one change set:
+//!
+//! ```text
+//! Planned -> Decided -> Settled -> Checked -> Outcome
+//! ```
+//!
+//! `Planned` (`plan.rs`): the plan, or why there is none. `Decided`
+//! ([`driftback_policy::Decided`], or a person's answer in its place): the decision on it.
+//! [`Settled`]: what the decision writes, the patch applied and gated. [`Checked`]: the patch
+//! checked after it is made, or demoted with the reason. [`Outcome`]: what every command reads,
+//! made once from them ([`Outcome::new`]) and never changed after. Each stage is a function of
+//! the one before; none changes an earlier one. No stage logic lives here.
 
 use std::path::PathBuf;
 
@@ -16,7 +26,73 @@ use super::field_changes::PlannedFieldChange;
 /// What CloudTrail writes in place of a sensitive parameter: never a value to write or show.
 pub const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";
 
-/// What became of one change set.
+/// The third stage: what a decision writes into the code (`settle` in `settle.rs`). The decided plan
+/// applied on a copy and gated, or, for a decision that waits for a person, the held edit shown.
+#[derive(Debug, Clone, Default)]
+pub struct Settled {
+    pub status: Status,
+    /// The resources the plan touches.
+    pub addresses: Vec<String>,
+    pub recipes: Vec<String>,
+    /// Why the change set could not be planned, when it could not.
+    pub plan_error: Option<String>,
+    pub notes: Vec<String>,
+    /// New contents of the files the patch changes.
+    pub files: Vec<(PathBuf, String)>,
+    pub edits: usize,
+    /// Resources adopted: address and the attributes the state will know them by.
+    pub created: Vec<(Address, serde_json::Map<String, Value>)>,
+    /// The field changes the plan makes; for `revert` and `escalate`, those the held edit would.
+    pub field_changes: Vec<PlannedFieldChange>,
+    /// For `revert` and `escalate`: the unified diff of the held edit.
+    pub held_diff: Option<String>,
+    /// The held edit's files, when they may be committed as a held draft.
+    pub held_files: Vec<(PathBuf, String)>,
+    /// Files written besides the plan's edits (a person's `/driftback own`: the policy file).
+    pub extra_files: Vec<(PathBuf, String)>,
+    /// The part of a split change set that waits for a person, when its other part is written.
+    pub held: Option<HeldPart>,
+}
+
+/// The fourth stage: the settled patch checked after it is made (a learned recipe's result
+/// validated against the calls) and learned from (`Planner::after_patch` in `plan.rs`). A patch that
+/// fails the check is not changed: it is demoted, with the reason.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub settled: Settled,
+    /// What checking and learning add: the validation's proofs, the recipe learned.
+    pub notes: Vec<String>,
+    /// Why the settled patch is not written after all: the change set is escalated with this.
+    pub demoted: Option<String>,
+}
+
+impl Checked {
+    /// The settled patch, with nothing to check.
+    pub fn unchecked(settled: Settled) -> Checked {
+        Checked { settled, notes: Vec::new(), demoted: None }
+    }
+
+    /// The status the change set ends with: the settled one, or escalated by the demotion.
+    pub fn status(&self) -> Status {
+        match &self.demoted {
+            Some(reason) => Status::Escalated(reason.clone()),
+            None => self.settled.status.clone(),
+        }
+    }
+}
+
+/// What the road knows of a change set before it plans: where it is decided and who answered.
+#[derive(Debug, Clone, Default)]
+pub struct Ground {
+    /// Notes that come before the plan's (why a stack adopted the resource).
+    pub notes: Vec<String>,
+    pub scope: Option<Scope>,
+    /// Who answered, when a person's answer decided (`maria in #12`).
+    pub answered_by: Option<String>,
+}
+
+/// What became of one change set: made once from the stages ([`Outcome::new`]) and read by every
+/// command, the delivery and the records.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Outcome {
     pub status: Status,
@@ -144,6 +220,51 @@ impl Status {
 }
 
 impl Outcome {
+    /// The outcome of the stages: `ground`, the agent's work (`Planned::agent`), the decision with
+    /// its ledger entries (`Decided`), and the checked patch.
+    pub fn new(
+        ground: Ground,
+        agent: Option<AgentReport>,
+        decision: Decision,
+        ledger: Vec<LedgerEntry>,
+        checked: Checked,
+    ) -> Outcome {
+        let status = checked.status();
+        let Checked { settled, notes: checked_notes, demoted } = checked;
+        let mut notes = ground.notes;
+        notes.extend(settled.notes);
+        notes.extend(checked_notes);
+        let (files, edits) = match demoted {
+            Some(_) => (Vec::new(), 0),
+            None => (settled.files, settled.edits),
+        };
+        Outcome {
+            status,
+            addresses: settled.addresses,
+            decision: Some(decision),
+            plan_error: settled.plan_error,
+            files,
+            notes,
+            recipes: settled.recipes,
+            edits,
+            created: settled.created,
+            ledger,
+            agent,
+            field_changes: settled.field_changes,
+            held_diff: settled.held_diff,
+            held_files: settled.held_files,
+            extra_files: settled.extra_files,
+            answered_by: ground.answered_by,
+            scope: ground.scope,
+            held: settled.held,
+        }
+    }
+
+    /// The outcome told with other field changes (the values before on a pull request's branch).
+    pub fn with_field_changes(&self, field_changes: Vec<PlannedFieldChange>) -> Outcome {
+        Outcome { field_changes, ..self.clone() }
+    }
+
     /// What the change set is called in branch names, summaries and pull requests: the first
     /// resource address it touched, else the address the state knows its resource by (when one
     /// instance has that identifier), else the cloud identifier, else the change set id.
@@ -175,21 +296,27 @@ impl Outcome {
     /// status, field changes and fields; nothing written). `None` when nothing is split.
     pub fn held_view(&self) -> Option<Outcome> {
         let held = self.held.as_ref()?;
-        let mut view = self.clone();
-        view.status = held.status.clone();
-        view.field_changes = held.field_changes.clone();
-        view.files.clear();
-        view.extra_files.clear();
-        view.held = None;
         // What the view says is the held part's; its files stay the held edit's.
-        if let Some(decision) = &mut view.decision {
-            let waiting: Vec<(String, String)> =
-                decision.split.iter().flat_map(|s| &s.held).map(|f| (f.address.clone(), f.path.clone())).collect();
-            decision
+        let decision = self.decision.as_ref().map(|decision| {
+            let waiting: Vec<(&str, &str)> =
+                decision.split.iter().flat_map(|s| &s.held).map(|f| (f.address.as_str(), f.path.as_str())).collect();
+            let fields = decision
                 .fields
-                .retain(|f| waiting.iter().any(|(a, p)| *a == f.address && Some(p.as_str()) == f.path.as_deref()));
-        }
-        Some(view)
+                .iter()
+                .filter(|f| waiting.iter().any(|(a, p)| *a == f.address && Some(*p) == f.path.as_deref()))
+                .cloned()
+                .collect();
+            Decision { fields, ..decision.clone() }
+        });
+        Some(Outcome {
+            status: held.status.clone(),
+            field_changes: held.field_changes.clone(),
+            files: Vec::new(),
+            extra_files: Vec::new(),
+            held: None,
+            decision,
+            ..self.clone()
+        })
     }
 
     /// Whether this outcome is a person's `/driftback accept` (their decision, `reconcile`): what
@@ -217,4 +344,61 @@ pub struct AgentReport {
     /// Every message exchanged, the last one saying how it ended.
     #[serde(skip)]
     pub transcript: Vec<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision() -> Decision {
+        serde_json::from_value(serde_json::json!({
+            "kind": "reconcile", "rule": "default:reconcile", "rationale": "the code follows the cloud"
+        }))
+        .expect("a decision")
+    }
+
+    fn written() -> Settled {
+        Settled {
+            status: Status::Reconciled,
+            addresses: vec!["aws_instance.web".into()],
+            recipes: vec!["learned-ec2-x".into()],
+            notes: vec!["planned".into()],
+            files: vec![(PathBuf::from("main.tf"), "resource \"aws_instance\" \"web\" {}\n".into())],
+            edits: 1,
+            ..Settled::default()
+        }
+    }
+
+    fn ground() -> Ground {
+        Ground { notes: vec!["adopted".into()], ..Ground::default() }
+    }
+
+    #[test]
+    fn a_demoted_patch_is_escalated_with_its_reason_and_writes_nothing() {
+        let settled = written();
+        let checked = Checked {
+            settled: settled.clone(),
+            notes: vec!["proof: x".into()],
+            demoted: Some("the learned recipe does not validate".into()),
+        };
+        assert_eq!(checked.status(), Status::Escalated("the learned recipe does not validate".into()));
+        // The settled stage is not changed by the demotion.
+        assert_eq!(checked.settled.status, Status::Reconciled);
+        let outcome = Outcome::new(ground(), None, decision(), Vec::new(), checked);
+        assert_eq!(outcome.status, Status::Escalated("the learned recipe does not validate".into()));
+        assert!(outcome.files.is_empty());
+        assert_eq!(outcome.edits, 0);
+        assert_eq!(outcome.notes, ["adopted", "planned", "proof: x"]);
+        assert_eq!(outcome.addresses, settled.addresses);
+    }
+
+    #[test]
+    fn a_kept_patch_is_the_settled_one() {
+        let outcome = Outcome::new(ground(), None, decision(), Vec::new(), Checked::unchecked(written()));
+        assert_eq!(outcome.status, Status::Reconciled);
+        assert_eq!(outcome.files.len(), 1);
+        assert_eq!(outcome.edits, 1);
+        assert_eq!(outcome.notes, ["adopted", "planned"]);
+        assert_eq!(outcome.decision.as_ref().map(|d| d.rule.as_str()), Some("default:reconcile"));
+    }
 }

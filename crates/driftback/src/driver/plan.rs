@@ -14,16 +14,38 @@ use driftback_terraform::{Repo, State};
 use driftback_agent::KnowledgeBase;
 
 use super::knowledge::Knowledge;
-use super::outcome::{AgentReport, Outcome, Status};
+use super::outcome::{AgentReport, Checked, Settled, Status};
 use crate::config::AgentConfig;
 
 /// A change set's plan, or why there is none; and what the agent did, when it was asked.
 #[derive(Debug)]
 pub struct Planned {
-    pub plan: Result<Plan, String>,
+    pub plan: Result<Plan, Unplanned>,
     pub agent: Option<AgentReport>,
     /// The plan is the agent's (not a recipe's): it is learned from once it validates.
     pub by_agent: bool,
+}
+
+/// Why a change set has no plan.
+#[derive(Debug, Clone)]
+pub enum Unplanned {
+    /// No workspace of the repository manages its resource (why, as the stacks' routing says).
+    Unlocated(String),
+    /// The recipes refused it, and the agent was not asked (off, or the refusal is not a missing
+    /// recipe).
+    Recipe(PlanError),
+    /// No recipe covers it, and the agent escalated with this reason.
+    AgentEscalated { error: PlanError, reason: String },
+}
+
+impl std::fmt::Display for Unplanned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unplanned::Unlocated(reason) => f.write_str(reason),
+            Unplanned::Recipe(error) => write!(f, "{error}"),
+            Unplanned::AgentEscalated { error, reason } => write!(f, "{error}; the LLM agent escalated: {reason}"),
+        }
+    }
 }
 
 /// Recipes, learned recipes and the agent, with the knowledge base behind them.
@@ -84,10 +106,10 @@ impl Planner {
         let error = match driftback_recipes::plan(&self.catalog, change_set, state, repo) {
             Ok(plan) => return Planned { plan: Ok(plan), agent: None, by_agent: false },
             Err(e @ PlanError::NoRecipe { .. }) => e,
-            Err(e) => return Planned { plan: Err(e.to_string()), agent: None, by_agent: false },
+            Err(e) => return Planned { plan: Err(Unplanned::Recipe(e)), agent: None, by_agent: false },
         };
         let Ok(settings) = &self.settings else {
-            return Planned { plan: Err(error.to_string()), agent: None, by_agent: false };
+            return Planned { plan: Err(Unplanned::Recipe(error)), agent: None, by_agent: false };
         };
         let out = driftback_agent::reconcile(settings, &self.kb, change_set, state, repo, &error.to_string()).await;
         let mut report = AgentReport {
@@ -104,7 +126,7 @@ impl Planner {
             }
             AgentResult::Escalated { reason } => {
                 report.escalation = Some(reason.clone());
-                Err(format!("{error}; the LLM agent escalated: {reason}"))
+                Err(Unplanned::AgentEscalated { error, reason })
             }
         };
         let by_agent = plan.is_ok();
@@ -112,30 +134,29 @@ impl Planner {
     }
 
     /// After the patch: a learned recipe's result must validate against the calls like the agent's
-    /// did, or the recipe is demoted and the change set escalated; a validated agent plan is
-    /// generalised into a recipe; a reconciliation is remembered for the agent's searches.
-    /// `plan` is the plan [`Planner::plan`] made; `after` the repository with the patch applied.
+    /// did, or the recipe is demoted and so is the change set (escalated, with the reason); a
+    /// validated agent plan is generalised into a recipe; a reconciliation is remembered for the
+    /// agent's searches. `planned` is what [`Planner::plan`] made, `settled` what its decision
+    /// wrote, `after` the repository with the patch applied.
     pub async fn after_patch(
         &mut self,
         change_set: &ChangeSet,
-        state: &State,
-        repo: &Repo,
-        after: &Repo,
+        (state, repo, after): (&State, &Repo, &Repo),
         planned: &Planned,
-        outcome: &mut Outcome,
-    ) {
-        let Ok(plan) = &planned.plan else { return };
-        self.check_learned_recipes(change_set, state, repo, after, plan, outcome).await;
-        if outcome.status != Status::Reconciled {
-            return;
+        settled: Settled,
+    ) -> Checked {
+        let Ok(plan) = &planned.plan else { return Checked::unchecked(settled) };
+        let (mut notes, demoted) = self.check_learned_recipes(change_set, state, repo, after, plan, &settled).await;
+        if demoted.is_some() || settled.status != Status::Reconciled {
+            return Checked { settled, notes, demoted };
         }
         if planned.by_agent && self.learn {
             match driftback_agent::learn(&self.kb, &self.catalog, change_set, state, repo, plan).await {
                 Ok(Learned::Stored(recipe)) => {
-                    outcome.notes.push(format!("learned recipe {} for the next change like this", recipe.recipe.id));
+                    notes.push(format!("learned recipe {} for the next change like this", recipe.recipe.id));
                     self.refresh().await;
                 }
-                Ok(Learned::NotGeneralised(why)) => outcome.notes.push(format!("no recipe learned: {why}")),
+                Ok(Learned::NotGeneralised(why)) => notes.push(format!("no recipe learned: {why}")),
                 Err(e) => driftback_feed::metrics::knowledge_write_lost("learned_recipe", &e),
             }
         }
@@ -145,14 +166,17 @@ impl Planner {
             summary: trace_text(change_set),
             patch: diff_summary(repo, after),
             outcome: "reconciled".into(),
-            planned_by: if outcome.recipes.is_empty() { "agent".into() } else { outcome.recipes.join(", ") },
-            tokens: outcome.tokens(),
+            planned_by: if settled.recipes.is_empty() { "agent".into() } else { settled.recipes.join(", ") },
+            tokens: planned.agent.as_ref().map(|a| a.usage.total()).unwrap_or(0),
         };
         if let Err(e) = self.kb.record_reconciliation(&past).await {
             driftback_feed::metrics::knowledge_write_lost("reconciliation", &e);
         }
+        Checked { settled, notes, demoted: None }
     }
 
+    /// A learned recipe's result validated against the calls: the proofs for the notes, and why
+    /// the patch is demoted when it does not validate (the recipe is demoted too).
     async fn check_learned_recipes(
         &mut self,
         change_set: &ChangeSet,
@@ -160,16 +184,16 @@ impl Planner {
         repo: &Repo,
         after: &Repo,
         plan: &Plan,
-        outcome: &mut Outcome,
-    ) {
-        let mut used: Vec<String> = outcome.recipes.iter().filter(|r| self.learned.contains(r)).cloned().collect();
+        settled: &Settled,
+    ) -> (Vec<String>, Option<String>) {
+        let mut used: Vec<String> = settled.recipes.iter().filter(|r| self.learned.contains(r)).cloned().collect();
         used.dedup();
-        if used.is_empty() || outcome.status != Status::Reconciled {
-            return;
+        if used.is_empty() || settled.status != Status::Reconciled {
+            return (Vec::new(), None);
         }
         let validation = validate(repo, after, state, change_set, plan);
         // The commit and the story list every edit with its proof, as for the agent's own plans.
-        outcome.notes.extend(validation.proofs.iter().map(|p| format!("proof: {p}")));
+        let notes = validation.proofs.iter().map(|p| format!("proof: {p}")).collect();
         let problems = validation.problems;
         let usage =
             if problems.is_empty() { RecipeUse::Validated } else { RecipeUse::FailedValidation(problems.join("; ")) };
@@ -178,16 +202,16 @@ impl Planner {
                 driftback_feed::metrics::knowledge_write_lost("recipe_use", &e);
             }
         }
-        if !problems.is_empty() {
-            outcome.status = Status::Escalated(format!(
-                "the learned recipe {} produced a patch that does not validate ({}); it is demoted",
-                used.join(", "),
-                problems.join("; ")
-            ));
-            outcome.files.clear();
-            outcome.edits = 0;
-            self.refresh().await;
+        if problems.is_empty() {
+            return (notes, None);
         }
+        self.refresh().await;
+        let reason = format!(
+            "the learned recipe {} produced a patch that does not validate ({}); it is demoted",
+            used.join(", "),
+            problems.join("; ")
+        );
+        (notes, Some(reason))
     }
 }
 

@@ -267,7 +267,7 @@ pub async fn record_pull_request(store: &Store, address: &str, published: &Publi
 }
 
 /// The re-validation after a replay: every changed Terraform file must still parse.
-fn still_parses(files: &[driftback_publish::FileChange]) -> Result<(), String> {
+fn still_parses(files: &[driftback_publish::FileChange]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     for (path, content) in files {
         let is_hcl = path.extension().is_some_and(|e| e == "tf" || e == "tfvars");
         if let (true, Some(text)) = (is_hcl, content) {

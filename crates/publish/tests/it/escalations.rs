@@ -13,7 +13,7 @@ use driftback_publish::issues::{
     publish_escalation, publish_held_draft, resolve_escalation, resolve_if_covered,
 };
 use driftback_publish::notify::{Notice, Notifier, NotifyFormat};
-use driftback_publish::webhook::{PullRequestChange, PullRequestEvents};
+use driftback_publish::webhook::{PullRequestChange, PullRequestEvents, SinkError};
 use driftback_publish::{GitHub, RetryPolicy, Secret};
 use serde_json::{Value, json};
 
@@ -128,10 +128,10 @@ async fn only_people_with_write_access_may_decide() {
 struct Commands(Mutex<Vec<CommentCommand>>);
 
 impl PullRequestEvents for Commands {
-    async fn record(&self, _: PullRequestChange) -> Result<(), String> {
+    async fn record(&self, _: PullRequestChange) -> Result<(), SinkError> {
         Ok(())
     }
-    async fn command(&self, command: CommentCommand) -> Result<(), String> {
+    async fn command(&self, command: CommentCommand) -> Result<(), SinkError> {
         self.0.lock().unwrap().push(command);
         Ok(())
     }
@@ -182,7 +182,7 @@ async fn comment_commands_reach_the_sink_signed_and_from_people_only() {
     assert_eq!((got[0].number, got[0].user.as_str(), &got[0].command), (12, "maria", &Ok(Command::Accept)));
     assert!(!got[0].on_pull_request && got[1].on_pull_request);
     assert!(got[0].thread_body.contains("driftback:escalation aws_instance.web"));
-    assert!(got[1].command.as_ref().unwrap_err().contains("not a command"), "{got:?}");
+    assert!(got[1].command.as_ref().unwrap_err().to_string().contains("not a command"), "{got:?}");
 }
 
 /// A chat webhook on loopback: records each message, answers 500 to the first `fail` posts.

@@ -24,11 +24,11 @@ fn change(repo: &GitRepo, content: &str, local_branch: &str) -> git2::Oid {
     repo.commit_on_branch(base, local_branch, &changes, "drift: change", &Author::default()).unwrap().1
 }
 
-fn parses(files: &[driftback_publish::FileChange]) -> Result<(), String> {
+fn parses(files: &[driftback_publish::FileChange]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     for (path, content) in files {
         let text = content.as_deref().unwrap_or_default();
         if text.matches('{').count() != text.matches('}').count() {
-            return Err(format!("{} has unbalanced braces", path.display()));
+            return Err(format!("{} has unbalanced braces", path.display()).into());
         }
     }
     Ok(())

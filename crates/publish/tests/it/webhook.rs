@@ -5,14 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use driftback_publish::Secret;
 use driftback_publish::github::PullRequestState;
-use driftback_publish::webhook::{PullRequestChange, PullRequestEvents, WEBHOOK_PATH, router, signature};
+use driftback_publish::webhook::{PullRequestChange, PullRequestEvents, SinkError, WEBHOOK_PATH, router, signature};
 use serde_json::{Value, json};
 
 #[derive(Default)]
 pub struct Recorder(pub Mutex<Vec<PullRequestChange>>);
 
 impl PullRequestEvents for Recorder {
-    async fn record(&self, change: PullRequestChange) -> Result<(), String> {
+    async fn record(&self, change: PullRequestChange) -> Result<(), SinkError> {
         self.0.lock().unwrap().push(change);
         Ok(())
     }
