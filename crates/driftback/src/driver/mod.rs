@@ -249,7 +249,8 @@ impl Driver {
         self.planner.after_patch(change_set, &workspace.state, &workspace.repo, &after, &planned, &mut outcome).await;
         self.history.push(change_set, &outcome.ledger);
 
-        let label = outcome.label(change_set, &workspace.state);
+        let targets = self.planner.targets(change_set, &workspace.state);
+        let label = outcome.label(change_set, &workspace.state, targets.as_deref());
         let mut record = record::change_set_record(change_set, &outcome);
         let mut delivered = None;
         if outcome.status == Status::Reconciled {

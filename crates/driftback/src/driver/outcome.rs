@@ -145,18 +145,25 @@ impl Status {
 
 impl Outcome {
     /// What the change set is called in branch names, summaries and pull requests: the first
-    /// resource address it touched, else the address the state knows its resource by (when one
-    /// instance has that identifier), else the cloud identifier, else the change set id.
-    /// In a workspace of a stack, the name says which ([`Scope::label`]).
-    pub fn label(&self, change_set: &ChangeSet, state: &State) -> String {
-        scoped(self.scope.as_ref(), &self.bare_label(change_set, state))
+    /// resource address it touched, else the one resource its calls target (`targets`: of the
+    /// types the recipes for them change, so never a namesake of another type; without them, the
+    /// one instance the state knows by its identifier), else the cloud identifier, else the change
+    /// set id. In a workspace of a stack, the name says which ([`Scope::label`]).
+    pub fn label(&self, change_set: &ChangeSet, state: &State, targets: Option<&[Address]>) -> String {
+        scoped(self.scope.as_ref(), &self.bare_label(change_set, state, targets))
     }
 
-    fn bare_label(&self, change_set: &ChangeSet, state: &State) -> String {
+    fn bare_label(&self, change_set: &ChangeSet, state: &State, targets: Option<&[Address]>) -> String {
         if let Some(address) = self.addresses.first() {
             return address.clone();
         }
+        if let Some([one]) = targets {
+            return one.to_string();
+        }
         let Some(id) = &change_set.resource_id else { return change_set.id.clone() };
+        if targets.is_some() {
+            return id.clone();
+        }
         match state.find(id, &[], &[]).as_slice() {
             [one] => one.address.to_string(),
             _ => id.clone(),
