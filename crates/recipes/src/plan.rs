@@ -1075,7 +1075,10 @@ impl Planner<'_> {
                 let on = match value_at(&item, &rule.flag) {
                     Some(Value::Bool(on)) => on,
                     _ => {
-                        return Err(refuse(format!("an item of `{}` has no true or false `{}`", rule.items, rule.flag)));
+                        return Err(refuse(format!(
+                            "an item of `{}` has no true or false `{}`",
+                            rule.items, rule.flag
+                        )));
                     }
                 };
                 let values = match value_at(&item, &rule.values) {
