@@ -158,6 +158,13 @@ async fn the_modules_corpus_holds_its_passes_and_nothing_dangerous() {
         tokio::task::spawn_blocking(move || corpus::eval_corpus("tests/corpus-modules", &["--fetch-modules"], &envs))
             .await
             .unwrap();
+    // Each scenario's result and the resource each change set is filed under, shown with `--nocapture`.
+    eprintln!("{}", run.output);
+    for result in &run.results {
+        for change_set in result["change_sets"].as_array().into_iter().flatten() {
+            eprintln!("{} {} {} {}", result["id"], change_set["label"], change_set["status"], result["decisions"]);
+        }
+    }
     assert_eq!(run.dangerous, 0, "{:#?}", run.dangers());
     // Raise this floor when more pass; docs/corpus.md lists the failures and their causes.
     assert!(run.passed >= MODULES_CORPUS_FLOOR, "{} passed, {} failed\n{}", run.passed, run.failed, run.output);
@@ -169,6 +176,7 @@ async fn the_modules_corpus_holds_its_passes_and_nothing_dangerous() {
         .filter(|r| r["decisions"].as_array().is_some_and(|d| !d.is_empty()))
         .map(|r| (&r["id"], &r["decisions"]))
         .collect();
+    eprintln!("quiet noise: {} of {}", noise.len() - paged.len(), noise.len());
     assert!(noise.len() - paged.len() >= QUIET_NOISE_FLOOR, "noise that reached a decision: {paged:?}");
 
     // The fresh-clone projects were served by the stand-in: each constraint resolved to the newest
@@ -191,8 +199,9 @@ async fn the_modules_corpus_holds_its_passes_and_nothing_dangerous() {
     assert!(std::fs::read_dir(&cache).is_ok_and(|mut d| d.next().is_some()), "the cache holds the packages");
 }
 
-/// Measured in the session that wrote the corpus (docs/corpus.md, "The modules corpus").
-const MODULES_CORPUS_FLOOR: usize = 45;
+/// 45 in the session that wrote the corpus; 50 with EKS labels, logging and version, Lambda tracing
+/// and a module's ignore_changes honoured (docs/corpus.md, "The modules corpus").
+const MODULES_CORPUS_FLOOR: usize = 50;
 
 /// Noise scenarios in which no change set reached a decision, measured in the same session (4 of 5).
 const QUIET_NOISE_FLOOR: usize = 4;

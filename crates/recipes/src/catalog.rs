@@ -146,6 +146,11 @@ pub struct Recipe {
     pub map_remove: Vec<MapRule>,
     #[serde(default)]
     pub map_replace: Vec<MapRule>,
+    /// A list attribute the call changes by delta (EKS `UpdateClusterConfig`'s
+    /// `logging.clusterLogging`: log types each turned on or off): the state's list with the items'
+    /// values added or removed.
+    #[serde(default)]
+    pub list_delta: Vec<ListDeltaRule>,
     #[serde(default)]
     pub block_add: Vec<BlockRule>,
     #[serde(default)]
@@ -407,6 +412,7 @@ impl Recipe {
             ("map_merge", !self.map_merge.is_empty()),
             ("map_remove", !self.map_remove.is_empty()),
             ("map_replace", !self.map_replace.is_empty()),
+            ("list_delta", !self.list_delta.is_empty()),
             ("block_add", !self.block_add.is_empty()),
             ("block_remove", !self.block_remove.is_empty()),
             ("block_replace", !self.block_replace.is_empty()),
@@ -483,6 +489,20 @@ pub struct MapRule {
     pub key: Option<String>,
     #[serde(default)]
     pub value: Option<String>,
+}
+
+/// See [`Recipe::list_delta`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListDeltaRule {
+    /// The list attribute (`enabled_cluster_log_types`).
+    pub path: String,
+    /// The request's items (`logging.clusterLogging`; one object counts as a one-item list).
+    pub items: String,
+    /// In each item, the values it turns on or off (`types`: a list, or one value).
+    pub values: String,
+    /// In each item, the flag that says on (`true`: added) or off (`false`: removed) (`enabled`).
+    pub flag: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -740,6 +760,7 @@ impl Catalog {
                 .map(|s| &s.path)
                 .chain(r.remove.iter())
                 .chain(r.map_merge.iter().map(|m| &m.path))
+                .chain(r.list_delta.iter().map(|l| &l.path))
                 .chain(keyed)
             {
                 driftback_terraform::AttrPath::parse(rule).map_err(|e| invalid(e.to_string()))?;
@@ -892,6 +913,7 @@ fn request_paths(r: &Recipe) -> Vec<&str> {
         out.extend(m.object.as_deref());
     }
     out.extend(r.block_add.iter().chain(&r.block_remove).chain(&r.block_replace).map(|b| b.items.as_str()));
+    out.extend(r.list_delta.iter().map(|l| l.items.as_str()));
     out.extend(r.set_keyed.as_ref().map(|k| k.items.as_str()));
     // With `each`, a created resource is read inside its item (which also holds the call's
     // top-level members): not checked from the top.

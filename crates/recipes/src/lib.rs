@@ -10,7 +10,9 @@ mod document;
 mod extract;
 mod json_patch;
 mod plan;
+mod target;
 
 pub use calls::{Call, Calls, closest};
 pub use catalog::{Catalog, CatalogError, IdentityRule, Recipe};
 pub use plan::{Plan, PlanError, ResourceChange, SecretField, plan};
+pub use target::targets;

@@ -790,6 +790,7 @@ impl Planner<'_> {
                 Op::Set { path, value: AttrValue::Literal(Value::Object(entries)) }
             });
         }
+        ops.extend(self.list_deltas(recipe, event, address)?);
         // Removed first: a block written again (a route with a new target) is removed, then added.
         for rule in &recipe.block_remove {
             for item in event_value(event, &rule.items).map(|v| as_list(&v)).unwrap_or_default() {
@@ -1292,6 +1293,63 @@ impl Planner<'_> {
             .collect()
     }
 
+    /// [`Recipe::list_delta`]: the list the state holds, with the values an item turns on added at
+    /// its end (in the call's order) and those it turns off taken out; written whole when it differs.
+    /// An item without its flag or values is refused by name, never guessed.
+    fn list_deltas(&self, recipe: &Recipe, event: &ApiEvent, address: &Address) -> Result<Vec<Op>, PlanError> {
+        let refuse = |message: String| PlanError::Recipe { recipe: recipe.id.clone(), message };
+        let mut ops = Vec::new();
+        for rule in &recipe.list_delta {
+            let Some(given) = event_value(event, &rule.items) else { continue };
+            let path = AttrPath::parse(&rule.path).map_err(|e| refuse(e.to_string()))?;
+            let held = self
+                .state
+                .get(address)
+                .and_then(|i| value_at_path(&Value::Object(i.attributes.clone()), &path))
+                .unwrap_or(Value::Null);
+            let before: Vec<Value> = match held {
+                Value::Array(items) => items,
+                Value::Null => Vec::new(),
+                other => return Err(refuse(format!("{address}: `{path}` is {other} in the state, not a list"))),
+            };
+            let mut after = before.clone();
+            for item in as_list(&given) {
+                let on = match value_at(&item, &rule.flag) {
+                    Some(Value::Bool(on)) => on,
+                    _ => {
+                        return Err(refuse(format!(
+                            "an item of `{}` has no true or false `{}`",
+                            rule.items, rule.flag
+                        )));
+                    }
+                };
+                let values = match value_at(&item, &rule.values) {
+                    Some(v @ Value::String(_)) => vec![v],
+                    Some(Value::Array(values)) if values.iter().all(Value::is_string) => values,
+                    _ => {
+                        return Err(refuse(format!(
+                            "an item of `{}` names no `{}` to turn on or off",
+                            rule.items, rule.values
+                        )));
+                    }
+                };
+                for value in values {
+                    if !on {
+                        after.retain(|v| *v != value);
+                    } else if !after.contains(&value) {
+                        after.push(value);
+                    }
+                }
+            }
+            // A list the provider keeps as a set may come back from the state in another order.
+            if same_members(&before, &after) {
+                continue;
+            }
+            ops.push(Op::Set { path, value: AttrValue::Literal(Value::Array(after)) });
+        }
+        Ok(ops)
+    }
+
     /// Changes to arguments the resource's `lifecycle { ignore_changes }` lists are not drift:
     /// Terraform leaves them alone on purpose (an autoscaler owns `desired_count`). Noted, not planned.
     fn without_ignored(&mut self, address: &Address, ops: Vec<Op>) -> Vec<Op> {
@@ -1299,12 +1357,7 @@ impl Planner<'_> {
         if ignored.is_empty() {
             return ops;
         }
-        let covers = |path: &AttrPath| {
-            let path = path.to_string();
-            ignored.iter().any(|i| {
-                i == "all" || path == *i || path.starts_with(&format!("{i}.")) || path.starts_with(&format!("{i}["))
-            })
-        };
+        let covers = |path: &AttrPath| ignored.iter().any(|i| driftback_terraform::eval::ignore_covers(i, path));
         let (skipped, kept): (Vec<Op>, Vec<Op>) =
             ops.into_iter().partition(|op| matches!(op, Op::Set { path, .. } | Op::Remove { path } if covers(path)));
         for op in skipped {
@@ -1795,7 +1848,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
     // Request plumbing beyond `is_transport_key`.
     const NOT_CONFIGURATION: &[&str] = &["dryRun"];
     let plain = |p: &str| !p.starts_with("response.") && !p.contains('[');
-    let read = recipe.read_paths();
+    let read: Vec<&str> = recipe.read_paths().into_iter().chain(request_map_paths(recipe)).collect();
     let mut parents: Vec<&str> = recipe
         .set
         .iter()
@@ -1805,7 +1858,7 @@ fn unmapped_parameters(recipe: &Recipe, event: &ApiEvent) -> Vec<String> {
         .collect();
     // A recipe that only sets attributes reads the whole request: its top level is a bag too
     // (`ModifyInstanceAttribute` carries one `{"value": ...}` member per attribute it changes).
-    let only_sets = matches!(recipe.actions()[..], ["set"] | ["whole"] | ["set", "whole"]);
+    let only_sets = matches!(recipe.actions()[..], ["set"] | ["whole"] | ["set", "whole"]) || sets_and_deltas(recipe);
     if only_sets && recipe.each.is_none() && recipe.patch.is_none() {
         parents.push("");
     }
@@ -1860,6 +1913,28 @@ fn request_then_response(event: &ApiEvent, from: &str) -> (Option<Value>, bool) 
         return (Some(value), false);
     }
     (response.iter().find_map(|p| event_value(event, p)), true)
+}
+
+/// A recipe that sets attributes and also changes a map or a list by what the call adds and
+/// removes (a node group's `labels.addOrUpdateLabels`, a cluster's `logging.clusterLogging`) reads
+/// the whole request too: a member beside them that no rule reads (`taints`) refuses it by name.
+fn sets_and_deltas(recipe: &Recipe) -> bool {
+    let actions = recipe.actions();
+    actions.contains(&"set")
+        && actions.len() > 1
+        && actions.iter().all(|a| ["set", "map_merge", "map_remove", "list_delta"].contains(a))
+}
+
+/// The request paths a recipe's map and list rules read.
+fn request_map_paths(recipe: &Recipe) -> impl Iterator<Item = &str> {
+    let maps = recipe.map_merge.iter().chain(&recipe.map_remove).chain(&recipe.map_replace);
+    maps.flat_map(|m| m.items.as_deref().into_iter().chain(m.object.as_deref()))
+        .chain(recipe.list_delta.iter().map(|l| l.items.as_str()))
+}
+
+/// Whether two lists hold the same values, in any order (a list the provider keeps as a set).
+fn same_members(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().all(|v| b.contains(v))
 }
 
 /// The list attributes of a block that name where traffic comes from or goes to.

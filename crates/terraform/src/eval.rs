@@ -18,7 +18,7 @@ use hcl_edit::structure::Block;
 use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel};
 use crate::functions::{eval_try, terraform_context};
-use crate::path::Seg;
+use crate::path::{AttrPath, Seg};
 use crate::repo::Repo;
 
 /// The effective configuration of one resource instance, or `None` when its block is not there or
@@ -568,6 +568,42 @@ pub fn ignored_changes(repo: &Repo, address: &Address) -> Vec<String> {
     }
 }
 
+/// Whether an entry of `lifecycle { ignore_changes }` (as [`ignored_changes`] gives it) covers a
+/// change at `path`: `all`, the path itself, or a path it lies inside. A block's element is written
+/// `scaling_config[0].desired_size` in `ignore_changes` and `scaling_config.desired_size` where a
+/// plan names the only block of its type, so an index 0 on either side may stand for the other's
+/// missing one; `tags["Owner"]` and `tags.Owner` are the same entry.
+pub fn ignore_covers(entry: &str, path: &AttrPath) -> bool {
+    if entry == "all" {
+        return true;
+    }
+    let Ok(entry) = AttrPath::parse(entry) else { return false };
+    let name = |s: &Seg| match s {
+        Seg::Name(n) | Seg::Key(n) => Some(n.clone()),
+        Seg::Index(_) => None,
+    };
+    let (mut want, mut have) = (entry.0.as_slice(), path.0.as_slice());
+    loop {
+        match (want.first(), have.first()) {
+            (None, _) => return true,
+            (Some(_), None) => return want.iter().all(|s| *s == Seg::Index(0)),
+            (Some(Seg::Index(a)), Some(Seg::Index(b))) if a == b => {}
+            (Some(Seg::Index(0)), Some(_)) => {
+                want = &want[1..];
+                continue;
+            }
+            (Some(_), Some(Seg::Index(0))) => {
+                have = &have[1..];
+                continue;
+            }
+            (Some(a), Some(b)) if name(a).is_some() && name(a) == name(b) => {}
+            _ => return false,
+        }
+        want = &want[1..];
+        have = &have[1..];
+    }
+}
+
 /// A `dynamic` block's iterator name and the (key, value) of each element of its `for_each`: list
 /// elements by index, map entries by key. `None` when `for_each` cannot be computed.
 fn dynamic_elements(text: &str, block: &Block, ctx: &hcl::eval::Context<'_>) -> Option<(String, Vec<(Value, Value)>)> {
@@ -790,5 +826,36 @@ mod tests {
         assert_eq!(db["instance_class"], json!("PROD"));
         assert_eq!(db["allocated_storage"], json!(10));
         assert!(effective_config(&r, &Address::parse("aws_instance.gone").unwrap()).is_none());
+    }
+
+    #[test]
+    fn ignore_changes_inside_a_module_covers_its_paths_with_or_without_the_block_index() {
+        // A node group in a module called per key, as a registry module writes it: the autoscaler
+        // owns the desired size.
+        let r = repo(&[
+            (
+                "main.tf",
+                "module \"ng\" {\n  source   = \"./modules/ng\"\n  for_each = { a = 1, b = 2 }\n  size     = each.value\n}\n",
+            ),
+            (
+                "modules/ng/main.tf",
+                "variable \"size\" {}\nresource \"aws_eks_node_group\" \"this\" {\n  count = 1\n  scaling_config {\n    desired_size = var.size\n    max_size     = 5\n  }\n  tags = { Team = \"x\" }\n  lifecycle {\n    ignore_changes = [\n      scaling_config[0].desired_size,\n      tags[\"Owner\"],\n    ]\n  }\n}\n",
+            ),
+        ]);
+        let address = Address::parse("module.ng[\"b\"].aws_eks_node_group.this[0]").unwrap();
+        let ignored = ignored_changes(&r, &address);
+        assert_eq!(ignored, vec!["scaling_config[0].desired_size".to_string(), "tags[\"Owner\"]".to_string()]);
+        let covered = |p: &str| ignored.iter().any(|i| ignore_covers(i, &AttrPath::parse(p).unwrap()));
+        assert!(covered("scaling_config.desired_size"));
+        assert!(covered("scaling_config[0].desired_size"));
+        assert!(covered("tags[\"Owner\"]"));
+        assert!(covered("tags.Owner"));
+        assert!(!covered("scaling_config.max_size"));
+        assert!(!covered("scaling_config"), "the whole block is more than the ignored argument");
+        assert!(!covered("scaling_config[1].desired_size"));
+        assert!(!covered("tags[\"Team\"]"));
+        assert!(!covered("tags"));
+        assert!(ignore_covers("all", &AttrPath::parse("anything").unwrap()));
+        assert!(ignore_covers("scaling_config", &AttrPath::parse("scaling_config[0].min_size").unwrap()));
     }
 }

@@ -246,7 +246,8 @@ impl Driver {
         let outcome = Outcome::new(ground, planned.agent, decided.decision, decided.ledger, checked);
         self.history.push(change_set, &outcome.ledger);
 
-        let label = outcome.label(change_set, &workspace.state);
+        let targets = self.planner.targets(change_set, &workspace.state);
+        let label = outcome.label(change_set, &workspace.state, targets.as_deref());
         let mut record = record::change_set_record(change_set, &outcome);
         let mut delivered = None;
         if outcome.status == Status::Reconciled {

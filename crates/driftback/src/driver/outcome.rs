@@ -266,18 +266,27 @@ impl Outcome {
     }
 
     /// What the change set is called in branch names, summaries and pull requests: the first
-    /// resource address it touched, else the address the state knows its resource by (when one
-    /// instance has that identifier), else the cloud identifier, else the change set id.
-    /// In a workspace of a stack, the name says which ([`Scope::label`]).
-    pub fn label(&self, change_set: &ChangeSet, state: &State) -> String {
-        scoped(self.scope.as_ref(), &self.bare_label(change_set, state))
+    /// resource address it touched, else the one resource its calls target (`targets`: of the
+    /// types the recipes for them change, so never a namesake of another type), else, when no
+    /// resource of those types is found (or no recipe says which types), the one instance the
+    /// state knows by its identifier (an `aws_default_security_group` that the rule calls' recipes
+    /// do not name), else the cloud identifier, else the change set id. In a workspace of a
+    /// stack, the name says which ([`Scope::label`]).
+    pub fn label(&self, change_set: &ChangeSet, state: &State, targets: Option<&[Address]>) -> String {
+        scoped(self.scope.as_ref(), &self.bare_label(change_set, state, targets))
     }
 
-    fn bare_label(&self, change_set: &ChangeSet, state: &State) -> String {
+    fn bare_label(&self, change_set: &ChangeSet, state: &State, targets: Option<&[Address]>) -> String {
         if let Some(address) = self.addresses.first() {
             return address.clone();
         }
+        if let Some([one]) = targets {
+            return one.to_string();
+        }
         let Some(id) = &change_set.resource_id else { return change_set.id.clone() };
+        if targets.is_some_and(|t| t.len() > 1) {
+            return id.clone();
+        }
         match state.find(id, &[], &[]).as_slice() {
             [one] => one.address.to_string(),
             _ => id.clone(),
@@ -400,5 +409,45 @@ mod tests {
         assert_eq!(outcome.edits, 1);
         assert_eq!(outcome.notes, ["adopted", "planned"]);
         assert_eq!(outcome.decision.as_ref().map(|d| d.rule.as_str()), Some("default:reconcile"));
+    }
+
+    use driftback_events::{GroupConfig, group, normalize};
+    use serde_json::json;
+
+    /// A ModifyDBInstance on `orders`, and a state where the DB parameter group of the same name is
+    /// the only instance whose `id` is `orders` (the instance's `id` is its resource id).
+    fn namesakes() -> (ChangeSet, State) {
+        let event = normalize(&json!({
+            "eventID": "e1", "eventTime": "2026-11-27T11:40:51Z", "eventSource": "rds.amazonaws.com",
+            "eventName": "ModifyDBInstance",
+            "userIdentity": {"type": "IAMUser", "arn": "arn:aws:iam::123456789012:user/alice", "userName": "alice"},
+            "requestParameters": {"dBInstanceIdentifier": "orders", "cACertificateIdentifier": "rds-ca-ecc384-g1"}
+        }))
+        .unwrap();
+        let change_set = group(vec![event], &GroupConfig::default()).remove(0);
+        let state = json!({"version": 4, "terraform_version": "1.9.5", "serial": 1, "lineage": "x", "outputs": {},
+        "resources": [
+            {"mode": "managed", "type": "aws_db_parameter_group", "name": "orders",
+             "instances": [{"attributes": {"id": "orders", "name": "orders"}}]},
+            {"mode": "managed", "type": "aws_db_instance", "name": "orders",
+             "instances": [{"attributes": {"id": "db-ABCDEFGHIJ", "identifier": "orders"}}]}
+        ]});
+        (change_set, State::parse(&state.to_string(), "terraform.tfstate").unwrap())
+    }
+
+    #[test]
+    fn an_unplanned_change_set_is_filed_under_its_target_never_a_namesake() {
+        let (change_set, state) = namesakes();
+        let outcome = Outcome::default();
+        let instance = Address::parse("aws_db_instance.orders").unwrap();
+        assert_eq!(outcome.label(&change_set, &state, Some(std::slice::from_ref(&instance))), "aws_db_instance.orders");
+        // Several resources of the calls' types match: the identifier, not one of them.
+        let two = [instance.clone(), Address::parse("aws_db_instance.other").unwrap()];
+        assert_eq!(outcome.label(&change_set, &state, Some(&two)), "orders");
+        // Nothing says which types the calls change: the one instance the state knows by the id.
+        assert_eq!(outcome.label(&change_set, &state, None), "aws_db_parameter_group.orders");
+        // A planned change names its own address first.
+        let planned = Outcome { addresses: vec!["aws_db_instance.orders".into()], ..Outcome::default() };
+        assert_eq!(planned.label(&change_set, &state, Some(&[])), "aws_db_instance.orders");
     }
 }

@@ -9,7 +9,7 @@ use driftback_agent::{
 };
 use driftback_events::ChangeSet;
 use driftback_recipes::{Catalog, Plan, PlanError};
-use driftback_terraform::{Repo, State};
+use driftback_terraform::{Address, Repo, State};
 
 use driftback_agent::KnowledgeBase;
 
@@ -96,6 +96,12 @@ impl Planner {
     /// The recipes' plan of `change_set` (learned ones included), without the agent.
     pub fn recipe_plan(&self, change_set: &ChangeSet, state: &State, repo: &Repo) -> Option<Plan> {
         driftback_recipes::plan(&self.catalog, change_set, state, repo).ok()
+    }
+
+    /// The managed resources the change set's calls change, of the types the recipes for them
+    /// change (never a namesake of another type); `None` when no such recipe knows its calls.
+    pub fn targets(&self, change_set: &ChangeSet, state: &State) -> Option<Vec<Address>> {
+        driftback_recipes::targets(&self.catalog, change_set, state)
     }
 
     /// Plan `change_set` against `repo` and `state`: a recipe's plan, else the agent's.
