@@ -454,7 +454,7 @@ fn security_table_checks_fire_on_their_examples_as_cloudtrail_logs_them() {
         &alice(),
         "ec2.amazonaws.com",
         "CreateNetworkAclEntry",
-        json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "allow", "protocol": "-1",
+        json!({"networkAclId": "acl-1", "ruleNumber": 50, "egress": false, "ruleAction": "allow", "aclProtocol": "-1",
                "ipv6CidrBlock": "::/0"}),
     );
     assert_eq!(

@@ -87,21 +87,12 @@ const CORPUS_KNOWN_WRONG: &[(&str, &str, &str)] = &[];
 
 /// Request members CloudTrail logs that the API models do not have: (eventSource, eventName,
 /// member, why).
-const CORPUS_KNOWN_WRONG_MEMBERS: &[(&str, &str, &str, &str)] = &[
-    (
-        "dynamodb.amazonaws.com",
-        "PutItem",
-        "key",
-        "a DynamoDB data event logs the item's primary key as `key`, not the item the API sends",
-    ),
-    (
-        "ec2.amazonaws.com",
-        "CreateNetworkAclEntry",
-        "protocol",
-        "CloudTrail logs a network ACL entry's protocol as `aclProtocol` (the documented-records corpus's \
-         records, as AWS prints them); the wild corpus's hand-written record says `protocol`",
-    ),
-];
+const CORPUS_KNOWN_WRONG_MEMBERS: &[(&str, &str, &str, &str)] = &[(
+    "dynamodb.amazonaws.com",
+    "PutItem",
+    "key",
+    "a DynamoDB data event logs the item's primary key as `key`, not the item the API sends",
+)];
 
 /// Every event in the corpora exists in the table, with every top-level request member, and EC2's
 /// wrapper form where the table expects it: the corpus was written from real request shapes, so this
