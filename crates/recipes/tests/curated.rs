@@ -411,7 +411,7 @@ fn rotation_settings_change_on_the_rotation_resource_and_an_unknown_rule_is_refu
 }
 
 #[test]
-fn node_group_scaling_is_found_by_cluster_and_name_and_labels_are_refused() {
+fn node_group_scaling_is_found_by_cluster_and_name_and_labels_are_map_entries() {
     let got = planned(
         "eks.amazonaws.com",
         "UpdateNodegroupConfig",
@@ -432,10 +432,19 @@ fn node_group_scaling_is_found_by_cluster_and_name_and_labels_are_refused() {
     )
     .unwrap_err();
     assert!(matches!(err, PlanError::NotManaged { .. }), "another cluster's group of the same name: {err}");
-    let err = planned(
+    // Labels are entries of the `labels` map; a member beside them no rule reads (taints) refuses.
+    let got = planned(
         "eks.amazonaws.com",
         "UpdateNodegroupConfig",
         json!({"clusterName": "prod", "nodegroupName": "workers", "labels": {"addOrUpdateLabels": {"tier": "batch"}}}),
+    )
+    .unwrap();
+    assert!(got[0].1.contains(&set(r#"labels["tier"]"#, json!("batch"))), "{:?}", got[0].1);
+    let err = planned(
+        "eks.amazonaws.com",
+        "UpdateNodegroupConfig",
+        json!({"clusterName": "prod", "nodegroupName": "workers", "labels": {"addOrUpdateLabels": {"tier": "batch"}},
+               "taints": {"addOrUpdateTaints": [{"key": "gpu", "value": "true", "effect": "NO_SCHEDULE"}]}}),
     )
     .unwrap_err();
     assert!(matches!(err, PlanError::Unmapped { .. }), "{err}");
