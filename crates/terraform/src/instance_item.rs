@@ -81,18 +81,12 @@ pub(crate) fn with_item_for_instance(
     } else {
         format!("concat({whole}, {condition} ? [{rendered}] : [])")
     };
-    let new = format!("{}{joined}{}", &text[..span.start], &text[span.end..]);
-    edit::parse(&new).ok()?;
-    let line = text[..span.start].matches('\n').count() + 1;
-    Some(Candidate {
-        file: file.to_path_buf(),
-        text: new,
-        note: format!(
+    spliced(file, text, span, &joined, |line| {
+        format!(
             "added an item to the list in {}:{line} for this instance only, behind `{condition}`, since the list \
              is every instance's",
             file.display()
-        ),
-        also: Vec::new(),
+        )
     })
 }
 
@@ -141,19 +135,28 @@ pub(crate) fn without_item_for_instance(
     }
     let joined =
         if multiline { format!("concat(\n{},\n)", parts.join(",\n")) } else { format!("concat({})", parts.join(", ")) };
-    let new = format!("{}{joined}{}", &text[..span.start], &text[span.end..]);
-    edit::parse(&new).ok()?;
-    let line = text[..span.start].matches('\n').count() + 1;
-    Some(Candidate {
-        file: file.to_path_buf(),
-        text: new,
-        note: format!(
+    spliced(file, text, span, &joined, |line| {
+        format!(
             "left item {index} of the list in {}:{line} out for this instance only, behind `{condition}`, since \
              the list is every instance's",
             file.display()
-        ),
-        also: Vec::new(),
+        )
     })
+}
+
+/// `text` with the list at `span` replaced by `joined`, as a candidate edit of `file` if it still
+/// parses; `note` is told the list's line.
+fn spliced(
+    file: &Path,
+    text: &str,
+    span: std::ops::Range<usize>,
+    joined: &str,
+    note: impl FnOnce(usize) -> String,
+) -> Option<Candidate> {
+    let new = format!("{}{joined}{}", &text[..span.start], &text[span.end..]);
+    edit::parse(&new).ok()?;
+    let line = text[..span.start].matches('\n').count() + 1;
+    Some(Candidate { file: file.to_path_buf(), text: new, note: note(line), also: Vec::new() })
 }
 
 #[cfg(test)]
