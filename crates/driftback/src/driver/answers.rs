@@ -154,16 +154,18 @@ async fn answer(
             Ok(Some(reply))
         }
         Command::Revert => {
+            // The thread may carry several change sets on its resource (a pull request gains a
+            // section per later change): the code's value stands for every one of them.
             let rationale = format!("{user} answered `/driftback revert` in #{}", request.number);
-            store.record_decision(&person_decision("revert", serde_json::json!({}), rationale.clone())).await?;
-            // The ledger learns: the code owns the fields this change set touched.
-            let fields = decided_fields(store, &change_set).await?;
+            for each in thread_change_sets(&request.thread_body) {
+                let mut record = person_decision("revert", serde_json::json!({}), rationale.clone());
+                record.change_set_id = each.clone();
+                store.record_decision(&record).await?;
+                // The ledger learns: the code owns the fields this change set touched.
+                code_owns_decided_fields(store, &each, user).await?;
+            }
             let row = store.change_set(&change_set).await?;
             let scope = row.as_ref().and_then(Scope::of_record);
-            for (address, path) in &fields {
-                let key = scoped(scope.as_ref(), address);
-                store.set_field_owner(&key, path, "terraform", Some(&format!("{PERSON_RULE}:{user}"))).await?;
-            }
             let reply = format!(
                 "Recorded: @{} decided that the code's value stands for change set {shown} (audit log). The next \
                  `terraform apply` restores it; run `terraform plan` to see exactly what it will do.",
@@ -272,11 +274,7 @@ async fn accepted_by_merge(store: &Store, change: &PullRequestChange, body: &str
         rationale: Some(format!("{by} merged held draft pull request #{}", change.number)),
     };
     store.record_decision(&record).await?;
-    let scope = store.change_set(&change_set).await?.as_ref().and_then(Scope::of_record);
-    for (address, path) in decided_fields(store, &change_set).await? {
-        let key = scoped(scope.as_ref(), &address);
-        store.set_field_owner(&key, &path, "terraform", Some(&format!("{PERSON_RULE}:{by}"))).await?;
-    }
+    code_owns_decided_fields(store, &change_set, &by).await?;
     tracing::info!(number = change.number, change_set, by, "a merged held draft recorded as a person's accept");
     Ok(())
 }
@@ -310,6 +308,17 @@ async fn close_or_reply(
     Ok(if closed.contains(&request.number) { None } else { Some(reply.to_string()) })
 }
 
+/// The ownership ledger learns that the code (Terraform) owns the fields the policy decided on for
+/// `change_set`, by `person`'s decision.
+async fn code_owns_decided_fields(store: &Store, change_set: &str, person: &str) -> anyhow::Result<()> {
+    let scope = store.change_set(change_set).await?.as_ref().and_then(Scope::of_record);
+    for (address, path) in decided_fields(store, change_set).await? {
+        let key = scoped(scope.as_ref(), &address);
+        store.set_field_owner(&key, &path, "terraform", Some(&format!("{PERSON_RULE}:{person}"))).await?;
+    }
+    Ok(())
+}
+
 /// The fields the policy decided on for `change_set` (its latest decision in the audit log), as
 /// (address, path).
 async fn decided_fields(store: &Store, change_set: &str) -> anyhow::Result<Vec<(String, String)>> {
@@ -325,14 +334,24 @@ async fn decided_fields(store: &Store, change_set: &str) -> anyhow::Result<Vec<(
 /// The last change set id the thread's body names (``Change set `cs-...` ``): the one the latest
 /// update is about.
 fn latest_change_set(body: &str) -> Option<String> {
-    body.match_indices("Change set `")
-        .filter_map(|(at, m)| {
-            let rest = &body[at + m.len()..];
-            let id = &rest[..rest.find('`')?];
-            (!id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-                .then(|| id.to_string())
-        })
-        .last()
+    thread_change_sets(body).pop()
+}
+
+/// Every change set id the thread's body names (``Change set `cs-...` ``), once each, in the order
+/// of their last mention: the last is the one the latest update is about.
+fn thread_change_sets(body: &str) -> Vec<String> {
+    let mut named: Vec<String> = Vec::new();
+    for (at, m) in body.match_indices("Change set `") {
+        let rest = &body[at + m.len()..];
+        let Some(end) = rest.find('`') else { continue };
+        let id = &rest[..end];
+        let valid = !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if valid {
+            named.retain(|known| known != id);
+            named.push(id.to_string());
+        }
+    }
+    named
 }
 
 /// The webhook router for the daemon to mount (`POST /webhooks/github`), with the secret from the
@@ -426,7 +445,7 @@ mod tests {
 
 #[cfg(test)]
 mod change_set_tests {
-    use super::latest_change_set;
+    use super::{latest_change_set, thread_change_sets};
 
     #[test]
     fn the_thread_names_its_latest_change_set() {
@@ -434,5 +453,13 @@ mod change_set_tests {
         assert_eq!(latest_change_set(body).as_deref(), Some("cs-2222"));
         assert_eq!(latest_change_set("Change set `not valid!`"), None);
         assert_eq!(latest_change_set("nothing here"), None);
+    }
+
+    #[test]
+    fn the_thread_names_every_change_set_it_carries_once() {
+        let body = "Change set `cs-1111`.\nA later change. Change set `cs-2222`; Change set `bad id`\n\
+                    Change set `cs-1111` again.";
+        assert_eq!(thread_change_sets(body), ["cs-2222", "cs-1111"]);
+        assert!(thread_change_sets("Change set `unterminated").is_empty());
     }
 }

@@ -249,6 +249,15 @@ impl Driver {
         let targets = self.planner.targets(change_set, &workspace.state);
         let label = outcome.label(change_set, &workspace.state, targets.as_deref());
         let mut record = record::change_set_record(change_set, &outcome);
+        // What was decided is in the knowledge base before anything is published: a person or a
+        // bot may answer a pull request the moment it opens (merge a held draft, `/driftback
+        // revert`), and the answer reads the decision and the fields it owns. A delivery that fails
+        // is tried again with the same decision, which the audit log keeps once.
+        if let Some(store) = &self.store {
+            record::decision_and_ledger(store, change_set, &outcome)
+                .await
+                .map_err(|e| e.context("recording the decision and field changes in the knowledge base"))?;
+        }
         let mut delivered = None;
         if outcome.status == Status::Reconciled {
             match &self.delivery {
@@ -334,9 +343,6 @@ impl Driver {
             if self.records_rows {
                 store.record_change_set(&record).await?;
             }
-            record::decision_and_ledger(store, change_set, &outcome)
-                .await
-                .map_err(|e| e.context("recording the decision and field changes in the knowledge base"))?;
             record::agent_work(store, change_set, &outcome, &record)
                 .await
                 .map_err(|e| e.context("recording the agent's work in the knowledge base"))?;
