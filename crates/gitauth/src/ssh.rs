@@ -238,9 +238,32 @@ pub fn check_host_key(
     })
 }
 
+/// What to tell the operator when git could not use the key it was given (libssh2 says
+/// "Unsupported private key format" for a wrong passphrase too): the setting to check, never the
+/// file. `None` for other failures.
+pub fn key_unusable(e: &git2::Error, auth: &SshAuth) -> Option<String> {
+    let message = e.message();
+    let lower = message.to_ascii_lowercase();
+    let about_key = e.class() == ErrorClass::Ssh
+        && (lower.contains("private key") || lower.contains("passphrase") || lower.contains("decrypt"));
+    if !about_key {
+        return None;
+    }
+    Some(match auth {
+        SshAuth::Key { setting, .. } => format!(
+            "the SSH key ({setting} private_key_file) could not be used ({message}): it must be an OpenSSH or PEM \
+             private key, and its passphrase must be in the variable {setting} passphrase_env names"
+        ),
+        SshAuth::Default { configure, .. } => format!(
+            "a default SSH key (~/.ssh/id_ed25519 or ~/.ssh/id_rsa) could not be used ({message}): a key with a \
+             passphrase needs the ssh agent, or configure it ({configure} private_key_file, passphrase_env)"
+        ),
+    })
+}
+
 /// Install on `callbacks` the SSH credential answers ([`SshCredentials`]) and the host key check
 /// for `url` with `auth`. A refusal's reason (a host key, every identity) is kept in `refusal`.
-pub fn install<'a>(callbacks: &mut RemoteCallbacks<'a>, url: &'a str, auth: &'a SshAuth, refusal: &'a Refusal) {
+pub fn install<'a>(callbacks: &mut RemoteCallbacks<'a>, url: &'a str, auth: &SshAuth, refusal: &'a Refusal) {
     let mut answers = SshCredentials::new(auth.clone());
     callbacks.credentials(move |_url, username, allowed| {
         answers.answer(username, allowed).inspect_err(|e| refusal.set(e.message().to_string()))
