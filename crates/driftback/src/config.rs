@@ -58,15 +58,102 @@ pub struct ModulesConfig {
     pub max_package_bytes: u64,
     /// The longest one package's fetch may take.
     pub fetch_timeout_seconds: u64,
+    /// Keys for git module sources over SSH: `[modules.ssh]` (one key for every host) or
+    /// `[[modules.ssh]]` entries with `hosts`, the first naming a source's host being used. A
+    /// host none names gets what `ssh` would use: the agent, then `~/.ssh/id_ed25519`, then
+    /// `~/.ssh/id_rsa`, with `~/.ssh/known_hosts`.
+    #[serde(deserialize_with = "one_or_many")]
+    pub ssh: Vec<ModulesSshConfig>,
 }
 
 impl Default for ModulesConfig {
     fn default() -> Self {
-        ModulesConfig { fetch: true, cache_dir: PathBuf::new(), max_package_bytes: 64 << 20, fetch_timeout_seconds: 60 }
+        ModulesConfig {
+            fetch: true,
+            cache_dir: PathBuf::new(),
+            max_package_bytes: 64 << 20,
+            fetch_timeout_seconds: 60,
+            ssh: Vec::new(),
+        }
     }
 }
 
+/// `[modules.ssh]` or one `[[modules.ssh]]`: the keys of `[publish.ssh]`, and the hosts the key is
+/// for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModulesSshConfig {
+    /// Host names or patterns (`github.com`, `*.corp.example`) of the module sources this key is
+    /// for; empty: every host.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// The private key (OpenSSH or PEM format; a mounted secret).
+    pub private_key_file: PathBuf,
+    /// The hosts' key lines, from `ssh-keyscan HOST` (without `-H`), checked against the
+    /// fingerprints the hosts publish.
+    pub known_hosts_file: PathBuf,
+    /// The user on the git host when the source's URL names none.
+    #[serde(default = "default_ssh_user")]
+    pub username: String,
+    /// The environment variable holding the key's passphrase, if it has one (never the file).
+    pub passphrase_env: Option<String>,
+}
+
+/// One table or an array of tables, as a list.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<ModulesSshConfig>, D::Error> {
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = Vec<ModulesSshConfig>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a [modules.ssh] table or [[modules.ssh]] tables")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            Ok(vec![ModulesSshConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))?])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+        }
+    }
+    deserializer.deserialize_any(Visitor)
+}
+
 impl ModulesConfig {
+    /// The SSH settings for git module sources: the configured keys, checked (files there, the
+    /// passphrase in its variable), and this process's defaults. Errors name the setting, never
+    /// the key file.
+    pub fn ssh_settings(&self) -> anyhow::Result<driftback_modules::SshSettings> {
+        use driftback_modules::{DefaultIdentities, HostKey, Secret, SshKey, SshSettings};
+        let mut keys = Vec::new();
+        for (n, ssh) in self.ssh.iter().enumerate() {
+            let name = if self.ssh.len() == 1 { "modules.ssh".to_string() } else { format!("modules.ssh[{n}]") };
+            let passphrase = match &ssh.passphrase_env {
+                Some(var) => Some(Secret::new(std::env::var(var).with_context(|| {
+                    format!("the SSH key's passphrase is not in the environment variable {var} ({name}.passphrase_env)")
+                })?)),
+                None => None,
+            };
+            anyhow::ensure!(
+                ssh.private_key_file.is_file(),
+                "{name}.private_key_file is not a file: mount the key where the setting says"
+            );
+            anyhow::ensure!(
+                ssh.known_hosts_file.is_file(),
+                "{name}.known_hosts_file {} is not a file: write the hosts' lines there (`ssh-keyscan HOST`)",
+                ssh.known_hosts_file.display()
+            );
+            keys.push(HostKey {
+                hosts: ssh.hosts.clone(),
+                key: SshKey {
+                    username: ssh.username.clone(),
+                    private_key: ssh.private_key_file.clone(),
+                    passphrase,
+                    known_hosts: ssh.known_hosts_file.clone(),
+                },
+            });
+        }
+        Ok(SshSettings { keys, defaults: DefaultIdentities::from_env() })
+    }
+
     /// The cache directory: `cache_dir`, or `<workdir>-modules` beside the work directory.
     pub fn cache_dir(&self, serve: &ServeConfig) -> PathBuf {
         if !self.cache_dir.as_os_str().is_empty() {
@@ -727,6 +814,51 @@ mod tests {
         assert_eq!(config.modules.cache_dir(&config.serve), PathBuf::from("/cache"));
         std::fs::write(&path, "[modules]\ncache = \"/x\"\n").unwrap();
         assert!(format!("{:#}", Config::load(Some(&path)).unwrap_err()).contains("cache"));
+    }
+
+    #[test]
+    fn module_ssh_keys_are_one_table_or_several_with_hosts_and_say_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("driftback.toml");
+        let (key, known_hosts) = (dir.path().join("modules-key"), dir.path().join("known_hosts"));
+        std::fs::write(&known_hosts, "github.com ssh-ed25519 AAAA\n").unwrap();
+        let table = format!(
+            "[modules.ssh]\nprivate_key_file = {:?}\nknown_hosts_file = {:?}\n",
+            key.display().to_string(),
+            known_hosts.display().to_string()
+        );
+        std::fs::write(&path, &table).unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.modules.ssh.len(), 1);
+        assert!(config.modules.ssh[0].hosts.is_empty() && config.modules.ssh[0].username == "git");
+        // The key file is not there yet: the error names the setting, never the file.
+        let err = format!("{:#}", config.modules.ssh_settings().unwrap_err());
+        assert!(err.contains("modules.ssh.private_key_file is not a file") && !err.contains("modules-key"), "{err}");
+        std::fs::write(&key, "key").unwrap();
+        let settings = config.modules.ssh_settings().unwrap();
+        assert!(settings.keys[0].hosts.is_empty() && settings.keys[0].key.passphrase.is_none());
+
+        let entries = format!(
+            "[[modules.ssh]]\nhosts = [\"github.com\"]\nprivate_key_file = {k:?}\nknown_hosts_file = {h:?}\n\
+             passphrase_env = \"DRIFTBACK_TEST_UNSET_PASSPHRASE\"\n\
+             [[modules.ssh]]\nhosts = [\"*.corp.example\"]\nprivate_key_file = {k:?}\nknown_hosts_file = {h:?}\nusername = \"deploy\"\n",
+            k = key.display().to_string(),
+            h = known_hosts.display().to_string()
+        );
+        std::fs::write(&path, &entries).unwrap();
+        let config = Config::load(Some(&path)).unwrap();
+        assert_eq!(config.modules.ssh.len(), 2);
+        assert_eq!(
+            (config.modules.ssh[1].hosts[0].as_str(), config.modules.ssh[1].username.as_str()),
+            ("*.corp.example", "deploy")
+        );
+        let err = format!("{:#}", config.modules.ssh_settings().unwrap_err());
+        assert!(err.contains("DRIFTBACK_TEST_UNSET_PASSPHRASE (modules.ssh[0].passphrase_env)"), "{err}");
+
+        // A passphrase in the file, or any other unknown key, is refused by name.
+        std::fs::write(&path, format!("{table}passphrase = \"x\"\n")).unwrap();
+        let err = format!("{:#}", Config::load(Some(&path)).unwrap_err());
+        assert!(err.contains("passphrase"), "{err}");
     }
 
     #[test]

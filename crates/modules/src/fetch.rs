@@ -319,9 +319,10 @@ impl Fetcher {
                 let max = self.settings.max_package_bytes;
                 let dir = into.clone();
                 let shown = redact_str(&url);
+                let ssh = self.settings.ssh.clone();
                 let commit = tokio::task::spawn_blocking(move || {
                     std::fs::create_dir_all(&dir).map_err(crate::git::GitError::Directory)?;
-                    crate::git::fetch(&url, reference.as_deref(), depth, &dir, deadline, max)
+                    crate::git::fetch(&url, reference.as_deref(), depth, &dir, deadline, max, &ssh)
                 })
                 .await
                 .map_err(|e| FetchError::Git { url: shown.clone(), reason: e.to_string() })?

@@ -6,8 +6,8 @@
 //! `.terraform/modules/modules.json`, exactly what it records is used and nothing is fetched.
 //!
 //! This crate is I/O at the edge: HTTP (the Module Registry Protocol and archives), git, the file
-//! system. Credentials come from where Terraform takes them ([`cli::CliConfig`]) and are never
-//! logged.
+//! system. Credentials come from where Terraform takes them ([`cli::CliConfig`]; for git over
+//! SSH, a configured key or what `ssh` would use, [`SshSettings`]) and are never logged.
 
 pub mod archive;
 pub mod cli;
@@ -24,7 +24,9 @@ use std::time::Duration;
 use driftback_terraform::{Repo, RepoError, UnresolvedCall};
 
 pub use cli::{CliConfig, CliConfigError, Token};
+pub use driftback_gitauth::{DefaultIdentities, Secret, SshKey};
 pub use fetch::{FetchError, Fetched, Fetcher};
+pub use git::{HostKey, SshSettings};
 pub use source::{Source, SourceError};
 pub use version::{Constraints, Version, VersionError};
 
@@ -37,11 +39,19 @@ pub struct Settings {
     pub max_package_bytes: u64,
     /// The longest one package's fetch (discovery, versions, download, unpack) may take.
     pub fetch_timeout: Duration,
+    /// Keys and host keys for git sources over SSH.
+    pub ssh: SshSettings,
 }
 
 impl Settings {
+    /// The default bounds, and SSH as this process's environment gives it (no key configured).
     pub fn new(cache_dir: impl Into<PathBuf>) -> Settings {
-        Settings { cache_dir: cache_dir.into(), max_package_bytes: 64 << 20, fetch_timeout: Duration::from_secs(60) }
+        Settings {
+            cache_dir: cache_dir.into(),
+            max_package_bytes: 64 << 20,
+            fetch_timeout: Duration::from_secs(60),
+            ssh: SshSettings::from_env(),
+        }
     }
 }
 

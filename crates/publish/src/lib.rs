@@ -9,7 +9,7 @@
 //! - [`remote`]: pushes that never force, with rebase onto a moved base, re-validation and retries;
 //!   the [`Credentials`] clone, fetch and push share: an HTTPS token ([`token`]: fixed, or a GitHub
 //!   App's installation tokens, refreshed before they expire) or an SSH deploy key whose host is
-//!   checked against known_hosts ([`known_hosts`]).
+//!   checked against known_hosts (`driftback-gitauth`, which module fetching shares).
 //! - [`message`] and [`story`]: the commit message (conventional summary, `Drift-*` trailers) and the
 //!   pull request title and body, from plain input structs the caller fills; event text is escaped.
 //!   The trailers are read back with [`message::trailers`] and [`message::change_set_of`].
@@ -30,22 +30,21 @@ mod error;
 pub mod git;
 pub mod github;
 pub mod issues;
-pub mod known_hosts;
 pub mod markdown;
 pub mod message;
 pub mod notify;
 pub mod remote;
-mod secret;
 pub mod story;
 pub mod token;
 pub mod webhook;
 
 pub use clone::WorkingClone;
+/// The SSH key and secret types are the ones module fetching uses too.
+pub use driftback_gitauth::{Secret, SshKey};
 pub use error::PublishError;
 pub use git::{Author, Conflicts, FileChange, GitRepo, branch_name, init_repository, stack_branch_name, unified_diff};
 /// A commit id, as every git operation here names commits.
 pub use git2::Oid;
 pub use github::{GitHub, GitHubError, PullRequest, PullRequestApi, PullRequestState, UnknownPullRequestState};
-pub use remote::{Credentials, Pushed, Remote, RetryPolicy, SshKey};
-pub use secret::Secret;
+pub use remote::{Credentials, Pushed, Remote, RetryPolicy};
 pub use token::{AppSettings, AppTokenError, AppTokens, Token};

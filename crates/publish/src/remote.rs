@@ -19,11 +19,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use driftback_gitauth::ssh::{SshAuth, SshCredentials, check_host_key};
 use git2::{Cred, CredentialType, Direction, ErrorClass, ErrorCode, FetchOptions, Oid, PushOptions, RemoteCallbacks};
 
 use crate::git::{Conflicts, FileChange, GitRepo};
 use crate::token::Token;
-use crate::{PublishError, Secret};
+use crate::{PublishError, SshKey};
 
 /// How many times a push rejected because the remote moved is tried again from the start.
 const MAX_REJECTIONS: u32 = 5;
@@ -69,19 +70,6 @@ impl Credentials {
             }
         }
     }
-}
-
-/// An SSH deploy key and the known_hosts file the remote's host key must be in.
-#[derive(Debug, Clone)]
-pub struct SshKey {
-    /// The user on the git host (`git` for GitHub); the URL's user wins when it names one.
-    pub username: String,
-    /// The private key file (OpenSSH or PEM format).
-    pub private_key: PathBuf,
-    /// Its passphrase, when it has one.
-    pub passphrase: Option<Secret>,
-    /// OpenSSH known_hosts lines for the git host (`ssh-keyscan HOST`, without `-H`).
-    pub known_hosts: PathBuf,
 }
 
 /// Exponential backoff for failures that may pass (network, server errors).
@@ -545,7 +533,15 @@ pub(crate) fn auth_error(url: &str, credentials: &Credentials, e: &git2::Error) 
 pub(crate) fn callbacks<'a>(url: &'a str, credentials: &'a Credentials) -> RemoteCallbacks<'a> {
     let mut callbacks = RemoteCallbacks::new();
     let mut asked = false;
+    let ssh = match credentials {
+        Credentials::Ssh(key) => Some(ssh_auth(key)),
+        _ => None,
+    };
+    let mut ssh_answers = ssh.clone().map(SshCredentials::new);
     callbacks.credentials(move |_url, username, allowed| {
+        if let Some(answers) = ssh_answers.as_mut() {
+            return answers.answer(username, allowed);
+        }
         if asked {
             return Err(git2::Error::new(ErrorCode::Auth, ErrorClass::Http, "the remote refused the credentials"));
         }
@@ -558,16 +554,6 @@ pub(crate) fn callbacks<'a>(url: &'a str, credentials: &'a Credentials) -> Remot
                 })?;
                 Cred::userpass_plaintext(username.unwrap_or(user), secret.expose())
             }
-            Credentials::Ssh(key) if allowed.contains(CredentialType::SSH_KEY) => Cred::ssh_key(
-                username.unwrap_or(&key.username),
-                None,
-                &key.private_key,
-                key.passphrase.as_ref().map(Secret::expose),
-            ),
-            Credentials::Ssh(key) if allowed.contains(CredentialType::USERNAME) => {
-                asked = false;
-                Cred::username(&key.username)
-            }
             _ => Err(git2::Error::new(
                 ErrorCode::Auth,
                 ErrorClass::Http,
@@ -575,31 +561,21 @@ pub(crate) fn callbacks<'a>(url: &'a str, credentials: &'a Credentials) -> Remot
             )),
         }
     });
-    if let Credentials::Ssh(key) = credentials {
-        let known_hosts = key.known_hosts.clone();
+    if let Some(ssh) = ssh {
+        let known_hosts = ssh.known_hosts();
         callbacks.certificate_check(move |cert, host| {
-            let Some(hostkey) = cert.as_hostkey() else {
-                return Ok(git2::CertificateCheckStatus::CertificatePassthrough);
-            };
-            let Some(blob) = hostkey.hostkey() else {
-                return Err(git2::Error::new(
-                    ErrorCode::Certificate,
-                    ErrorClass::Ssh,
-                    format!("{host} sent no raw host key to check against {}", known_hosts.display()),
-                ));
-            };
-            let port = crate::known_hosts::port_of(url);
-            crate::known_hosts::check(&known_hosts, host, port, blob)
-                .map(|()| git2::CertificateCheckStatus::CertificateOk)
-                .map_err(|e| {
-                    // libgit2's SSH transport replaces this message with its own ("invalid or
-                    // unknown remote ssh hostkey"): the reason is logged here.
-                    tracing::error!(host, port, reason = %e, "refusing the SSH host key");
-                    git2::Error::new(ErrorCode::Certificate, ErrorClass::Ssh, e.to_string())
-                })
+            // libgit2's SSH transport replaces this message with its own ("invalid or unknown
+            // remote ssh hostkey"): check_host_key logs the reason.
+            check_host_key(&known_hosts, url, cert, host)
+                .map_err(|e| git2::Error::new(ErrorCode::Certificate, ErrorClass::Ssh, e.to_string()))
         });
     }
     callbacks
+}
+
+/// A deploy key as the shared SSH code takes it: the only identity offered, named by its setting.
+fn ssh_auth(key: &SshKey) -> SshAuth {
+    SshAuth::Key { key: key.clone(), setting: "[publish.ssh]".into() }
 }
 
 /// `git@github.com:owner/repo.git`: a colon before the first slash, and not a Windows drive letter.
@@ -616,6 +592,7 @@ fn is_scp_like(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Secret;
 
     #[test]
     fn urls_this_build_cannot_push_to_are_refused_with_what_to_use() {

@@ -215,8 +215,12 @@ impl Driver {
         person: Option<&PersonDecision>,
     ) -> anyhow::Result<Driven> {
         let started = std::time::Instant::now();
-        let mut planned = match &workspace.unlocated {
-            Some(reason) => Planned { plan: Err(Unplanned::Unlocated(reason.clone())), agent: None, by_agent: false },
+        let unlocated = workspace
+            .unlocated
+            .clone()
+            .or_else(|| modules::unfetched(workspace, self.planner.targets(change_set, &workspace.state).as_deref()));
+        let mut planned = match unlocated {
+            Some(reason) => Planned { plan: Err(Unplanned::Unlocated(reason)), agent: None, by_agent: false },
             None => self.planner.plan(change_set, &workspace.state, &workspace.repo).await,
         };
         let siblings = match &mut planned.plan {
