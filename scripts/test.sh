@@ -16,7 +16,7 @@ if ! pkg-config --exists openssl 2>/dev/null; then
     echo "OpenSSL development files are required: install libssl-dev and pkg-config" >&2; exit 1
   fi
 fi
-# The SSH deploy-key test runs a loopback sshd (crates/publish/tests/it/ssh.rs).
+# The SSH tests run a loopback sshd (publish deploy keys, module sources over ssh, serve with a key).
 if ! command -v ssh-keygen >/dev/null || { ! command -v sshd >/dev/null && [ ! -x /usr/sbin/sshd ]; }; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     # Installed, not started: policy-rc.d keeps the package from starting the system's sshd.
