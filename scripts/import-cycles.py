@@ -155,10 +155,11 @@ def crate_graph(src):
                 if stmt.group(1):
                     name = path.rsplit("::", 1)[-1]
                     reexports[(m, name)] = path
-        inline = re.findall(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)", code[m])
+        rest = re.sub(r"\buse\s+[^;]+;", "", code[m])
+        inline = re.findall(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)", rest)
         kids = "|".join(sorted(c.rsplit("::", 1)[-1] for c in children[m]))
         if kids:
-            inline += re.findall(rf"(?<![\w:])((?:{kids})::\w+(?:::\w+)*)", code[m])
+            inline += re.findall(rf"(?<![\w:])((?:{kids})::\w+(?:::\w+)*)", rest)
         paths_of[m] = uses + inline
 
     def absolute(module, path):
