@@ -122,6 +122,7 @@ pub(super) fn item_attrs(item: &Value, attrs: &Map<String, Value>) -> Vec<(Strin
     out
 }
 
+/// A block from attribute paths: `path_pattern.values` is `values` in a nested `path_pattern`.
 pub(super) fn nested_spec(attrs: impl IntoIterator<Item = (String, AttrValue)>) -> BlockSpec {
     let mut spec = BlockSpec::default();
     for (attr, value) in attrs {
@@ -131,6 +132,8 @@ pub(super) fn nested_spec(attrs: impl IntoIterator<Item = (String, AttrValue)>) 
     spec
 }
 
+/// Put `value` at `names` in `spec`: the last name an attribute, the others nested blocks (made
+/// once, reused by later paths).
 pub(super) fn insert_at(spec: &mut BlockSpec, names: &[String], value: AttrValue) {
     match names {
         [] => {}

@@ -160,7 +160,11 @@ impl Planner<'_> {
                 .resource(&rule.rtype)
                 .ok_or_else(|| err(format!("{} is not in the provider's schema", rule.rtype)))?;
             let described = crate::document::new_resource_spec(body, &shaped, &rule.rtype).map_err(|unplaced| {
-                PlanError::Unmapped { recipe: recipe.id.clone(), name: event.raw_name.clone(), params: unplaced }
+                PlanError::Unmapped {
+                    recipe: recipe.id.clone(),
+                    name: event.raw_name.clone(),
+                    params: unplaced.to_string(),
+                }
             })?;
             for (attr, value) in described.attrs {
                 if !spec.attrs.iter().any(|(a, _)| *a == attr) {

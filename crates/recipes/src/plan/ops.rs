@@ -7,6 +7,8 @@ use driftback_events::ApiEvent;
 use driftback_terraform::eval::{contains_symbolic, effective_config, value_at_path};
 use driftback_terraform::{Address, AttrPath, AttrValue, BlockSpec, Op, Seg};
 
+use crate::document::Unplaced;
+
 use super::convert::{
     convert, fill_template, insert_at, is_empty_json, item_attrs, nested_spec, same_members, with_key,
 };
@@ -121,7 +123,7 @@ impl Planner<'_> {
                             added_block(&address.rtype, &added, &examples).map_err(|reason| PlanError::Unmapped {
                                 recipe: recipe.id.clone(),
                                 name: event.raw_name.clone(),
-                                params: reason,
+                                params: reason.to_string(),
                             })?;
                         ops.push(Op::AddBlock { block_type: added.block_type, spec });
                     }
@@ -363,7 +365,7 @@ impl Planner<'_> {
                         Some(blocks) => inner.extend(blocks.map_err(|params| PlanError::Unmapped {
                             recipe: recipe.id.clone(),
                             name: event.raw_name.clone(),
-                            params,
+                            params: params.to_string(),
                         })?),
                         None => attrs.push((k, self.reference_or_literal(v, address))),
                     }
@@ -725,28 +727,25 @@ fn map_entries(event: &ApiEvent, rule: &MapRule) -> Vec<(String, Value)> {
 /// A block a whole-document call adds, as the provider's schema says to write it; `Err` names what
 /// does not fit. Appending keeps an ordered list's meaning only at its end, so an item inserted
 /// before the state's blocks is refused unless the blocks are a set.
-fn added_block(rtype: &str, added: &crate::document::AddedBlock, examples: &[Value]) -> Result<BlockSpec, String> {
+fn added_block(rtype: &str, added: &crate::document::AddedBlock, examples: &[Value]) -> Result<BlockSpec, Unplaced> {
     use driftback_terraform::schema::{Nesting, Schema};
     let at = &added.block_type;
-    let schema = Schema::newest().map_err(|e| format!("{at} (no provider schema: {e})"))?;
+    let schema = Schema::newest().map_err(|e| Unplaced::NoSchema { at: at.clone(), reason: e.to_string() })?;
     let block = schema
         .resource(rtype)
         .and_then(|r| r.block(at))
-        .ok_or_else(|| format!("{at} (not a block of {rtype} in the provider's schema)"))?;
+        .ok_or_else(|| Unplaced::NotABlockOf { at: at.clone(), rtype: rtype.to_string() })?;
     if !added.at_tail && block.nesting() != Nesting::Set {
-        return Err(format!("{at} (a block inserted before others in an ordered list)"));
+        return Err(Unplaced::InsertedBeforeOthers { at: at.clone() });
     }
     crate::document::block_spec(block.body(), &added.value, at, examples)
 }
 
-/// Put `value` at `names` in `spec`: the last name an attribute, the others nested blocks (made
-/// once, reused by later paths).
 /// Whether the configuration sets this attribute path (dotted, nested blocks by name).
 fn configured(config: Option<&Value>, path: &AttrPath) -> bool {
     config.is_some_and(|c| path.to_string().split('.').try_fold(c, |v, step| v.get(step)).is_some_and(|v| !v.is_null()))
 }
 
-/// A block from attribute paths: `path_pattern.values` is `values` in a nested `path_pattern`.
 /// An item's list of objects that the provider's schema makes nested blocks of `block` (a trail's
 /// event selector's `data_resource`): one block per object, its members in snake case and checked
 /// against the schema. `None` when `attr` is no nested block there.
@@ -756,7 +755,7 @@ fn nested_blocks_of(
     block: &str,
     attr: &str,
     value: &Value,
-) -> Option<Result<Vec<(String, BlockSpec)>, String>> {
+) -> Option<Result<Vec<(String, BlockSpec)>, Unplaced>> {
     let items = value.as_array().filter(|items| !items.is_empty() && items.iter().all(Value::is_object))?;
     let schema = driftback_terraform::Schema::newest().ok()?;
     let nested = schema.resource(rtype)?.block(block)?.body().block(attr)?;
