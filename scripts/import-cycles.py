@@ -2,6 +2,7 @@
 """List import loops between the files of each crate, and exit 1 when there is one.
 
     scripts/import-cycles.py [CRATE_DIR ...]     (default: every crates/*/ with a src/)
+    scripts/import-cycles.py --self-test          (checks the reader on small made-up crates)
 
 A file imports another when its code (test code left out) names an item of it: a `crate::a::b`
 path, a `super::x` path, a `self::x` path, or, in a module root (lib.rs, main.rs, mod.rs, x.rs with
@@ -255,7 +256,47 @@ def loop_through(graph, comp):
     return comp
 
 
+def self_test():
+    """The reader on made-up crates: each case's files, and the loops it must report."""
+    import tempfile
+
+    cases = [
+        # a and b name each other's items: a loop.
+        ({"lib.rs": "mod a;\nmod b;\n", "a.rs": "use crate::b::f;\n", "b.rs": "fn g() { crate::a::h() }\n"},
+         [["a", "b"]]),
+        # A parent that declares a child, and a child that uses the parent's item: no loop.
+        ({"lib.rs": "mod a;\npub struct T;\n", "a.rs": "use crate::T;\n"}, []),
+        # ... but a parent that also uses the child's item: a loop.
+        ({"lib.rs": "mod a;\npub struct T;\nfn f() { a::g() }\n", "a.rs": "use super::T;\n"}, [["a", "crate"]]),
+        # A re-export is followed to the file that defines the item: p/mod.rs re-exports from p/x.rs,
+        # and q uses it through p, while p/y.rs uses q: no loop (p/mod.rs is not used by q).
+        ({"lib.rs": "mod p;\nmod q;\n", "p/mod.rs": "mod x;\nmod y;\npub use x::X;\nfn f() { y::g() }\n",
+          "p/x.rs": "pub struct X;\n", "p/y.rs": "use crate::q::Q;\n", "q.rs": "use crate::p::X;\npub struct Q;\n"},
+         []),
+        # Test code, comments and strings are not imports.
+        ({"lib.rs": "mod a;\nmod b;\n", "a.rs": "use crate::b::f; // crate::x\n",
+          "b.rs": "const S: &str = \"crate::a::g\";\n#[cfg(test)]\nmod tests {\n    use crate::a::h;\n}\n"}, []),
+        # Groups and super:: paths, across three files.
+        ({"lib.rs": "mod m;\n", "m/mod.rs": "mod a;\nmod b;\nmod c;\n", "m/a.rs": "use super::{b::B, c};\n",
+          "m/b.rs": "use super::c::C;\n", "m/c.rs": "fn f() { super::a::g() }\n"}, [["m::a", "m::b", "m::c"]]),
+    ]
+    failed = 0
+    for files, want in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "src"
+            for name, text in files.items():
+                (src / name).parent.mkdir(parents=True, exist_ok=True)
+                (src / name).write_text(text)
+            got = [comp for comp, _ in cycles(crate_graph(src))]
+            if got != want:
+                failed += 1
+                print(f"self-test: {sorted(files)}: loops {got}, want {want}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        return self_test()
     root = Path(__file__).resolve().parent.parent
     crates = [Path(a) for a in argv] or sorted(p.parent for p in (root / "crates").glob("*/src"))
     found = 0
