@@ -80,20 +80,24 @@ impl Call {
 
     /// Checks the first step of a request path (and, inside an EC2 `<Operation>Request` wrapper, the
     /// second). `response.` paths are not checked. The error says what the call has instead.
-    pub fn check_path(&self, path: &str) -> Result<(), String> {
+    pub fn check_path(&self, path: &str) -> Result<(), NotLogged> {
         if path.starts_with("response.") || path.is_empty() {
             return Ok(());
         }
         let (first, rest) = first_step(path);
         if let Some(wrapper) = self.wrapper() {
             if first != wrapper {
-                return Err(format!(
-                    "{} {} has no request member `{first}`: EC2 logs this call's parameters inside `{wrapper}` \
-                     (`{wrapper}.{}`)",
-                    self.source,
-                    self.event,
-                    closest(first, self.wire_names.iter().copied()).first().copied().unwrap_or("...")
-                ));
+                return Err(NotLogged::OutsideWrapper {
+                    event_source: self.source.to_string(),
+                    event: self.event.to_string(),
+                    member: first.to_string(),
+                    wrapper,
+                    closest: closest(first, self.wire_names.iter().copied())
+                        .first()
+                        .copied()
+                        .unwrap_or("...")
+                        .to_string(),
+                });
             }
             let Some(rest) = rest else { return Ok(()) };
             let (second, _) = first_step(rest);
@@ -121,16 +125,21 @@ fn unknown_member<'a>(
     name: &str,
     known: impl Iterator<Item = &'a str> + Clone,
     inside: Option<&str>,
-) -> String {
+) -> NotLogged {
     let near = closest(name, known.clone());
-    let place = inside.map(|w| format!(" inside `{w}`")).unwrap_or_default();
     let hint = if near.is_empty() {
         let all: Vec<&str> = known.collect();
         format!("its members are: {}", if all.is_empty() { "(none)".to_string() } else { all.join(", ") })
     } else {
         format!("closest: {}", near.join(", "))
     };
-    format!("{} {} has no request member `{name}`{place}; {hint}", call.source, call.event)
+    NotLogged::UnknownMember {
+        event_source: call.source.to_string(),
+        event: call.event.to_string(),
+        member: name.to_string(),
+        place: inside.map(|w| format!(" inside `{w}`")).unwrap_or_default(),
+        hint,
+    }
 }
 
 fn extra_member(source: &str, event: &str, name: &str) -> bool {
@@ -258,35 +267,67 @@ impl Calls {
 
     /// The call, or why the name is not one CloudTrail logs: the operation's logged name, the
     /// closest known names, or the sources that do have it.
-    pub fn check_event(&self, source: &str, event: &str) -> Result<&Call, String> {
+    pub fn check_event(&self, source: &str, event: &str) -> Result<&Call, NotLogged> {
         if let Some(call) = self.get(source, event) {
             return Ok(call);
         }
         if !self.sources.contains(&source) {
             let near = closest(source, self.sources.iter().copied());
-            return Err(format!(
-                "event source `{source}` is not in the table of calls{}",
-                if near.is_empty() { String::new() } else { format!("; closest: {}", near.join(", ")) }
-            ));
+            return Err(NotLogged::UnknownSource {
+                event_source: source.to_string(),
+                closest: near.iter().map(|n| n.to_string()).collect(),
+            });
         }
         let event = driftback_events::normalize_api_name(event);
         if let Some(logged) = self.logged_as(source, event) {
-            return Err(format!("{source} has no event `{event}`: CloudTrail logs this as {logged}"));
+            return Err(NotLogged::Renamed {
+                event_source: source.to_string(),
+                event: event.to_string(),
+                logged: logged.to_string(),
+            });
         }
         let names = self.calls.get(source).into_iter().flat_map(|c| c.keys().copied());
         let near = closest(event, names);
-        let elsewhere: Vec<&str> = self.calls.iter().filter(|(_, c)| c.contains_key(event)).map(|(s, _)| *s).collect();
-        let mut message = format!("{source} has no event `{event}`");
-        if !near.is_empty() {
-            message.push_str(&format!("; closest: {}", near.join(", ")));
-        }
-        if !elsewhere.is_empty() {
-            let mut elsewhere = elsewhere;
-            elsewhere.sort_unstable();
-            message.push_str(&format!("; logged by {}", elsewhere.join(", ")));
-        }
-        Err(message)
+        let mut elsewhere: Vec<&str> =
+            self.calls.iter().filter(|(_, c)| c.contains_key(event)).map(|(s, _)| *s).collect();
+        elsewhere.sort_unstable();
+        Err(NotLogged::UnknownEvent {
+            event_source: source.to_string(),
+            event: event.to_string(),
+            closest: near.iter().map(|n| n.to_string()).collect(),
+            logged_by: elsewhere.iter().map(|s| s.to_string()).collect(),
+        })
     }
+}
+
+/// Why a name is not one CloudTrail logs, and what it logs instead: the text says the call, the
+/// name, and the nearest names or the sources that do log it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NotLogged {
+    #[error("event source `{event_source}` is not in the table of calls{}", listed("; closest: ", closest))]
+    UnknownSource { event_source: String, closest: Vec<String> },
+    #[error("{event_source} has no event `{event}`: CloudTrail logs this as {logged}")]
+    Renamed { event_source: String, event: String, logged: String },
+    #[error(
+        "{event_source} has no event `{event}`{}{}",
+        listed("; closest: ", closest),
+        listed("; logged by ", logged_by)
+    )]
+    UnknownEvent { event_source: String, event: String, closest: Vec<String>, logged_by: Vec<String> },
+    /// An EC2 call whose parameters CloudTrail logs inside a `<Operation>Request` wrapper.
+    #[error(
+        "{event_source} {event} has no request member `{member}`: EC2 logs this call's parameters inside \
+         `{wrapper}` (`{wrapper}.{closest}`)"
+    )]
+    OutsideWrapper { event_source: String, event: String, member: String, wrapper: String, closest: String },
+    /// `place` says the wrapper it was looked for inside, if any; `hint` the nearest members or all.
+    #[error("{event_source} {event} has no request member `{member}`{place}; {hint}")]
+    UnknownMember { event_source: String, event: String, member: String, place: String, hint: String },
+}
+
+/// `prefix` and the names joined by commas; nothing when there are none.
+fn listed(prefix: &str, names: &[String]) -> String {
+    if names.is_empty() { String::new() } else { format!("{prefix}{}", names.join(", ")) }
 }
 
 /// Up to three known names nearest `name` (edit distance, case ignored), nearest first.
@@ -355,11 +396,11 @@ mod tests {
         assert_eq!(call.operations, ["PutPublicAccessBlock"]);
         assert!(call.has_member("bucketName") && call.has_member("PublicAccessBlockConfiguration"));
         assert!(calls.get("s3.amazonaws.com", "DeleteBucketPublicAccessBlock").is_some());
-        let err = calls.check_event("s3.amazonaws.com", "PutPublicAccessBlock").unwrap_err();
+        let err = calls.check_event("s3.amazonaws.com", "PutPublicAccessBlock").unwrap_err().to_string();
         assert!(err.contains("CloudTrail logs this as PutBucketPublicAccessBlock"), "{err}");
-        let err = calls.check_event("s3.amazonaws.com", "DeletePublicAccessBlock").unwrap_err();
+        let err = calls.check_event("s3.amazonaws.com", "DeletePublicAccessBlock").unwrap_err().to_string();
         assert!(err.contains("CloudTrail logs this as DeleteBucketPublicAccessBlock"), "{err}");
-        let err = calls.check_event("s3.amazonaws.com", "PutBucketLifecycleConfiguration").unwrap_err();
+        let err = calls.check_event("s3.amazonaws.com", "PutBucketLifecycleConfiguration").unwrap_err().to_string();
         assert!(err.contains("CloudTrail logs this as PutBucketLifecycle"), "{err}");
         assert!(calls.get("s3.amazonaws.com", "PutAccountPublicAccessBlock").is_some());
     }
@@ -396,7 +437,7 @@ mod tests {
         for event in ["CreateNetworkAclEntry", "ReplaceNetworkAclEntry"] {
             let call = calls.get("ec2.amazonaws.com", event).unwrap();
             call.check_path("aclProtocol").unwrap();
-            let err = call.check_path("protocol").unwrap_err();
+            let err = call.check_path("protocol").unwrap_err().to_string();
             assert!(err.contains("aclProtocol"), "{err}");
         }
         let volume = calls.get("ec2.amazonaws.com", "CreateVolume").unwrap();
@@ -410,9 +451,9 @@ mod tests {
         let call = calls.get("ec2.amazonaws.com", "ModifyVolume").unwrap();
         assert_eq!(call.wrapper().as_deref(), Some("ModifyVolumeRequest"));
         call.check_path("ModifyVolumeRequest.Size").unwrap();
-        let err = call.check_path("ModifyVolumeRequest.Sise").unwrap_err();
+        let err = call.check_path("ModifyVolumeRequest.Sise").unwrap_err().to_string();
         assert!(err.contains("`Sise`") && err.contains("Size"), "{err}");
-        let err = call.check_path("volumeId").unwrap_err();
+        let err = call.check_path("volumeId").unwrap_err().to_string();
         assert!(err.contains("inside `ModifyVolumeRequest`"), "{err}");
     }
 
@@ -426,13 +467,13 @@ mod tests {
         assert!(calls.get("monitoring.amazonaws.com", "PutMetricAlarm").unwrap().has_member("oKActions"));
         assert!(calls.get("elasticloadbalancing.amazonaws.com", "ModifyListener").is_some());
         assert!(calls.get("route53.amazonaws.com", "ChangeResourceRecordSets").unwrap().has_member("changeBatch"));
-        let err = calls.check_event("ec2.amazonaws.com", "ModifyInstanceAtribute").unwrap_err();
+        let err = calls.check_event("ec2.amazonaws.com", "ModifyInstanceAtribute").unwrap_err().to_string();
         assert!(err.contains("closest: ModifyInstanceAttribute"), "{err}");
-        let err = calls.check_event("ec2.amazonaws.com", "CreateQueue").unwrap_err();
+        let err = calls.check_event("ec2.amazonaws.com", "CreateQueue").unwrap_err().to_string();
         assert!(err.contains("logged by") && err.contains("sqs.amazonaws.com"), "{err}");
-        let err = calls.check_event("cloudwatch.amazonaws.com", "PutMetricAlarm").unwrap_err();
+        let err = calls.check_event("cloudwatch.amazonaws.com", "PutMetricAlarm").unwrap_err().to_string();
         assert!(err.contains("logged by monitoring.amazonaws.com"), "{err}");
-        let err = calls.check_event("cloudwatchh.amazonaws.com", "PutMetricAlarm").unwrap_err();
+        let err = calls.check_event("cloudwatchh.amazonaws.com", "PutMetricAlarm").unwrap_err().to_string();
         assert!(err.contains("not in the table") && err.contains("cloudwatch.amazonaws.com"), "{err}");
     }
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use driftback_events::ApiEvent;
 
-use crate::calls::Calls;
+use crate::calls::{Calls, NotLogged};
 use crate::extract::event_value;
 
 /// The generated catalog (`scripts/generate-recipes.py`): the long tail of update calls, tried after
@@ -765,7 +765,7 @@ impl Catalog {
             {
                 driftback_terraform::AttrPath::parse(rule).map_err(|e| invalid(e.to_string()))?;
             }
-            check_names(r).map_err(invalid)?;
+            check_names(r).map_err(|e| invalid(e.to_string()))?;
             for m in r.map_merge.iter().chain(&r.map_replace) {
                 if m.items.is_none() == m.object.is_none() {
                     return Err(invalid(format!("map rule on `{}` needs exactly one of `items` and `object`", m.path)));
@@ -779,9 +779,26 @@ impl Catalog {
     }
 }
 
+/// A name in a recipe that is not CloudTrail's: an event, or a request member a path starts from.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum BadName {
+    #[error(transparent)]
+    Event(Box<NotLogged>),
+    #[error("{error} (in `{path}`)")]
+    InPath { error: Box<NotLogged>, path: String },
+    #[error("`from_earlier` names no event")]
+    NoEarlierEvent,
+}
+
+impl From<NotLogged> for BadName {
+    fn from(e: NotLogged) -> Self {
+        BadName::Event(Box::new(e))
+    }
+}
+
 /// The recipe's events and the request members its paths start from, checked against the table of
 /// calls ([`Calls`]): CloudTrail's names, not the API's or anyone's memory of them.
-fn check_names(r: &Recipe) -> Result<(), String> {
+fn check_names(r: &Recipe) -> Result<(), BadName> {
     let calls = Calls::builtin();
     // With `from_earlier`, the rules' paths and ignored members may be the earlier call's.
     let earlier: Vec<&crate::calls::Call> = match &r.from_earlier {
@@ -801,15 +818,18 @@ fn check_names(r: &Recipe) -> Result<(), String> {
                 if checked.is_err() && may_be_earlier.contains(&path) && in_earlier(alternative) {
                     continue;
                 }
-                checked.map_err(|e| format!("{e} (in `{path}`)"))?;
+                checked.map_err(|error| BadName::InPath { error: Box::new(error), path: path.to_string() })?;
             }
         }
         if let Some(e) = &r.from_earlier {
             for (theirs, ours) in &e.matching {
-                call.check_path(ours).map_err(|e| format!("{e} (in `{ours}`)"))?;
+                call.check_path(ours)
+                    .map_err(|error| BadName::InPath { error: Box::new(error), path: ours.clone() })?;
                 if !in_earlier(theirs) {
-                    let first = earlier.first().ok_or("`from_earlier` names no event")?;
-                    first.check_path(theirs).map_err(|e| format!("{e} (in `{theirs}`)"))?;
+                    let first = earlier.first().ok_or(BadName::NoEarlierEvent)?;
+                    first
+                        .check_path(theirs)
+                        .map_err(|error| BadName::InPath { error: Box::new(error), path: theirs.clone() })?;
                 }
             }
         }

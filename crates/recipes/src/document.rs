@@ -272,6 +272,39 @@ pub(crate) fn shaped_new(rule: &WholeRule, document: &Value) -> Value {
     }
 }
 
+/// Why a new block cannot be written from what a call sent: the member it stops at (`at`, a dotted
+/// path from the block) and what does not fit; the block would not validate. Its text is what a
+/// refusal names ([`crate::PlanError::Unmapped`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum Unplaced {
+    #[error("{at} is not an object")]
+    NotAnObject { at: String },
+    #[error("{at} (not an object)")]
+    ItemNotAnObject { at: String },
+    #[error("{at} (not a {expected})")]
+    WrongType { at: String, expected: String },
+    #[error("{at} ({count} blocks, at most {max} allowed)")]
+    TooManyBlocks { at: String, count: usize, max: u32 },
+    #[error("{at} (not in the provider's schema)")]
+    NotInSchema { at: String },
+    #[error("{at} (required, and the call does not send it)")]
+    MissingArgument { at: String },
+    #[error("{at} (a required block the call does not send)")]
+    MissingBlock { at: String },
+    #[error("{at} (a list mixing objects and values)")]
+    MixedList { at: String },
+    #[error("{at} (the configuration writes no such value to copy the syntax of)")]
+    NoExample { at: String },
+    #[error("{at} (the configuration writes it both as blocks and as a value)")]
+    WrittenBothWays { at: String },
+    #[error("{at} (no provider schema: {reason})")]
+    NoSchema { at: String, reason: String },
+    #[error("{at} (not a block of {rtype} in the provider's schema)")]
+    NotABlockOf { at: String, rtype: String },
+    #[error("{at} (a block inserted before others in an ordered list)")]
+    InsertedBeforeOthers { at: String },
+}
+
 /// A new block's body from its shaped item, member by member against the provider's schema of the
 /// block (`body`): an argument takes the value as written (its type must admit it), a nested block
 /// takes an object (one block) or a list of objects; `at` names the block in messages. An `any`
@@ -280,7 +313,12 @@ pub(crate) fn shaped_new(rule: &WholeRule, document: &Value) -> Value {
 /// blocks where they use blocks, `name = value` where they do, and nothing they do not show. A
 /// member the schema does not have, a value of the wrong kind, or a required argument or block the
 /// item lacks refuses the block: it would not validate.
-pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: &[Value]) -> Result<BlockSpec, String> {
+pub(crate) fn block_spec(
+    body: &BlockSchema,
+    value: &Value,
+    at: &str,
+    examples: &[Value],
+) -> Result<BlockSpec, Unplaced> {
     spec_of(body, value, at, examples, false)
 }
 
@@ -288,12 +326,18 @@ pub(crate) fn block_spec(body: &BlockSchema, value: &Value, at: &str, examples: 
 /// has no block of its type to copy the syntax of). Where the schema data stands in `any` for a
 /// nested schema too deep to generate, its objects are written as the nested blocks they are in
 /// the provider, and its scalars and lists of scalars as arguments.
-pub(crate) fn new_resource_spec(body: &BlockSchema, value: &Value, at: &str) -> Result<BlockSpec, String> {
+pub(crate) fn new_resource_spec(body: &BlockSchema, value: &Value, at: &str) -> Result<BlockSpec, Unplaced> {
     spec_of(body, value, at, &[], true)
 }
 
-fn spec_of(body: &BlockSchema, value: &Value, at: &str, examples: &[Value], fresh: bool) -> Result<BlockSpec, String> {
-    let Value::Object(members) = value else { return Err(format!("{at} is not an object")) };
+fn spec_of(
+    body: &BlockSchema,
+    value: &Value,
+    at: &str,
+    examples: &[Value],
+    fresh: bool,
+) -> Result<BlockSpec, Unplaced> {
+    let Value::Object(members) = value else { return Err(Unplaced::NotAnObject { at: at.to_string() }) };
     let mut spec = BlockSpec::default();
     for (name, v) in members {
         let here = format!("{at}.{name}");
@@ -302,7 +346,7 @@ fn spec_of(body: &BlockSchema, value: &Value, at: &str, examples: &[Value], fres
         }
         if let Some(argument) = body.argument(name) {
             if !argument.value_type().admits(v) {
-                return Err(format!("{here} (not a {:?})", argument.value_type()));
+                return Err(Unplaced::WrongType { at: here, expected: format!("{:?}", argument.value_type()) });
             }
             if *argument.value_type() == ValueType::Any && holds_objects(v) {
                 match fresh {
@@ -318,26 +362,26 @@ fn spec_of(body: &BlockSchema, value: &Value, at: &str, examples: &[Value], fres
                 one => vec![one.clone()],
             };
             if block.max_items().is_some_and(|max| items.len() > max as usize) {
-                return Err(format!(
-                    "{here} ({} blocks, at most {} allowed)",
-                    items.len(),
-                    block.max_items().unwrap_or(0)
-                ));
+                return Err(Unplaced::TooManyBlocks {
+                    at: here,
+                    count: items.len(),
+                    max: block.max_items().unwrap_or(0),
+                });
             }
             let examples = members_of(examples, name);
             for item in &items {
                 spec.blocks.push((name.clone(), spec_of(block.body(), item, &here, &examples, fresh)?));
             }
         } else {
-            return Err(format!("{here} (not in the provider's schema)"));
+            return Err(Unplaced::NotInSchema { at: here });
         }
     }
     let has = |name: &str| spec.attrs.iter().any(|(a, _)| a == name) || spec.blocks.iter().any(|(b, _)| b == name);
     if let Some((missing, _)) = body.arguments().find(|(n, a)| a.is_required() && !has(n)) {
-        return Err(format!("{at}.{missing} (required, and the call does not send it)"));
+        return Err(Unplaced::MissingArgument { at: format!("{at}.{missing}") });
     }
     if let Some((missing, _)) = body.blocks().find(|(n, b)| b.min_items() > 0 && !has(n)) {
-        return Err(format!("{at}.{missing} (a required block the call does not send)"));
+        return Err(Unplaced::MissingBlock { at: format!("{at}.{missing}") });
     }
     Ok(spec)
 }
@@ -386,11 +430,11 @@ fn holds_objects(v: &Value) -> bool {
 
 /// Write `name = v` into `spec` the way the example values show it.
 /// Objects as nested blocks (a list of them as repeated blocks), anything else as an argument.
-fn nested_blocks(spec: &mut BlockSpec, name: &str, v: &Value, at: &str) -> Result<(), String> {
+fn nested_blocks(spec: &mut BlockSpec, name: &str, v: &Value, at: &str) -> Result<(), Unplaced> {
     let items = match v {
         Value::Array(items) if items.iter().all(Value::is_object) => items.clone(),
         one @ Value::Object(_) => vec![one.clone()],
-        _ => return Err(format!("{at} (a list mixing objects and values)")),
+        _ => return Err(Unplaced::MixedList { at: at.to_string() }),
     };
     for item in &items {
         let Value::Object(members) = item else { continue };
@@ -410,20 +454,20 @@ fn nested_blocks(spec: &mut BlockSpec, name: &str, v: &Value, at: &str) -> Resul
     Ok(())
 }
 
-fn spec_by_example(spec: &mut BlockSpec, name: &str, v: &Value, examples: &[Value], at: &str) -> Result<(), String> {
+fn spec_by_example(spec: &mut BlockSpec, name: &str, v: &Value, examples: &[Value], at: &str) -> Result<(), Unplaced> {
     let blocks: Vec<Value> = examples.iter().filter_map(|e| e.get(BLOCK_MARK).cloned()).collect();
     let as_block = !blocks.is_empty();
     let as_attribute = examples.iter().any(|e| e.get(BLOCK_MARK).is_none());
     match (v, as_block, as_attribute) {
-        (_, false, false) => Err(format!("{at} (the configuration writes no such value to copy the syntax of)")),
-        (_, true, true) => Err(format!("{at} (the configuration writes it both as blocks and as a value)")),
+        (_, false, false) => Err(Unplaced::NoExample { at: at.to_string() }),
+        (_, true, true) => Err(Unplaced::WrittenBothWays { at: at.to_string() }),
         (Value::Object(_) | Value::Array(_), true, false) => {
             let items = match v {
                 Value::Array(items) => items.clone(),
                 one => vec![one.clone()],
             };
             for item in &items {
-                let Value::Object(members) = item else { return Err(format!("{at} (not an object)")) };
+                let Value::Object(members) = item else { return Err(Unplaced::ItemNotAnObject { at: at.to_string() }) };
                 let mut nested = BlockSpec::default();
                 for (member, value) in members {
                     if value.is_null() {
@@ -436,7 +480,7 @@ fn spec_by_example(spec: &mut BlockSpec, name: &str, v: &Value, examples: &[Valu
                     } else if seen.iter().any(|e| e.get(BLOCK_MARK).is_none() && !holds_objects(e)) {
                         nested.attrs.push((member.clone(), AttrValue::Literal(value.clone())));
                     } else {
-                        return Err(format!("{here} (the configuration writes no such value to copy the syntax of)"));
+                        return Err(Unplaced::NoExample { at: here });
                     }
                 }
                 spec.blocks.push((name.to_string(), nested));
@@ -654,7 +698,7 @@ mod tests {
     fn rendered(value: &Value, examples: &[Value]) -> Result<String, String> {
         let schema = driftback_terraform::Schema::newest().unwrap();
         let rule = schema.resource("aws_wafv2_web_acl").unwrap().block("rule").unwrap();
-        let spec = super::block_spec(rule.body(), value, "rule", examples)?;
+        let spec = super::block_spec(rule.body(), value, "rule", examples).map_err(|e| e.to_string())?;
         Ok(driftback_terraform::render::render_block_body(&spec, "").unwrap())
     }
 

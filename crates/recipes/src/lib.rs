@@ -12,7 +12,7 @@ mod json_patch;
 mod plan;
 mod target;
 
-pub use calls::{Call, Calls, closest};
+pub use calls::{Call, Calls, NotLogged, closest};
 pub use catalog::{Catalog, CatalogError, IdentityRule, Recipe};
 pub use plan::{Plan, PlanError, ResourceChange, SecretField, plan};
 pub use target::targets;

@@ -3,14 +3,11 @@
 //! fleet (`aws_kms_key.this["app"].key_id`): the change is the key that picks it, made where that
 //! key comes from (the `for_each` map entry, a variable), so the reference stays a reference.
 
-use std::path::Path;
-
 use hcl_edit::Span;
 use hcl_edit::expr::{Expression, TraversalOperator};
 use serde_json::Value;
 
-use crate::origin::{Change, Site, Tracer};
-use crate::path::Seg;
+use crate::origin::{Change, Trace, Tracer};
 use crate::render::AttrValue;
 
 /// `TYPE.NAME[KEY].REST` as (`TYPE.NAME`, the key, `.REST`), where KEY is a literal string or number.
@@ -27,17 +24,8 @@ fn split_reference(reference: &str) -> Option<(&str, Value, &str)> {
 impl<'a> Tracer<'a> {
     /// `TYPE.NAME[INDEX].REST` set to `TYPE.NAME[KEY].REST` (the same fleet and attribute, another
     /// instance): INDEX is set to KEY at its origin.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn fleet_instance_picked(
-        &mut self,
-        site: &Site,
-        file: &Path,
-        expr: &'a Expression,
-        tail: &[Seg],
-        change: &Change,
-        trail: &str,
-        depth: usize,
-    ) {
+    pub(crate) fn fleet_instance_picked(&mut self, at: &Trace<'_, 'a>) {
+        let Trace { site, file, expr, tail, change, trail, depth } = *at;
         let (true, Change::Set(AttrValue::Reference(wanted))) = (tail.is_empty(), change) else { return };
         let Expression::Traversal(t) = expr else { return };
         let Expression::Variable(_) = &t.expr else { return };

@@ -25,6 +25,7 @@ pub mod render;
 pub mod repo;
 pub mod schema;
 pub mod state;
+mod values;
 pub mod version;
 
 pub use address::{Address, AddressFault, BadAddress, InstanceKey, ModuleStep};

@@ -19,10 +19,10 @@ use serde_json::Value;
 use crate::address::{InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel};
 use crate::eval::{contains_symbolic, eval_in_block};
-use crate::patch::values_equal;
 use crate::path::{AttrPath, Seg};
 use crate::render::AttrValue;
 use crate::repo::Repo;
+use crate::values::values_equal;
 
 /// The block an expression belongs to, for `each.*`, `count.index` and `var.*`: a resource block or
 /// a module call, in one module instance.
@@ -50,6 +50,20 @@ pub(crate) struct Candidate {
     pub text: String,
     pub note: String,
     pub also: Vec<(PathBuf, String)>,
+}
+
+/// One step of a trace, as the tracer's steps for a traversal take it: the block the expression
+/// belongs to, the file it is written in, the expression, what is left of the path below it, the
+/// change to make there, how the trace got here (for the note) and how deep it is.
+#[derive(Clone, Copy)]
+pub(crate) struct Trace<'t, 'a> {
+    pub site: &'t Site,
+    pub file: &'t Path,
+    pub expr: &'a Expression,
+    pub tail: &'t [Seg],
+    pub change: &'t Change,
+    pub trail: &'t str,
+    pub depth: usize,
 }
 
 pub(crate) struct Tracer<'a> {
@@ -96,10 +110,11 @@ impl<'a> Tracer<'a> {
                     let tail = [rest, tail.to_vec()].concat();
                     self.traversal(site, &root, &first, &tail, change, trail, depth);
                 }
-                self.picked_by_key(site, file, expr, tail, change, trail, depth);
-                self.fleet_instance_picked(site, file, expr, tail, change, trail, depth);
+                let at = Trace { site, file, expr, tail, change, trail, depth };
+                self.picked_by_key(&at);
+                self.fleet_instance_picked(&at);
                 self.policy_document_edited(site, expr, tail, change, trail);
-                self.overridden_here(site, file, expr, tail, change, trail);
+                self.overridden_here(&at);
             }
             // `try(var.list[count.index].key, default)`: the first argument is the value when it
             // exists, so that is where the change goes (an entry gains the key it lacked).
@@ -694,17 +709,8 @@ impl<'a> Tracer<'a> {
 
     /// `local.cache_policy_ids[behavior.value.cache_policy]`: a value picked from a collection by
     /// a computed key. The one key whose value is the new one goes where the key comes from.
-    #[allow(clippy::too_many_arguments)]
-    fn picked_by_key(
-        &mut self,
-        site: &Site,
-        file: &Path,
-        expr: &'a Expression,
-        tail: &[Seg],
-        change: &Change,
-        trail: &str,
-        depth: usize,
-    ) {
+    fn picked_by_key(&mut self, at: &Trace<'_, 'a>) {
+        let Trace { site, file, expr, tail, change, trail, depth } = *at;
         let (true, Change::Set(AttrValue::Literal(want))) = (tail.is_empty(), change) else { return };
         let Expression::Traversal(t) = expr else { return };
         let Some(last) = t.operators.last() else { return };
@@ -736,15 +742,8 @@ impl<'a> Tracer<'a> {
     /// `merge(local.cluster_parameters, { key = "value" })`, or drops it, as
     /// `{ for k, v in var.trusted_cidrs : k => v if k != "key" }`. Proposed after the origins, so
     /// it is kept only where every edit of the shared value would change the others too.
-    fn overridden_here(
-        &mut self,
-        site: &Site,
-        file: &Path,
-        expr: &Expression,
-        tail: &[Seg],
-        change: &Change,
-        trail: &str,
-    ) {
+    fn overridden_here(&mut self, at: &Trace<'_, 'a>) {
+        let Trace { site, file, expr, tail, change, trail, .. } = *at;
         let Some((Seg::Key(key) | Seg::Name(key), rest)) = tail.split_first() else { return };
         let Some(span) = expr.span() else { return };
         let Some(text) = self.repo.text(file) else { return };
