@@ -141,6 +141,30 @@ pub const NO_CONFIGURATION: &[NoConfiguration] = &[
         When::Always,
         "new key material; the key is configured as before",
     ),
+    no_config(
+        "cloudfront.amazonaws.com",
+        "CreateInvalidation",
+        When::Always,
+        "removes objects from the edge caches; the distribution is configured as before",
+    ),
+    no_config(
+        "ecr.amazonaws.com",
+        "PutImage",
+        When::Always,
+        "pushes an image (its manifest and tag): data, not configuration",
+    ),
+    no_config("ecr.amazonaws.com", "InitiateLayerUpload", When::Always, "a step of an image push"),
+    no_config("ecr.amazonaws.com", "UploadLayerPart", When::Always, "a step of an image push"),
+    no_config("ecr.amazonaws.com", "CompleteLayerUpload", When::Always, "a step of an image push"),
+    no_config("ecr.amazonaws.com", "BatchDeleteImage", When::Always, "deletes images: data, not configuration"),
+    no_config(
+        "states.amazonaws.com",
+        "StartExecution",
+        When::Always,
+        "runs a state machine; its definition is unchanged",
+    ),
+    no_config("states.amazonaws.com", "StartSyncExecution", When::Always, "runs an express state machine"),
+    no_config("states.amazonaws.com", "StopExecution", When::Always, "stops a run of a state machine"),
     no_config("logs.amazonaws.com", "CreateExportTask", When::Always, "exports a log group's events to S3 once"),
     no_config(
         "iam.amazonaws.com",
@@ -353,10 +377,19 @@ mod tests {
             ("kms.amazonaws.com", "RotateKeyOnDemand"),
             ("logs.amazonaws.com", "CreateExportTask"),
             ("iam.amazonaws.com", "EnableMFADevice"),
+            ("cloudfront.amazonaws.com", "CreateInvalidation2014_01_31"),
+            ("cloudfront.amazonaws.com", "CreateInvalidation"),
+            ("ecr.amazonaws.com", "PutImage"),
+            ("states.amazonaws.com", "StartExecution"),
+            ("states.amazonaws.com", "StopExecution"),
         ] {
             assert_eq!(classify(&call(source, name, json!({"x": 1})), &config), drop, "{source} {name}");
         }
         // The same name in another service is another call.
+        assert_eq!(
+            classify(&call("ecr.amazonaws.com", "PutImageTagMutability", json!({})), &config),
+            Disposition::Keep
+        );
         assert_eq!(
             classify(&call("redshift.amazonaws.com", "RebootDBInstance", json!({})), &config),
             Disposition::Keep
