@@ -173,6 +173,19 @@ pub const NO_CONFIGURATION: &[NoConfiguration] = &[
         "a user's MFA device is a sign-in credential, which no Terraform resource configures",
     ),
     no_config(
+        "iam.amazonaws.com",
+        "DeleteInstanceProfile",
+        When::ServiceSetsOnly { service: "eks-nodegroup.amazonaws.com", members: &["instanceProfileName"] },
+        "EKS removes the instance profile it made for a managed node group (its service-linked role, \
+         as the EKS guide prints it): AWS's own resource, not the code's",
+    ),
+    no_config(
+        "iam.amazonaws.com",
+        "RemoveRoleFromInstanceProfile",
+        When::ServiceSetsOnly { service: "eks-nodegroup.amazonaws.com", members: &["instanceProfileName", "roleName"] },
+        "EKS empties the instance profile it made for a managed node group before removing it",
+    ),
+    no_config(
         "secretsmanager.amazonaws.com",
         "PutSecretValue",
         When::RequestHas(&[("versionStages", "AWSPENDING")]),
@@ -434,6 +447,15 @@ mod tests {
         assert_eq!(classify(&grown(rds, class), &config), Disposition::Keep);
         let person = call("rds.amazonaws.com", "ModifyDBInstance", storage);
         assert_eq!(classify(&person, &config), Disposition::Keep);
+        // EKS's node group role removing the instance profile it made; a person doing it is a change.
+        let eks = json!({"type": "AssumedRole", "arn": "arn:aws:sts::1:assumed-role/AWSServiceRoleForAmazonEKSNodegroup/EKS",
+            "invokedBy": "eks-nodegroup.amazonaws.com",
+            "sessionContext": {"sessionIssuer": {"arn": "arn:aws:iam::1:role/aws-service-role/eks-nodegroup.amazonaws.com/AWSServiceRoleForAmazonEKSNodegroup"}}});
+        let profile = json!({"instanceProfileName": "eks-11111111-2222-3333-4444-abcdef123456"});
+        let by_eks = event(json!({"eventSource": "iam.amazonaws.com", "eventName": "DeleteInstanceProfile",
+                                  "userIdentity": eks, "requestParameters": profile.clone()}));
+        assert_eq!(classify(&by_eks, &config), drop);
+        assert_eq!(classify(&call("iam.amazonaws.com", "DeleteInstanceProfile", profile), &config), Disposition::Keep);
     }
 
     #[test]
