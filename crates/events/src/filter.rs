@@ -141,12 +141,49 @@ pub const NO_CONFIGURATION: &[NoConfiguration] = &[
         When::Always,
         "new key material; the key is configured as before",
     ),
+    no_config(
+        "cloudfront.amazonaws.com",
+        "CreateInvalidation",
+        When::Always,
+        "removes objects from the edge caches; the distribution is configured as before",
+    ),
+    no_config(
+        "ecr.amazonaws.com",
+        "PutImage",
+        When::Always,
+        "pushes an image (its manifest and tag): data, not configuration",
+    ),
+    no_config("ecr.amazonaws.com", "InitiateLayerUpload", When::Always, "a step of an image push"),
+    no_config("ecr.amazonaws.com", "UploadLayerPart", When::Always, "a step of an image push"),
+    no_config("ecr.amazonaws.com", "CompleteLayerUpload", When::Always, "a step of an image push"),
+    no_config("ecr.amazonaws.com", "BatchDeleteImage", When::Always, "deletes images: data, not configuration"),
+    no_config(
+        "states.amazonaws.com",
+        "StartExecution",
+        When::Always,
+        "runs a state machine; its definition is unchanged",
+    ),
+    no_config("states.amazonaws.com", "StartSyncExecution", When::Always, "runs an express state machine"),
+    no_config("states.amazonaws.com", "StopExecution", When::Always, "stops a run of a state machine"),
     no_config("logs.amazonaws.com", "CreateExportTask", When::Always, "exports a log group's events to S3 once"),
     no_config(
         "iam.amazonaws.com",
         "EnableMFADevice",
         When::Always,
         "a user's MFA device is a sign-in credential, which no Terraform resource configures",
+    ),
+    no_config(
+        "iam.amazonaws.com",
+        "DeleteInstanceProfile",
+        When::ServiceSetsOnly { service: "eks-nodegroup.amazonaws.com", members: &["instanceProfileName"] },
+        "EKS removes the instance profile it made for a managed node group (its service-linked role, \
+         as the EKS guide prints it): AWS's own resource, not the code's",
+    ),
+    no_config(
+        "iam.amazonaws.com",
+        "RemoveRoleFromInstanceProfile",
+        When::ServiceSetsOnly { service: "eks-nodegroup.amazonaws.com", members: &["instanceProfileName", "roleName"] },
+        "EKS empties the instance profile it made for a managed node group before removing it",
     ),
     no_config(
         "secretsmanager.amazonaws.com",
@@ -353,10 +390,19 @@ mod tests {
             ("kms.amazonaws.com", "RotateKeyOnDemand"),
             ("logs.amazonaws.com", "CreateExportTask"),
             ("iam.amazonaws.com", "EnableMFADevice"),
+            ("cloudfront.amazonaws.com", "CreateInvalidation2014_01_31"),
+            ("cloudfront.amazonaws.com", "CreateInvalidation"),
+            ("ecr.amazonaws.com", "PutImage"),
+            ("states.amazonaws.com", "StartExecution"),
+            ("states.amazonaws.com", "StopExecution"),
         ] {
             assert_eq!(classify(&call(source, name, json!({"x": 1})), &config), drop, "{source} {name}");
         }
         // The same name in another service is another call.
+        assert_eq!(
+            classify(&call("ecr.amazonaws.com", "PutImageTagMutability", json!({})), &config),
+            Disposition::Keep
+        );
         assert_eq!(
             classify(&call("redshift.amazonaws.com", "RebootDBInstance", json!({})), &config),
             Disposition::Keep
@@ -401,6 +447,15 @@ mod tests {
         assert_eq!(classify(&grown(rds, class), &config), Disposition::Keep);
         let person = call("rds.amazonaws.com", "ModifyDBInstance", storage);
         assert_eq!(classify(&person, &config), Disposition::Keep);
+        // EKS's node group role removing the instance profile it made; a person doing it is a change.
+        let eks = json!({"type": "AssumedRole", "arn": "arn:aws:sts::1:assumed-role/AWSServiceRoleForAmazonEKSNodegroup/EKS",
+            "invokedBy": "eks-nodegroup.amazonaws.com",
+            "sessionContext": {"sessionIssuer": {"arn": "arn:aws:iam::1:role/aws-service-role/eks-nodegroup.amazonaws.com/AWSServiceRoleForAmazonEKSNodegroup"}}});
+        let profile = json!({"instanceProfileName": "eks-11111111-2222-3333-4444-abcdef123456"});
+        let by_eks = event(json!({"eventSource": "iam.amazonaws.com", "eventName": "DeleteInstanceProfile",
+                                  "userIdentity": eks, "requestParameters": profile.clone()}));
+        assert_eq!(classify(&by_eks, &config), drop);
+        assert_eq!(classify(&call("iam.amazonaws.com", "DeleteInstanceProfile", profile), &config), Disposition::Keep);
     }
 
     #[test]

@@ -66,8 +66,11 @@ pub fn normalize_api_name(name: &str) -> &str {
     if end - start == 8 && start > 0 && bytes[start - 1].is_ascii_alphabetic() { &name[..start] } else { name }
 }
 
+/// Whether a call reads only, by its name, for records that do not say (`readOnly` came with event
+/// version 1.04): the prefixes the table of calls marks read-only (docs/aws-calls.md), `BatchGet`
+/// included (ECR's `BatchGetImage` as its guide prints it, 1.04).
 pub(crate) fn looks_read_only(name: &str) -> bool {
-    ["Describe", "Get", "List", "Head", "Lookup", "Search", "Check"].iter().any(|p| name.starts_with(p))
+    ["Describe", "Get", "List", "Head", "Lookup", "Search", "Check", "BatchGet"].iter().any(|p| name.starts_with(p))
 }
 
 /// How a call was made, from the user agent, the caller's identity and the session context.
@@ -259,7 +262,11 @@ mod tests {
         r.as_object_mut().unwrap().remove("readOnly");
         r["eventName"] = json!("DescribeInstances");
         assert!(normalize(&r).unwrap().read_only);
+        r["eventName"] = json!("BatchGetImage");
+        assert!(normalize(&r).unwrap().read_only);
         r["eventName"] = json!("CreateTags");
+        assert!(!normalize(&r).unwrap().read_only);
+        r["eventName"] = json!("BatchDeleteImage");
         assert!(!normalize(&r).unwrap().read_only);
     }
 }

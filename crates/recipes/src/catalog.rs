@@ -47,6 +47,8 @@ const BUILTIN: &[(&str, &str)] = &[
     ("guardduty.toml", include_str!("../catalog/guardduty.toml")),
     ("acm.toml", include_str!("../catalog/acm.toml")),
     ("ecr.toml", include_str!("../catalog/ecr.toml")),
+    ("states.toml", include_str!("../catalog/states.toml")),
+    ("kinesis.toml", include_str!("../catalog/kinesis.toml")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,10 @@
+provider "aws" {
+  region = "us-west-2"
+
+  default_tags {
+    tags = {
+      Team      = "platform"
+      ManagedBy = "terraform"
+    }
+  }
+}

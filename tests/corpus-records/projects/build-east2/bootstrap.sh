@@ -1,0 +1,4 @@
+#!/bin/bash
+set -euo pipefail
+dnf install -y docker git
+systemctl enable --now docker

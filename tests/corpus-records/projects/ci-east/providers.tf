@@ -1,0 +1,10 @@
+provider "aws" {
+  region = "us-east-1"
+
+  default_tags {
+    tags = {
+      Team      = "webapp"
+      ManagedBy = "terraform"
+    }
+  }
+}

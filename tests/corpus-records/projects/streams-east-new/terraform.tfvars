@@ -1,0 +1,3 @@
+streams = {
+  clicks = { shards = 4, retention_hours = 48 }
+}

@@ -1,0 +1,4 @@
+streams = {
+  GoodStream = { shards = 1 }
+  clicks     = { shards = 4, retention_hours = 48 }
+}
