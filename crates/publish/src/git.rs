@@ -261,6 +261,11 @@ impl GitRepo {
         Ok(self.repo.find_commit(a)?.tree_id() == self.repo.find_commit(b)?.tree_id())
     }
 
+    /// The best common ancestor of two commits: where a branch left its base.
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Oid, PublishError> {
+        Ok(self.repo.merge_base(a, b)?)
+    }
+
     /// The first parent of a commit.
     pub fn parent_of(&self, commit: Oid) -> Result<Oid, PublishError> {
         Ok(self.repo.find_commit(commit)?.parent_id(0)?)

@@ -359,6 +359,82 @@ impl Deliverer {
         Ok((!closed.is_empty()).then(|| closed.iter().map(|c| c.describe()).collect::<Vec<_>>().join(", ")))
     }
 
+    /// A change set that finds the base code already saying the cloud's values may find the
+    /// resource's open pull request saying something else: the value was set back before the pull
+    /// request merged, and merging it would now change the cloud. `plan` (what the change set
+    /// writes) is applied on that pull request's branch. When the branch then writes nothing its
+    /// base does not say, the pull request is closed with a comment; otherwise the set-back is
+    /// committed on its branch and the pull request updated. Returns the note for the change set's
+    /// record (`None`: no open pull request, or its branch already agrees).
+    pub async fn set_back(
+        &self,
+        store: Option<&Store>,
+        change_set: &ChangeSet,
+        outcome: &Outcome,
+        plan: &Plan,
+        (repo, state): (&Repo, &State),
+        label: &str,
+    ) -> anyhow::Result<Option<String>> {
+        let Some(p) = &self.publisher else { return Ok(None) };
+        if plan.changes.is_empty() {
+            return Ok(None);
+        }
+        let Some(pr) = p.open_pull_request(store, label).await? else { return Ok(None) };
+        let git = &self.git;
+        let Some((tip, tree)) = p.branch_files(git, &pr.head.branch)? else { return Ok(None) };
+        let on_branch = repo.with_files_like(tree.clone());
+        let patched = match patch::apply(&on_branch, plan) {
+            Ok(patched) => patched,
+            Err(e) => {
+                return Ok(Some(format!(
+                    "pull request #{} may still write a value that was set back: the set-back cannot be written on                      its branch ({e}); a reviewer should close or fix it",
+                    pr.number
+                )));
+            }
+        };
+        if patched.files.is_empty() {
+            return Ok(None);
+        }
+        let there = outcome.with_field_changes(planned_changes(plan, state, &on_branch));
+        let mut story = super::story::story(change_set, &there, label, String::new(), &self.base_branch);
+        let mut after = tree;
+        after.extend(patched.files.iter().cloned());
+        let forked_from = git.merge_base(tip, self.base)?;
+        if git.files_at(forked_from)? == after {
+            let why = format!(
+                "{} by {} ({}) in change set `{}`: the cloud is back to what `{}` says, so this pull request has                  nothing left to write, and merging it would change the cloud on the next apply. Closing it                  without merging.\n",
+                driftback_publish::markdown::text(&story.summary()),
+                driftback_publish::markdown::text(&story.actor.name),
+                driftback_publish::markdown::text(&story.actor.via),
+                change_set.id,
+                self.base_branch,
+            );
+            p.close_pull_request(store, pr.number, &why)
+                .await
+                .with_context(|| format!("closing pull request #{} of {label}", pr.number))?;
+            return Ok(Some(format!("pull request #{} closed: the value it writes was set back", pr.number)));
+        }
+        let local_branch = self.branch_for(change_set, outcome, label);
+        let message = driftback_publish::message::commit_message(&story);
+        let commit = match git.find_committed(&local_branch, &change_set.id)? {
+            Some(commit) => commit,
+            None => {
+                let changes: Vec<(PathBuf, Option<String>)> =
+                    patched.files.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
+                git.commit_on_branch(tip, &local_branch, &changes, &message, &self.author)?.1
+            }
+        };
+        story.diff = git.diff_of(commit).unwrap_or_default();
+        let published = p
+            .publish(git, commit, &pr.head.branch, &story, Some(&pr))
+            .await
+            .with_context(|| format!("writing the set-back onto pull request #{} of {label}", pr.number))?;
+        if let Some(store) = store {
+            publisher::record_pull_request(store, label, &published).await?;
+        }
+        Ok(Some(format!("pull request #{} updated: a value it wrote was set back", pr.number)))
+    }
+
     /// Send what the notifier holds before the process ends.
     pub async fn close(self) {
         if let Some(notifier) = self.notifier {

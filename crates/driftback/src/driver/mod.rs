@@ -308,6 +308,21 @@ impl Driver {
                 }
             }
         }
+        if let (Delivery::Git(deliverer), Status::NoChange) = (&self.delivery, &outcome.status) {
+            // The cloud says what the base code says again: an open pull request that writes the
+            // earlier value is set back too, or closed when that leaves it nothing to write.
+            let written = match outcome.decision.as_ref().map(|d| d.kind) {
+                Some(DecisionKind::Reconcile) => Some(&decided.plan),
+                Some(DecisionKind::Escalate) => Some(&decided.held),
+                _ => None,
+            };
+            if let Some(plan) = written.filter(|_| person.is_none()) {
+                let repo_state = (&workspace.repo, &*workspace.state);
+                let note =
+                    deliverer.set_back(self.store.as_ref(), change_set, &outcome, plan, repo_state, &label).await?;
+                record.notes.extend(note);
+            }
+        }
         if let Delivery::Git(deliverer) = &self.delivery {
             let covered = story::fields_of(&outcome, &label);
             let note = match (&outcome.status, &delivered) {

@@ -169,6 +169,18 @@ impl Publisher {
         Ok(Published { branch: branch.to_string(), commit: pushed.commit, pull_request })
     }
 
+    /// Close pull request `number` without merging, saying why in a comment first, and record it
+    /// closed in the store.
+    pub async fn close_pull_request(&self, store: Option<&Store>, number: u64, why: &str) -> anyhow::Result<()> {
+        let Some(api) = &self.github else { return Ok(()) };
+        api.comment(number, why).await?;
+        api.close(number).await?;
+        if let Some(store) = store {
+            store.set_pull_request_state(number, PullRequestState::Closed).await?;
+        }
+        Ok(())
+    }
+
     pub fn base_branch(&self) -> &str {
         &self.base_branch
     }
