@@ -5,6 +5,7 @@
 
 pub mod address;
 pub(crate) mod dynamic_list;
+mod dynamic_reading;
 pub mod edit;
 pub mod eval;
 pub(crate) mod fleet_pick;
