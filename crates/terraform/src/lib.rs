@@ -17,6 +17,7 @@ pub(crate) mod list_rewrite;
 pub(crate) mod module_exclusive;
 pub(crate) mod module_list;
 pub(crate) mod module_refusal;
+mod module_removal;
 pub(crate) mod origin;
 mod origin_lookup;
 pub mod patch;

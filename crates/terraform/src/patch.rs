@@ -1465,6 +1465,9 @@ fn remove_resource(
     alongside: &[(Address, Op)],
 ) -> Result<(), PatchError> {
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    if let Some(done) = crate::module_removal::remove_in_module_instance(repo, address, location, applied) {
+        return done;
+    }
     if let Some(done) = remove_module_instance(repo, address, applied) {
         return done;
     }
