@@ -5,6 +5,7 @@
 
 pub mod address;
 pub(crate) mod dynamic_list;
+mod dynamic_nested;
 mod dynamic_reading;
 pub mod edit;
 pub mod eval;
@@ -19,6 +20,7 @@ pub(crate) mod module_list;
 pub(crate) mod module_refusal;
 mod module_removal;
 pub(crate) mod origin;
+mod origin_flatten;
 mod origin_lookup;
 pub mod patch;
 pub mod path;

@@ -122,6 +122,10 @@ impl<'a> Tracer<'a> {
                     self.expr(site, file, arg, tail, change, &trail, depth + 1);
                 }
             }
+            // `flatten([var.rule])`: the item (or the element of the item) the index falls in.
+            Expression::FuncCall(call) if call.name.name.as_str() == "flatten" && !tail.is_empty() => {
+                self.flatten(site, file, call, tail, change, trail, depth)
+            }
             // A member of a JSON document the code builds: edited in the object it is built from.
             Expression::FuncCall(call) if call.name.name.as_str() == "jsonencode" && !tail.is_empty() => {
                 if let Some(arg) = call.args.iter().next() {

@@ -335,3 +335,112 @@ fn a_block_from_an_optional_object_is_a_new_input_at_the_call() {
     assert_eq!(effective_config(&repo, &internal).unwrap(), internal_before);
     assert_eq!(package_files(package.path()), files);
 }
+
+const S3_MODULE: &str = r#"variable "bucket" {
+  type = string
+}
+
+variable "server_side_encryption_configuration" {
+  type    = any
+  default = {}
+}
+
+resource "aws_s3_bucket" "this" {
+  bucket = var.bucket
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "this" {
+  count = length(keys(var.server_side_encryption_configuration)) > 0 ? 1 : 0
+
+  bucket = aws_s3_bucket.this.id
+
+  dynamic "rule" {
+    for_each = try(flatten([var.server_side_encryption_configuration["rule"]]), [])
+
+    content {
+      bucket_key_enabled = try(rule.value.bucket_key_enabled, null)
+
+      dynamic "apply_server_side_encryption_by_default" {
+        for_each = try([rule.value.apply_server_side_encryption_by_default], [])
+
+        content {
+          sse_algorithm     = apply_server_side_encryption_by_default.value.sse_algorithm
+          kms_master_key_id = try(apply_server_side_encryption_by_default.value.kms_master_key_id, null)
+        }
+      }
+    }
+  }
+}
+"#;
+
+const S3_ROOT: &str = r#"module "assets" {
+  source  = "registry.test/acme/s3-bucket/aws"
+  version = "4.2.0"
+
+  bucket = "assets"
+
+  server_side_encryption_configuration = {
+    rule = {
+      apply_server_side_encryption_by_default = {
+        sse_algorithm = "AES256"
+      }
+    }
+  }
+}
+
+module "logs" {
+  source  = "registry.test/acme/s3-bucket/aws"
+  version = "4.2.0"
+
+  bucket = "logs"
+
+  server_side_encryption_configuration = {
+    rule = {
+      apply_server_side_encryption_by_default = {
+        sse_algorithm = "AES256"
+      }
+    }
+  }
+}
+"#;
+
+/// Encryption changed to a customer key: the values sit in a `dynamic` block nested in another's
+/// content, whose `for_each` reads the outer element through `try([...])`, and the outer one the
+/// input through `try(flatten([...]))`. Each value lands in the call's nested object; the other
+/// call of the same code keeps its own.
+#[test]
+fn values_of_a_dynamic_block_nested_in_another_land_in_the_calls_nested_object() {
+    let package = tempfile::tempdir().unwrap();
+    write(package.path(), "main.tf", S3_MODULE);
+    let mut repo = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), S3_ROOT.to_string())]));
+    repo.mount_module("assets", package.path(), Path::new("")).unwrap();
+    repo.mount_module("logs", package.path(), Path::new("")).unwrap();
+    let files = package_files(package.path());
+    let assets = Address::parse("module.assets.aws_s3_bucket_server_side_encryption_configuration.this[0]").unwrap();
+    let logs = Address::parse("module.logs.aws_s3_bucket_server_side_encryption_configuration.this[0]").unwrap();
+    let logs_before = effective_config(&repo, &logs).unwrap();
+    let key = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    let set =
+        |path: &str, value: Value| Op::Set { path: AttrPath::parse(path).unwrap(), value: AttrValue::Literal(value) };
+    for op in [
+        set("rule.apply_server_side_encryption_by_default.sse_algorithm", json!("aws:kms")),
+        set("rule.apply_server_side_encryption_by_default.kms_master_key_id", json!(key)),
+        set("rule.bucket_key_enabled", json!(true)),
+    ] {
+        let applied = patch::apply(&mut repo, &assets, &op).unwrap();
+        assert_eq!(applied.files, [PathBuf::from("main.tf")], "{applied:?}");
+    }
+    let root = repo.text(Path::new("main.tf")).unwrap();
+    let (assets_call, logs_call) = root.split_once("module \"logs\"").unwrap();
+    let object = format!(
+        "    rule = {{\n      apply_server_side_encryption_by_default = {{\n        sse_algorithm     = \"aws:kms\"\n        kms_master_key_id = \"{key}\"\n      }}\n      bucket_key_enabled = true\n    }}\n"
+    );
+    assert!(assets_call.contains(&object), "{root}");
+    assert_eq!(format!("module \"logs\"{logs_call}"), S3_ROOT[S3_ROOT.find("module \"logs\"").unwrap()..]);
+    let rule = effective_config(&repo, &assets).unwrap()["rule"][0].clone();
+    assert_eq!(rule["bucket_key_enabled"], json!(true));
+    assert_eq!(rule["apply_server_side_encryption_by_default"][0]["sse_algorithm"], json!("aws:kms"));
+    assert_eq!(rule["apply_server_side_encryption_by_default"][0]["kms_master_key_id"], json!(key));
+    assert_eq!(effective_config(&repo, &logs).unwrap(), logs_before);
+    assert_eq!(package_files(package.path()), files);
+}
