@@ -19,6 +19,12 @@ fn write(dir: &Path, file: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The root's file laid out as `terraform fmt` lays out what the edit touched.
+fn assert_fmt_clean(before: &str, repo: &Repo) {
+    let after = repo.text(Path::new("main.tf")).unwrap();
+    assert_eq!(driftback_terraform::fmt::tidy(before, after), after, "not laid out as terraform fmt");
+}
+
 fn spec(attrs: &[(&str, Value)]) -> BlockSpec {
     BlockSpec {
         attrs: attrs.iter().map(|(k, v)| (k.to_string(), AttrValue::Literal(v.clone()))).collect(),
@@ -155,6 +161,7 @@ fn a_new_parameter_through_a_nested_module_is_the_next_element_of_the_roots_list
     let root = repo.text(Path::new("main.tf")).unwrap();
     let new = "    {\n      name         = \"idle_in_transaction_session_timeout\"\n      value        = \"60000\"\n      apply_method = \"immediate\"\n    },\n  ]\n}\n\nmodule \"reports_db\"";
     assert!(root.contains(new), "{root}");
+    assert_fmt_clean(DB_ROOT, &repo);
     let after = effective_config(&repo, &orders).unwrap();
     let parameters = after["parameter"].as_array().unwrap();
     assert_eq!(parameters.len(), 3, "{after}");
@@ -240,6 +247,7 @@ fn an_inline_rule_read_through_lookup_and_split_is_an_element_with_the_cidrs_joi
     let root = repo.text(Path::new("main.tf")).unwrap();
     let new = "    {\n      from_port   = 8443\n      to_port     = 8443\n      protocol    = \"tcp\"\n      cidr_blocks = \"10.40.0.0/16,10.41.0.0/16\"\n      description = \"Admin API from the ops VPCs\"\n    },\n  ]\n";
     assert!(root.contains(new), "{root}");
+    assert_fmt_clean(SG_ROOT, &repo);
     let ingress = effective_config(&repo, &group).unwrap()["ingress"].clone();
     assert_eq!(ingress[0]["cidr_blocks"], json!(["10.30.0.0/16"]));
     assert_eq!(ingress[1]["cidr_blocks"], json!(["10.40.0.0/16", "10.41.0.0/16"]));
@@ -328,6 +336,7 @@ fn a_block_from_an_optional_object_is_a_new_input_at_the_call() {
     assert!(root.contains("  name = \"public\"\n  access_logs = {\n"), "{root}");
     assert!(root.contains("bucket = \"edge-alb-logs\"") && root.contains("prefix = \"public\""), "{root}");
     assert!(!root.contains("enabled"), "try() defaults enabled to true: {root}");
+    assert_fmt_clean(ALB_ROOT, &repo);
     let logs = effective_config(&repo, &alb).unwrap()["access_logs"].clone();
     assert_eq!(logs[0]["bucket"], json!("edge-alb-logs"));
     assert_eq!(logs[0]["prefix"], json!("public"));
@@ -436,6 +445,7 @@ fn values_of_a_dynamic_block_nested_in_another_land_in_the_calls_nested_object()
         "    rule = {{\n      apply_server_side_encryption_by_default = {{\n        sse_algorithm     = \"aws:kms\"\n        kms_master_key_id = \"{key}\"\n      }}\n      bucket_key_enabled = true\n    }}\n"
     );
     assert!(assets_call.contains(&object), "{root}");
+    assert_fmt_clean(S3_ROOT, &repo);
     assert_eq!(format!("module \"logs\"{logs_call}"), S3_ROOT[S3_ROOT.find("module \"logs\"").unwrap()..]);
     let rule = effective_config(&repo, &assets).unwrap()["rule"][0].clone();
     assert_eq!(rule["bucket_key_enabled"], json!(true));

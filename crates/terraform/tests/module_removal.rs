@@ -128,6 +128,7 @@ fn a_deleted_database_beside_its_parameter_group_turns_off_the_calls_switch() {
     let root = repo.text(Path::new("main.tf")).unwrap();
     assert!(root.ends_with("  identifier         = \"reports\"\n  create_db_instance = false\n}\n"), "{root}");
     assert!(root.starts_with(&RDS_ROOT[..RDS_ROOT.find("module \"reports_db\"").unwrap()]), "{root}");
+    assert_eq!(driftback_terraform::fmt::tidy(RDS_ROOT, root), root, "laid out as terraform fmt");
     let left = instances(&repo);
     assert!(!left.contains(&gone), "{left:?}");
     assert_eq!(effective_config(&repo, &group).unwrap(), group_before);
