@@ -550,6 +550,12 @@ impl<'a> Tracer<'a> {
         };
         let Ok(edited) = edited else { return };
         let Some(inner) = edited.strip_prefix("x = ").and_then(|s| s.strip_suffix('\n')) else { return };
+        // An object on one line (`returns = {}`) that the edit spreads over several: its lines are
+        // indented as the line it starts on.
+        let inner = match (text[span.clone()].contains('\n'), inner.contains('\n')) {
+            (false, true) => inner.replace('\n', &format!("\n{}", edit::indent_of(text, span.start))),
+            _ => inner.to_string(),
+        };
         let new = format!("{}{}{}", &text[..span.start], inner, &text[span.end..]);
         let what = match change {
             Change::Set(_) => "set",

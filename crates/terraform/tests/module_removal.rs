@@ -239,3 +239,84 @@ fn the_only_resource_of_a_for_each_instance_takes_its_entry_out_of_the_map() {
     assert_eq!(effective_config(&repo, &orders).unwrap(), orders_before);
     assert_eq!(package_files(package.path()), files);
 }
+
+const QUEUE_WITH_ALARM_MODULE: &str = r#"variable "create" {
+  type    = bool
+  default = true
+}
+
+variable "name" {
+  type = string
+}
+
+variable "delay_seconds" {
+  type    = number
+  default = 0
+}
+
+resource "aws_sqs_queue" "this" {
+  count = var.create ? 1 : 0
+
+  name          = var.name
+  delay_seconds = var.delay_seconds
+}
+
+resource "aws_cloudwatch_metric_alarm" "age" {
+  alarm_name          = "${var.name}-age"
+  namespace           = "AWS/SQS"
+  metric_name         = "ApproximateAgeOfOldestMessage"
+  comparison_operator = "GreaterThanThreshold"
+  statistic           = "Maximum"
+  period              = 300
+  evaluation_periods  = 1
+  threshold           = 600
+  dimensions = {
+    QueueName = var.name
+  }
+}
+"#;
+
+const QUEUE_WITH_ALARM_ROOT: &str = r#"module "queue" {
+  source   = "registry.test/acme/sqs-alarmed/aws"
+  version  = "1.0.0"
+  for_each = toset(["orders", "returns"])
+
+  name          = "events-${each.key}"
+  delay_seconds = try(each.value.delay_seconds, 0)
+}
+"#;
+
+/// One resource of several in a `for_each` instance: the switch is turned off for that instance
+/// alone (read per instance from the collection's entry), and the instance's other resource and
+/// the other instance stay; a `toset()` of names has no entry to hold it, so a person decides.
+#[test]
+fn one_resource_of_a_for_each_instance_with_others_left_is_never_its_whole_entry() {
+    let package = tempfile::tempdir().unwrap();
+    write(package.path(), "main.tf", QUEUE_WITH_ALARM_MODULE);
+    let mut repo = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), QUEUE_WITH_ALARM_ROOT.to_string())]));
+    repo.mount_module("queue", package.path(), Path::new("")).unwrap();
+    let returns = Address::parse("module.queue[\"returns\"].aws_sqs_queue.this[0]").unwrap();
+    let err = patch::apply(&mut repo, &returns, &Op::RemoveResource).unwrap_err().to_string();
+    assert!(err.contains("module.queue (source \"registry.test/acme/sqs-alarmed/aws\""), "{err}");
+    assert!(err.contains("its switch `count = var.create ? 1 : 0` turned off for this call"), "{err}");
+    assert_eq!(repo.text(Path::new("main.tf")), Some(QUEUE_WITH_ALARM_ROOT));
+
+    // With a map of objects, the instance's entry holds the switch.
+    let root = QUEUE_WITH_ALARM_ROOT
+        .replace("toset([\"orders\", \"returns\"])", "{\n    orders  = { delay_seconds = 5 }\n    returns = {}\n  }");
+    let mut repo = Repo::from_files(BTreeMap::from([(PathBuf::from("main.tf"), root.clone())]));
+    repo.mount_module("queue", package.path(), Path::new("")).unwrap();
+    let alarm = Address::parse("module.queue[\"returns\"].aws_cloudwatch_metric_alarm.age").unwrap();
+    let orders = Address::parse("module.queue[\"orders\"].aws_sqs_queue.this[0]").unwrap();
+    let (alarm_before, orders_before) =
+        (effective_config(&repo, &alarm).unwrap(), effective_config(&repo, &orders).unwrap());
+    patch::apply(&mut repo, &returns, &Op::RemoveResource).unwrap();
+    let text = repo.text(Path::new("main.tf")).unwrap();
+    assert!(text.contains("    returns = {\n      create = false\n    }\n  }\n"), "{text}");
+    assert!(text.contains("= try(each.value.create, true)\n}\n"), "{text}");
+    assert_eq!(driftback_terraform::fmt::tidy(&root, text), text, "laid out as terraform fmt");
+    let left = instances(&repo);
+    assert!(!left.contains(&returns) && left.contains(&alarm) && left.contains(&orders), "{left:?}");
+    assert_eq!(effective_config(&repo, &alarm).unwrap(), alarm_before);
+    assert_eq!(effective_config(&repo, &orders).unwrap(), orders_before);
+}
