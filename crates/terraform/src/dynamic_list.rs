@@ -14,11 +14,13 @@ use crate::render::AttrValue;
 use crate::repo::Repo;
 
 /// The element a `dynamic` block's `for_each` list must gain so that its content writes `want`,
-/// where the content reads fields the call does not give (a rule's `description`): those fields
-/// are `null` in the element, as the block the call made has none. `None` when a content argument
-/// is a literal the call does not say, or reads the iterator in another way, or when the call
-/// sets an argument the content does not write to something other than nothing (`[]`, `""`).
-/// Also returns the content arguments left unset.
+/// where each content argument reads the element in one of the forms modules use
+/// ([`crate::dynamic_reading`]: `ITER.value.FIELD`, `try(ITER.value.FIELD, default)`,
+/// `lookup(ITER.value, "FIELD", default)`, a list `split` from a joined string), and fields the
+/// call does not give (a rule's `description`) are `null` in the element, as the block the call
+/// made has none. `None` when a content argument is a literal the call does not say, or reads the
+/// element in another way, or when the call sets an argument the content does not write to
+/// something other than nothing (`[]`, `""`). Also returns the content arguments left unset.
 pub(crate) fn element_with_unset_fields(
     text: &str,
     dynamic: &Block,
@@ -36,21 +38,27 @@ pub(crate) fn element_with_unset_fields(
     for attr in content.body.attributes() {
         let name = attr.key.as_str();
         written.push(name.to_string());
-        let source = edit::expr_text(text, &attr.value).trim().to_string();
-        let field = source.strip_prefix(&format!("{iterator}.value."));
-        match (field, want.get(name)) {
-            (Some(field), Some(value)) => {
+        // The element itself (`ITER.value`) is a list of plain values: `dynamic_element`'s case.
+        let read = crate::dynamic_reading::reading(&attr.value, &iterator).filter(|r| !r.path.is_empty());
+        match (read, want.get(name)) {
+            (Some(read), Some(value)) => {
+                let held = read.held(value)?;
                 // Two arguments that read one field (`from_port` and `to_port` from `port`) must agree.
-                if fields.get(field).is_some_and(|have| !crate::patch::values_equal(have, value)) {
-                    return None;
+                match crate::dynamic_reading::insert_at(&mut fields, &read.path, held.clone()) {
+                    Ok(()) => {}
+                    Err(Some(have)) if have.is_null() || crate::patch::values_equal(&have, &held) => {
+                        set_at(&mut fields, &read.path, held)
+                    }
+                    Err(_) => return None,
                 }
-                fields.insert(field.to_string(), value.clone());
             }
-            (Some(field), None) => {
+            (Some(read), None) => {
                 unset.push(name.to_string());
-                fields.entry(field.to_string()).or_insert(Value::Null);
+                // Null unless another argument reads the same field with a value.
+                let _ = crate::dynamic_reading::insert_at(&mut fields, &read.path, Value::Null);
             }
             (None, want) => {
+                let source = edit::expr_text(text, &attr.value).trim().to_string();
                 let literal = source.parse::<hcl::Expression>().ok().and_then(|e| serde_json::to_value(e).ok())?;
                 if !want.is_some_and(|w| crate::patch::values_equal(&literal, w)) {
                     return None;
@@ -63,6 +71,19 @@ pub(crate) fn element_with_unset_fields(
         return None;
     }
     Some((Value::Object(fields), unset))
+}
+
+/// Overwrite the value at `path` (names only, the objects on the way already there).
+fn set_at(element: &mut Map<String, Value>, path: &[Seg], value: Value) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut here = element;
+    for seg in parents {
+        let Some(Value::Object(map)) = crate::edit::seg_name(seg).and_then(|n| here.get_mut(n)) else { return };
+        here = map;
+    }
+    if let Some(name) = crate::edit::seg_name(last) {
+        here.insert(name.to_string(), value);
+    }
 }
 
 /// A value that says nothing is set: null, an empty list, map or string.

@@ -5,6 +5,8 @@
 
 pub mod address;
 pub(crate) mod dynamic_list;
+mod dynamic_nested;
+mod dynamic_reading;
 pub mod edit;
 pub mod eval;
 pub(crate) mod fleet_pick;
@@ -16,7 +18,9 @@ pub(crate) mod list_rewrite;
 pub(crate) mod module_exclusive;
 pub(crate) mod module_list;
 pub(crate) mod module_refusal;
+mod module_removal;
 pub(crate) mod origin;
+mod origin_flatten;
 mod origin_lookup;
 pub mod patch;
 pub mod path;

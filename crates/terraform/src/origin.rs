@@ -137,6 +137,10 @@ impl<'a> Tracer<'a> {
                     self.expr(site, file, arg, tail, change, &trail, depth + 1);
                 }
             }
+            // `flatten([var.rule])`: the item (or the element of the item) the index falls in.
+            Expression::FuncCall(call) if call.name.name.as_str() == "flatten" && !tail.is_empty() => {
+                self.flatten(site, file, call, tail, change, trail, depth)
+            }
             // A member of a JSON document the code builds: edited in the object it is built from.
             Expression::FuncCall(call) if call.name.name.as_str() == "jsonencode" && !tail.is_empty() => {
                 if let Some(arg) = call.args.iter().next() {
@@ -561,6 +565,12 @@ impl<'a> Tracer<'a> {
         };
         let Ok(edited) = edited else { return };
         let Some(inner) = edited.strip_prefix("x = ").and_then(|s| s.strip_suffix('\n')) else { return };
+        // An object on one line (`returns = {}`) that the edit spreads over several: its lines are
+        // indented as the line it starts on.
+        let inner = match (text[span.clone()].contains('\n'), inner.contains('\n')) {
+            (false, true) => inner.replace('\n', &format!("\n{}", edit::indent_of(text, span.start))),
+            _ => inner.to_string(),
+        };
         let new = format!("{}{}{}", &text[..span.start], inner, &text[span.end..]);
         let what = match change {
             Change::Set(_) => "set",

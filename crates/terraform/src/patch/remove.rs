@@ -66,6 +66,9 @@ fn dependents_of(repo: &Repo, dir: &Path, rtype: &str, name: &str) -> Vec<(Strin
 pub(super) fn remove_resource(repo: &mut Repo, target: &Target, applied: &mut Applied) -> Result<(), PatchError> {
     let Target { address, location, .. } = *target;
     let refused = |reason: String| PatchError::Refused { address: address.to_string(), reason };
+    if let Some(done) = crate::module_removal::remove_in_module_instance(repo, address, location, applied) {
+        return done;
+    }
     if let Some(done) = remove_module_instance(repo, address, applied) {
         return done;
     }

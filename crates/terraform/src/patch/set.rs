@@ -56,6 +56,11 @@ pub(super) fn set_value(
             }
         }
     }
+    if let Some(done) =
+        crate::dynamic_nested::set_in_nested_dynamic(repo, address, location, path, value, applied, alongside)
+    {
+        return done;
+    }
     let site = site_of(repo, address, location);
     let text = repo.text(&location.file).unwrap_or_default().to_string();
     let body = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel));
