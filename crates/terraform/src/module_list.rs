@@ -19,7 +19,7 @@ use crate::address::{Address, InstanceKey};
 use crate::edit::{self, BlockSel, EditError};
 use crate::eval::{eval_in_block, is_symbolic};
 use crate::origin::{Change, Site, Tracer};
-use crate::patch::{Applied, append_import, choose, values_equal, write, write_candidate};
+use crate::patch::{Applied, Refusal, append_import, choose, values_equal, write, write_candidate};
 use crate::path::Seg;
 use crate::render::{AttrValue, BlockSpec};
 use crate::repo::Repo;
@@ -86,12 +86,12 @@ fn create_at_calling_root(
     spec: &BlockSpec,
     import_id: &str,
     applied: &mut Applied,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let [step] = address.module.as_slice() else {
         return Err("the module is not called by the root module directly".into());
     };
     if step.key.is_some() {
-        return Err(format!("module.{} has several instances", step.name));
+        return Err(format!("module.{} has several instances", step.name).into());
     }
     let dir =
         repo.module_dir(&address.module_path()).cloned().ok_or("the module's code is not in the configuration")?;
@@ -100,7 +100,7 @@ fn create_at_calling_root(
         let value = match value {
             AttrValue::Reference(r) => match output_giving(repo, &dir, r) {
                 Some(output) => AttrValue::Reference(format!("module.{}.{output}", step.name)),
-                None => return Err(format!("the module exposes no output giving {r} (for {attr})")),
+                None => return Err(format!("the module exposes no output giving {r} (for {attr})").into()),
             },
             literal => literal.clone(),
         };

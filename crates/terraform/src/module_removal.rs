@@ -24,7 +24,7 @@ use crate::address::{Address, InstanceKey, ModuleStep};
 use crate::edit::{self, BlockSel};
 use crate::module_list::module_is_not_ours;
 use crate::origin::{Change, Site, Tracer};
-use crate::patch::{Applied, PatchError, choose, write_candidate};
+use crate::patch::{Applied, PatchError, Refusal, choose, write_candidate};
 use crate::path::Seg;
 use crate::render::AttrValue;
 use crate::repo::{BlockLocation, Repo};
@@ -55,7 +55,7 @@ pub(crate) fn remove_in_module_instance(
                 write_candidate(repo, note.1, applied);
                 return Some(Ok(()));
             }
-            Err(e) => why.push(e),
+            Err(e) => why.push(e.to_string()),
         }
     }
     let ours = !module_is_not_ours(repo, address);
@@ -72,7 +72,7 @@ pub(crate) fn remove_in_module_instance(
         Ok(None) if why.is_empty() => None,
         Ok(None) => (!ours).then(|| Err(refused(why.join("; ")))),
         Err(e) => {
-            why.push(e);
+            why.push(e.to_string());
             (!ours).then(|| Err(refused(why.join("; "))))
         }
     }
@@ -94,17 +94,17 @@ fn call_site(repo: &Repo, steps: &[ModuleStep]) -> Option<Site> {
 }
 
 /// The module instance's entry of its call's `for_each`, removed where the collection comes from.
-fn entry_removed(repo: &Repo, address: &Address, key: &str) -> Result<(String, crate::origin::Candidate), String> {
+fn entry_removed(repo: &Repo, address: &Address, key: &str) -> Result<(String, crate::origin::Candidate), Refusal> {
     let call = address.module.last().ok_or("not in a module")?;
     let site = call_site(repo, &address.module).ok_or_else(|| format!("the call module.{} is not found", call.name))?;
     let own = format!("module.{}[{}]", call.name, crate::render::quote(key));
     if let Some((file, _)) = repo.parsed_tf_in(&site.dir).find(|(f, _)| repo.text(f).is_some_and(|t| t.contains(&own)))
     {
-        return Err(format!("{} refers to {own}, which would be gone", file.display()));
+        return Err(format!("{} refers to {own}, which would be gone", file.display()).into());
     }
     let block = repo.body(&site.file).and_then(|b| edit::find_block(b, &site.block));
     let Some(for_each) = block.and_then(|b| b.body.get_attribute("for_each")) else {
-        return Err(format!("module.{} has no for_each", call.name));
+        return Err(format!("module.{} has no for_each", call.name).into());
     };
     let mut tracer = Tracer::new(repo);
     let trail = format!("module.{}'s for_each", call.name);
@@ -126,7 +126,7 @@ fn switched_off(
     repo: &Repo,
     address: &Address,
     location: &BlockLocation,
-) -> Result<Option<(String, crate::origin::Candidate)>, String> {
+) -> Result<Option<(String, crate::origin::Candidate)>, Refusal> {
     let Some(InstanceKey::Int(0)) = address.key else { return Ok(None) };
     let text = repo.text(&location.file).unwrap_or_default();
     let Some(block) = repo.body(&location.file).and_then(|b| edit::find_block(b, &location.sel)) else {
@@ -146,7 +146,8 @@ fn switched_off(
             describe(&bad.sel),
             bad.file.display(),
             address.block_name()
-        ));
+        )
+        .into());
     }
     exposed_outputs_pass_through(repo, address, &readings)?;
     let site = Site {
@@ -190,7 +191,8 @@ fn switched_off(
                 describe(&reading.sel),
                 reading.file.display(),
                 address.block_name()
-            ));
+            )
+            .into());
         }
     }
     let note = format!(
@@ -279,7 +281,7 @@ impl Visit for Finder<'_> {
 /// of calls may read them only in outputs of its own (passed on, and so on up); anything else
 /// that reads them (a resource, a local, another call's input) would see the value go, so a
 /// person decides.
-fn exposed_outputs_pass_through(repo: &Repo, address: &Address, readings: &[ReadingOf]) -> Result<(), String> {
+fn exposed_outputs_pass_through(repo: &Repo, address: &Address, readings: &[ReadingOf]) -> Result<(), Refusal> {
     let mut outputs: Vec<String> =
         readings.iter().filter(|r| r.sel.ident == "output").filter_map(|r| r.sel.labels.first().cloned()).collect();
     let mut level = address.module.clone();
@@ -328,7 +330,8 @@ fn exposed_outputs_pass_through(repo: &Repo, address: &Address, readings: &[Read
                     file.display(),
                     call.name,
                     address.block_name()
-                ));
+                )
+                .into());
             }
         }
         outputs = passed;

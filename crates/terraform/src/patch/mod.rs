@@ -40,6 +40,7 @@ pub(crate) use choose::choose;
 pub use choose::{Reach, without_lifecycle};
 pub use create::{count_fleet_addresses, fleet_address};
 pub use dynamic::grouped_for_dynamic_blocks;
+pub(crate) use op::Refusal;
 pub use op::{Applied, Op, PatchError};
 pub(crate) use write::{append_import, write, write_candidate};
 

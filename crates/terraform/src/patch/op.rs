@@ -42,6 +42,25 @@ pub enum PatchError {
     Refused { address: String, reason: String },
 }
 
+/// Why one road of an edit cannot be written, in words for the person who reads the escalation.
+/// A step of a larger edit returns it; the caller names the resource ([`PatchError::Refused`]) or
+/// tries another road.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Refusal(pub String);
+
+impl From<String> for Refusal {
+    fn from(reason: String) -> Refusal {
+        Refusal(reason)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(reason: &str) -> Refusal {
+        Refusal(reason.to_string())
+    }
+}
+
 /// What an operation did, for the audit trail and the pull request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Applied {
