@@ -396,10 +396,16 @@ impl<'a> Tracer<'a> {
             return;
         };
         let new_call = with_input.replacen(&format!("\"{placeholder}\""), &reading, 1);
-        // On a line of its own, after a blank line, so the arguments above keep their alignment.
+        // On a line of its own, after a blank line, so the arguments above keep their alignment;
+        // alone in its run, its `=` has one space before it (`terraform fmt`).
         let new_call = match new_call.find(&reading).and_then(|at| new_call[..at].rfind('\n')) {
             Some(line_start) if !new_call[..line_start].ends_with('\n') && !new_call[..line_start].ends_with('{') => {
-                format!("{}\n{}", &new_call[..line_start], &new_call[line_start..])
+                let line = &new_call[line_start + 1..];
+                let line = match line.split_once(" =") {
+                    Some((name, rest)) => format!("{} ={rest}", name.trim_end()),
+                    None => line.to_string(),
+                };
+                format!("{}\n\n{line}", &new_call[..line_start])
             }
             _ => new_call,
         };
