@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use crate::value::{Verdict, is_missing, is_symbolic};
 
-/// Condition keys that narrow who a `*` principal is: with one, a statement is not public.
-const NARROWING_KEYS: [&str; 10] = [
+/// Condition keys that can narrow who a `*` principal is. One narrows a statement only when its
+/// operator requires a match and its values pin it down (`narrows`).
+const NARROWING_KEYS: [&str; 11] = [
     "aws:sourcearn",
     "aws:sourceaccount",
     "aws:sourceowner",
@@ -19,7 +20,16 @@ const NARROWING_KEYS: [&str; 10] = [
     "aws:principalaccount",
     "aws:principalarn",
     "aws:sourceorgid",
+    // AWS managed keys' policies let `*` use the key through a service for one account.
+    "kms:calleraccount",
 ];
+
+/// Keys whose values are ARNs: the account field is what must be pinned.
+const ARN_KEYS: [&str; 2] = ["aws:sourcearn", "aws:principalarn"];
+
+/// Operators that require the key to match one of the values (set prefixes removed).
+const MATCHING_OPERATORS: [&str; 6] =
+    ["stringequals", "stringequalsignorecase", "stringlike", "arnequals", "arnlike", "ipaddress"];
 
 /// One statement, normalised: lower-cased actions, principals as `KIND:value`, conditions as
 /// `operator|key|values` items.
@@ -165,11 +175,50 @@ pub(crate) fn on_policy(value: &Value, pass: impl Fn(&[Statement]) -> bool) -> V
 
 /// An Allow that lets everyone in (`*`), with no condition that narrows who.
 pub fn is_public(list: &[Statement]) -> bool {
-    list.iter().any(|st| {
-        st.allow
-            && (st.principals.contains("*") || st.not_principal)
-            && !condition_keys(st).iter().any(|k| NARROWING_KEYS.contains(k))
-    })
+    list.iter().any(|st| st.allow && (st.principals.contains("*") || st.not_principal) && !narrowed(&st.conditions))
+}
+
+/// Whether a statement's `Condition` block (as the document spells it) narrows who a `*` principal
+/// is: see `narrows`.
+pub fn condition_narrows(condition: Option<&Value>) -> bool {
+    narrowed(&conditions(condition))
+}
+
+fn narrowed(conditions: &BTreeSet<String>) -> bool {
+    conditions.iter().any(|c| narrows(c))
+}
+
+/// One `operator|key|values` item narrows who may act when its key names the caller's account,
+/// organisation, network, ARN or source, its operator requires a match (not `...IfExists`, which an
+/// absent key passes, nor a negated one), and every value pins it: no wildcard in an account,
+/// organisation, VPC or endpoint id, none in an ARN's account field (an ARN without an account, as S3
+/// writes them, must have none at all), no source range that is the whole internet.
+fn narrows(condition: &str) -> bool {
+    let mut parts = condition.splitn(3, '|');
+    let (Some(op), Some(key), Some(values)) = (parts.next(), parts.next(), parts.next()) else { return false };
+    if !NARROWING_KEYS.contains(&key) {
+        return false;
+    }
+    let op = op.trim_start_matches("forallvalues:").trim_start_matches("foranyvalue:");
+    if !MATCHING_OPERATORS.contains(&op) {
+        return false;
+    }
+    let wild = |v: &str| v.contains('*') || v.contains('?');
+    let values: Vec<&str> = values.split(',').collect();
+    !values.is_empty()
+        && values.iter().all(|v| {
+            if v.is_empty() {
+                return false;
+            }
+            if ARN_KEYS.contains(&key) {
+                let account = v.split(':').nth(4).unwrap_or("");
+                if account.is_empty() { !wild(v) } else { !wild(account) }
+            } else if key == "aws:sourceip" {
+                !matches!(*v, "0.0.0.0/0" | "::/0") && !wild(v)
+            } else {
+                !wild(v)
+            }
+        })
 }
 
 /// An Allow of every action on every resource.
@@ -342,6 +391,46 @@ mod tests {
         let denied = doc(json!([serde_json::from_str::<Value>(TLS_DENY).unwrap()]));
         assert!(!is_public(&denied));
         assert!(requires_tls(&denied));
+    }
+
+    #[test]
+    fn a_condition_narrows_only_when_its_values_pin_the_caller() {
+        let star = |condition: Value| {
+            doc(json!([{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "kms:Decrypt", "Resource": "*",
+                "Condition": condition}]))
+        };
+        // Pinned: one account, one organisation, one endpoint, an ARN in a named account, AWS managed keys' form.
+        for narrowing in [
+            json!({"StringEquals": {"aws:SourceAccount": "123456789012"}}),
+            json!({"StringEquals": {"aws:PrincipalOrgID": "o-7k2m4x9q1z"}}),
+            json!({"StringEquals": {"aws:SourceVpce": "vpce-0f3a8c2e6d1b47925"}}),
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:sns:us-west-2:123456789012:pay-*"}}),
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:s3:::reports-bucket"}}),
+            json!({"StringEquals": {"kms:CallerAccount": "123456789012", "kms:ViaService": "ec2.us-west-2.amazonaws.com"}}),
+            json!({"IpAddress": {"aws:SourceIp": ["203.0.113.0/24"]}}),
+            json!({"ForAnyValue:StringEquals": {"aws:PrincipalAccount": ["111122223333", "444455556666"]}}),
+        ] {
+            assert!(!is_public(&star(narrowing.clone())), "{narrowing}");
+        }
+        // Not pinned: a key that says nothing of the caller, a wildcard account, an open range,
+        // IfExists (an absent key passes), a negated operator, a bucket ARN pattern without an account.
+        for open in [
+            json!({"Bool": {"aws:SecureTransport": "true"}}),
+            json!({"StringEquals": {"kms:ViaService": "s3.us-west-2.amazonaws.com"}}),
+            json!({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/pay-stack-*"}}),
+            json!({"StringLike": {"aws:SourceAccount": "*"}}),
+            json!({"StringLike": {"aws:PrincipalOrgID": "o-*"}}),
+            json!({"IpAddress": {"aws:SourceIp": "0.0.0.0/0"}}),
+            json!({"StringEqualsIfExists": {"aws:SourceAccount": "123456789012"}}),
+            json!({"StringNotEquals": {"aws:SourceAccount": "999999999999"}}),
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:s3:::*"}}),
+            json!({"StringEquals": {"aws:SourceVpce": ["vpce-1", "*"]}}),
+        ] {
+            assert!(is_public(&star(open.clone())), "{open}");
+        }
+        assert!(condition_narrows(Some(&json!({"StringEquals": {"aws:SourceAccount": "123456789012"}}))));
+        assert!(!condition_narrows(Some(&json!({"StringLike": {"aws:SourceAccount": "12345678901?"}}))));
+        assert!(!condition_narrows(None));
     }
 
     #[test]
