@@ -247,8 +247,13 @@ pub fn requires_tls(list: &[Statement]) -> bool {
 
 /// How `after` is wider than `before`, one sentence each: a (principal, action, resource) no Allow
 /// granted before, a condition an Allow no longer has, a Deny gone or narrowed. Empty: not wider.
+///
+/// A `*` statement whose conditions keep it inside the policy's own trust boundary (`within_trust`)
+/// grants nothing to another account, so it is not a new grant; it still widens when it drops a
+/// condition an Allow had.
 pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
     let mut out = Vec::new();
+    let trusted = trusted_accounts(before, after);
     for st in after.iter().filter(|s| s.allow) {
         if st.not_action || st.not_resource || st.not_principal {
             // A negated element grants all but what it names: only the very same statement is no wider.
@@ -272,7 +277,9 @@ pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
                         .filter(|b| resources_or_any(b).iter().any(|x| glob(x, r)))
                         .collect();
                     if covering.is_empty() {
-                        out.push(format!("allows {a} on {r}{} (no Allow granted it before)", to_whom(p)));
+                        if !(*p == "*" && within_trust(st, &trusted)) {
+                            out.push(format!("allows {a} on {r}{} (no Allow granted it before)", to_whom(p)));
+                        }
                     } else if !covering.iter().any(|b| b.conditions.is_subset(&st.conditions)) {
                         let dropped: BTreeSet<&str> = covering
                             .iter()
@@ -306,6 +313,52 @@ pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
     }
     out.dedup();
     out
+}
+
+/// The accounts a policy already trusts: those of its principals before and those that own the
+/// resources it names (an ARN's account field).
+fn trusted_accounts(before: &[Statement], after: &[Statement]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for st in before.iter().filter(|s| s.allow && !s.not_principal) {
+        for p in &st.principals {
+            if let Some(account) = p.strip_prefix("AWS:").and_then(arn_account) {
+                out.insert(account);
+            }
+        }
+    }
+    for st in before.iter().chain(after) {
+        out.extend(st.resources.iter().filter_map(|r| arn_account(r)));
+    }
+    out
+}
+
+/// The account field of an ARN, when it names one (no wildcard).
+fn arn_account(arn: &str) -> Option<String> {
+    let account = arn.split(':').nth(4)?;
+    (account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit())).then(|| account.to_string())
+}
+
+/// A statement whose pinning conditions (`narrows`) keep the caller inside the policy's trust
+/// boundary: its accounts all trusted (`aws:SourceAccount`, `aws:PrincipalAccount`, `aws:SourceOwner`,
+/// `kms:CallerAccount`, or the account of `aws:SourceArn`/`aws:PrincipalArn`), its organisation
+/// (`aws:PrincipalOrgID`, `aws:SourceOrgID`) or its network (`aws:SourceVpc`, `aws:SourceVpce`).
+/// Conditions all apply at once, so one such pin is enough. A source IP range is no boundary.
+fn within_trust(st: &Statement, trusted: &BTreeSet<String>) -> bool {
+    st.conditions.iter().filter(|c| narrows(c)).any(|c| {
+        let mut parts = c.splitn(3, '|');
+        let (_, Some(key), Some(values)) = (parts.next(), parts.next(), parts.next()) else { return false };
+        let values = values.split(',');
+        match key {
+            "aws:sourceaccount" | "aws:principalaccount" | "aws:sourceowner" | "kms:calleraccount" => {
+                values.into_iter().all(|v| trusted.contains(v))
+            }
+            "aws:sourcearn" | "aws:principalarn" => {
+                values.into_iter().all(|v| arn_account(v).is_some_and(|a| trusted.contains(&a)))
+            }
+            "aws:principalorgid" | "aws:sourceorgid" | "aws:sourcevpc" | "aws:sourcevpce" => true,
+            _ => false,
+        }
+    })
 }
 
 fn resources_or_any(st: &Statement) -> Vec<&str> {
@@ -475,6 +528,54 @@ mod tests {
         let conditioned = doc(json!([narrower]));
         let w = widenings(&conditioned, &doc(json!([reader])));
         assert!(w[0].contains("without the condition aws:sourcevpce"), "{w:?}");
+    }
+
+    #[test]
+    fn a_star_grant_pinned_inside_the_trust_boundary_is_no_new_grant() {
+        let admin = json!({"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::111122223333:root"}, "Action": "kms:*", "Resource": "*"});
+        let before = doc(json!([admin]));
+        let pinned = |condition: Value| {
+            doc(json!([admin, {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "kms:Decrypt", "Resource": "*",
+                "Condition": condition}]))
+        };
+        // The key's own account, its organisation, its network: inside.
+        for inside in [
+            json!({"StringEquals": {"kms:CallerAccount": "111122223333", "kms:ViaService": "ec2.us-east-1.amazonaws.com"}}),
+            json!({"StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}),
+            json!({"StringEquals": {"aws:SourceVpce": "vpce-1a2b3c4d"}}),
+            json!({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::111122223333:role/deploy-*"}}),
+        ] {
+            assert!(widenings(&before, &pinned(inside.clone())).is_empty(), "{inside}");
+        }
+        // Another account, a wildcard account, an address range, no pin at all: a new grant.
+        for outside in [
+            json!({"StringEquals": {"aws:SourceAccount": "444455556666"}}),
+            json!({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/deploy-*"}}),
+            json!({"IpAddress": {"aws:SourceIp": "203.0.113.0/24"}}),
+            json!({"Bool": {"aws:SecureTransport": "true"}}),
+        ] {
+            let w = widenings(&before, &pinned(outside.clone()));
+            assert_eq!(w, vec!["allows kms:decrypt on * to everyone (*) (no Allow granted it before)"], "{outside}");
+        }
+        // A named principal in another account is a new grant, and so is the resource owner's account
+        // when only the resource ARN names it and a pin names another.
+        let vendor = doc(
+            json!([admin, {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::444455556666:root"}, "Action": "kms:*", "Resource": "*"}]),
+        );
+        assert!(!widenings(&before, &vendor).is_empty());
+        let queue = json!({"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+            "Resource": "arn:aws:sqs:us-east-1:111122223333:q"});
+        let own_topics = json!({"Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage", "Resource": "arn:aws:sqs:us-east-1:111122223333:q",
+            "Condition": {"ArnLike": {"aws:SourceArn": "arn:aws:sns:us-east-1:111122223333:orders-*"}}});
+        assert!(widenings(&doc(json!([queue])), &doc(json!([own_topics]))).is_empty());
+        let mut their_topics = own_topics.clone();
+        their_topics["Condition"] =
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:sns:us-east-1:444455556666:orders-*"}});
+        assert!(!widenings(&doc(json!([queue])), &doc(json!([their_topics]))).is_empty());
+        // A pinned grant that loses its pin widens.
+        let was_pinned = pinned(json!({"StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}));
+        let w = widenings(&was_pinned, &pinned(json!({"Bool": {"aws:SecureTransport": "true"}})));
+        assert!(w.iter().any(|x| x.contains("without the condition aws:principalorgid")), "{w:?}");
     }
 
     #[test]
