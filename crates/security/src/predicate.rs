@@ -5,8 +5,8 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{cidr, document};
 use crate::value::{Verdict, is_missing, is_symbolic};
+use crate::{cidr, document};
 
 /// A predicate with the path it reads, relative to the value it is given.
 #[derive(Debug, Clone)]
