@@ -236,7 +236,7 @@ fn public_principal(doc: &str) -> bool {
             }),
             _ => false,
         };
-        everyone && st["Effect"] == "Allow" && st.get("Condition").is_none()
+        everyone && st["Effect"] == "Allow" && !driftback_security::condition_narrows(st.get("Condition"))
     })
 }
 

@@ -62,6 +62,21 @@ fn size(blocks: &[Block]) -> f64 {
         .sum()
 }
 
+/// Whether CIDR blocks let in the internet: `0.0.0.0/0` or `::/0`, or the same split into pieces.
+/// An IPv4 block wider than a /8 (no private range is: the largest, 10.0.0.0/8, is one) or IPv4
+/// blocks covering half of all addresses (`0.0.0.0/1` with `128.0.0.0/1`); an IPv6 block holding
+/// all of the global unicast range 2000::/3, or IPv6 blocks covering half of it.
+pub(crate) fn internet_wide(texts: &[&str]) -> bool {
+    let blocks: Vec<Block> = texts.iter().filter_map(|t| parse(t)).collect();
+    let (v4, v6): (Vec<Block>, Vec<Block>) = blocks.into_iter().partition(|b| !b.v6);
+    let global_unicast = Block { v6: true, network: 0x2000u128 << 112, prefix: 3 };
+    let inside_global: Vec<Block> = v6.iter().copied().filter(|b| contains(global_unicast, *b)).collect();
+    v4.iter().any(|b| b.prefix < 8)
+        || size(&v4) >= 2f64.powi(31)
+        || v6.iter().any(|b| contains(*b, global_unicast))
+        || size(&inside_global) >= 2f64.powi(124)
+}
+
 /// How `after` lets in more than `before`, one sentence each: more addresses in all (a block
 /// opened to the internet, a range added). A range swapped for one of the same size (an office's
 /// egress range moved) lets in no more. A text that is not a CIDR block (a reference the code does
@@ -110,5 +125,21 @@ mod tests {
         // IPv4 never contains IPv6.
         assert_eq!(widenings(&[json!(["0.0.0.0/0"])], &[json!(["::/0"])]).len(), 1);
         assert!(widenings(&before, &[json!(["${var.cidrs}"])])[0].contains("not verified"));
+    }
+
+    #[test]
+    fn the_internet_split_into_pieces_is_still_the_internet() {
+        assert!(internet_wide(&["0.0.0.0/0"]));
+        assert!(internet_wide(&["::/0"]));
+        assert!(internet_wide(&["10.60.0.0/16", "0.0.0.0/1", "128.0.0.0/1"]));
+        assert!(internet_wide(&["0.0.0.0/2", "64.0.0.0/2"]));
+        assert!(internet_wide(&["3.0.0.0/6"]));
+        assert!(internet_wide(&["2000::/3"]));
+        assert!(internet_wide(&["2000::/4", "3000::/4"]));
+        assert!(!internet_wide(&["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]));
+        assert!(internet_wide(&["0.0.0.0/2"]));
+        assert!(!internet_wide(&["3.0.0.0/8", "100.64.0.0/10"]));
+        assert!(!internet_wide(&["2001:db8::/32", "fc00::/7"]));
+        assert!(!internet_wide(&["${var.cidrs}"]));
     }
 }

@@ -81,7 +81,7 @@ fn held(c: &Control) -> String {
     }
     match c.change {
         Some(ChangeTest::PolicyNotWidened) => {
-            parts.push("no wider than before: no new grant, no Deny or condition dropped".into())
+            parts.push("no wider than before: no new grant (a `*` pinned to its own accounts, organisation or network is none), no Deny or condition dropped".into())
         }
         Some(ChangeTest::CidrsNotWidened) => parts.push("no address range let in that was not before".into()),
         Some(ChangeTest::TlsMinimumNotLowered) => parts.push("no older TLS version accepted than before".into()),

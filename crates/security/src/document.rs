@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use crate::value::{Verdict, is_missing, is_symbolic};
 
-/// Condition keys that narrow who a `*` principal is: with one, a statement is not public.
-const NARROWING_KEYS: [&str; 10] = [
+/// Condition keys that can narrow who a `*` principal is. One narrows a statement only when its
+/// operator requires a match and its values pin it down (`narrows`).
+const NARROWING_KEYS: [&str; 11] = [
     "aws:sourcearn",
     "aws:sourceaccount",
     "aws:sourceowner",
@@ -19,7 +20,16 @@ const NARROWING_KEYS: [&str; 10] = [
     "aws:principalaccount",
     "aws:principalarn",
     "aws:sourceorgid",
+    // AWS managed keys' policies let `*` use the key through a service for one account.
+    "kms:calleraccount",
 ];
+
+/// Keys whose values are ARNs: the account field is what must be pinned.
+const ARN_KEYS: [&str; 2] = ["aws:sourcearn", "aws:principalarn"];
+
+/// Operators that require the key to match one of the values (set prefixes removed).
+const MATCHING_OPERATORS: [&str; 6] =
+    ["stringequals", "stringequalsignorecase", "stringlike", "arnequals", "arnlike", "ipaddress"];
 
 /// One statement, normalised: lower-cased actions, principals as `KIND:value`, conditions as
 /// `operator|key|values` items.
@@ -165,11 +175,50 @@ pub(crate) fn on_policy(value: &Value, pass: impl Fn(&[Statement]) -> bool) -> V
 
 /// An Allow that lets everyone in (`*`), with no condition that narrows who.
 pub fn is_public(list: &[Statement]) -> bool {
-    list.iter().any(|st| {
-        st.allow
-            && (st.principals.contains("*") || st.not_principal)
-            && !condition_keys(st).iter().any(|k| NARROWING_KEYS.contains(k))
-    })
+    list.iter().any(|st| st.allow && (st.principals.contains("*") || st.not_principal) && !narrowed(&st.conditions))
+}
+
+/// Whether a statement's `Condition` block (as the document spells it) narrows who a `*` principal
+/// is: see `narrows`.
+pub fn condition_narrows(condition: Option<&Value>) -> bool {
+    narrowed(&conditions(condition))
+}
+
+fn narrowed(conditions: &BTreeSet<String>) -> bool {
+    conditions.iter().any(|c| narrows(c))
+}
+
+/// One `operator|key|values` item narrows who may act when its key names the caller's account,
+/// organisation, network, ARN or source, its operator requires a match (not `...IfExists`, which an
+/// absent key passes, nor a negated one), and every value pins it: no wildcard in an account,
+/// organisation, VPC or endpoint id, none in an ARN's account field (an ARN without an account, as S3
+/// writes them, must have none at all), no source range that is the whole internet.
+fn narrows(condition: &str) -> bool {
+    let mut parts = condition.splitn(3, '|');
+    let (Some(op), Some(key), Some(values)) = (parts.next(), parts.next(), parts.next()) else { return false };
+    if !NARROWING_KEYS.contains(&key) {
+        return false;
+    }
+    let op = op.trim_start_matches("forallvalues:").trim_start_matches("foranyvalue:");
+    if !MATCHING_OPERATORS.contains(&op) {
+        return false;
+    }
+    let wild = |v: &str| v.contains('*') || v.contains('?');
+    let values: Vec<&str> = values.split(',').collect();
+    !values.is_empty()
+        && values.iter().all(|v| {
+            if v.is_empty() {
+                return false;
+            }
+            if ARN_KEYS.contains(&key) {
+                let account = v.split(':').nth(4).unwrap_or("");
+                if account.is_empty() { !wild(v) } else { !wild(account) }
+            } else if key == "aws:sourceip" {
+                !matches!(*v, "0.0.0.0/0" | "::/0") && !wild(v)
+            } else {
+                !wild(v)
+            }
+        })
 }
 
 /// An Allow of every action on every resource.
@@ -198,8 +247,13 @@ pub fn requires_tls(list: &[Statement]) -> bool {
 
 /// How `after` is wider than `before`, one sentence each: a (principal, action, resource) no Allow
 /// granted before, a condition an Allow no longer has, a Deny gone or narrowed. Empty: not wider.
+///
+/// A `*` statement whose conditions keep it inside the policy's own trust boundary (`within_trust`)
+/// grants nothing to another account, so it is not a new grant; it still widens when it drops a
+/// condition an Allow had.
 pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
     let mut out = Vec::new();
+    let trusted = trusted_accounts(before, after);
     for st in after.iter().filter(|s| s.allow) {
         if st.not_action || st.not_resource || st.not_principal {
             // A negated element grants all but what it names: only the very same statement is no wider.
@@ -223,7 +277,9 @@ pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
                         .filter(|b| resources_or_any(b).iter().any(|x| glob(x, r)))
                         .collect();
                     if covering.is_empty() {
-                        out.push(format!("allows {a} on {r}{} (no Allow granted it before)", to_whom(p)));
+                        if !(*p == "*" && within_trust(st, &trusted)) {
+                            out.push(format!("allows {a} on {r}{} (no Allow granted it before)", to_whom(p)));
+                        }
                     } else if !covering.iter().any(|b| b.conditions.is_subset(&st.conditions)) {
                         let dropped: BTreeSet<&str> = covering
                             .iter()
@@ -257,6 +313,52 @@ pub fn widenings(before: &[Statement], after: &[Statement]) -> Vec<String> {
     }
     out.dedup();
     out
+}
+
+/// The accounts a policy already trusts: those of its principals before and those that own the
+/// resources it names (an ARN's account field).
+fn trusted_accounts(before: &[Statement], after: &[Statement]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for st in before.iter().filter(|s| s.allow && !s.not_principal) {
+        for p in &st.principals {
+            if let Some(account) = p.strip_prefix("AWS:").and_then(arn_account) {
+                out.insert(account);
+            }
+        }
+    }
+    for st in before.iter().chain(after) {
+        out.extend(st.resources.iter().filter_map(|r| arn_account(r)));
+    }
+    out
+}
+
+/// The account field of an ARN, when it names one (no wildcard).
+fn arn_account(arn: &str) -> Option<String> {
+    let account = arn.split(':').nth(4)?;
+    (account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit())).then(|| account.to_string())
+}
+
+/// A statement whose pinning conditions (`narrows`) keep the caller inside the policy's trust
+/// boundary: its accounts all trusted (`aws:SourceAccount`, `aws:PrincipalAccount`, `aws:SourceOwner`,
+/// `kms:CallerAccount`, or the account of `aws:SourceArn`/`aws:PrincipalArn`), its organisation
+/// (`aws:PrincipalOrgID`, `aws:SourceOrgID`) or its network (`aws:SourceVpc`, `aws:SourceVpce`).
+/// Conditions all apply at once, so one such pin is enough. A source IP range is no boundary.
+fn within_trust(st: &Statement, trusted: &BTreeSet<String>) -> bool {
+    st.conditions.iter().filter(|c| narrows(c)).any(|c| {
+        let mut parts = c.splitn(3, '|');
+        let (_, Some(key), Some(values)) = (parts.next(), parts.next(), parts.next()) else { return false };
+        let values = values.split(',');
+        match key {
+            "aws:sourceaccount" | "aws:principalaccount" | "aws:sourceowner" | "kms:calleraccount" => {
+                values.into_iter().all(|v| trusted.contains(v))
+            }
+            "aws:sourcearn" | "aws:principalarn" => {
+                values.into_iter().all(|v| arn_account(v).is_some_and(|a| trusted.contains(&a)))
+            }
+            "aws:principalorgid" | "aws:sourceorgid" | "aws:sourcevpc" | "aws:sourcevpce" => true,
+            _ => false,
+        }
+    })
 }
 
 fn resources_or_any(st: &Statement) -> Vec<&str> {
@@ -345,6 +447,46 @@ mod tests {
     }
 
     #[test]
+    fn a_condition_narrows_only_when_its_values_pin_the_caller() {
+        let star = |condition: Value| {
+            doc(json!([{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "kms:Decrypt", "Resource": "*",
+                "Condition": condition}]))
+        };
+        // Pinned: one account, one organisation, one endpoint, an ARN in a named account, AWS managed keys' form.
+        for narrowing in [
+            json!({"StringEquals": {"aws:SourceAccount": "123456789012"}}),
+            json!({"StringEquals": {"aws:PrincipalOrgID": "o-7k2m4x9q1z"}}),
+            json!({"StringEquals": {"aws:SourceVpce": "vpce-0f3a8c2e6d1b47925"}}),
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:sns:us-west-2:123456789012:pay-*"}}),
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:s3:::reports-bucket"}}),
+            json!({"StringEquals": {"kms:CallerAccount": "123456789012", "kms:ViaService": "ec2.us-west-2.amazonaws.com"}}),
+            json!({"IpAddress": {"aws:SourceIp": ["203.0.113.0/24"]}}),
+            json!({"ForAnyValue:StringEquals": {"aws:PrincipalAccount": ["111122223333", "444455556666"]}}),
+        ] {
+            assert!(!is_public(&star(narrowing.clone())), "{narrowing}");
+        }
+        // Not pinned: a key that says nothing of the caller, a wildcard account, an open range,
+        // IfExists (an absent key passes), a negated operator, a bucket ARN pattern without an account.
+        for open in [
+            json!({"Bool": {"aws:SecureTransport": "true"}}),
+            json!({"StringEquals": {"kms:ViaService": "s3.us-west-2.amazonaws.com"}}),
+            json!({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/pay-stack-*"}}),
+            json!({"StringLike": {"aws:SourceAccount": "*"}}),
+            json!({"StringLike": {"aws:PrincipalOrgID": "o-*"}}),
+            json!({"IpAddress": {"aws:SourceIp": "0.0.0.0/0"}}),
+            json!({"StringEqualsIfExists": {"aws:SourceAccount": "123456789012"}}),
+            json!({"StringNotEquals": {"aws:SourceAccount": "999999999999"}}),
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:s3:::*"}}),
+            json!({"StringEquals": {"aws:SourceVpce": ["vpce-1", "*"]}}),
+        ] {
+            assert!(is_public(&star(open.clone())), "{open}");
+        }
+        assert!(condition_narrows(Some(&json!({"StringEquals": {"aws:SourceAccount": "123456789012"}}))));
+        assert!(!condition_narrows(Some(&json!({"StringLike": {"aws:SourceAccount": "12345678901?"}}))));
+        assert!(!condition_narrows(None));
+    }
+
+    #[test]
     fn admin_is_every_action_on_every_resource() {
         assert!(grants_admin(&doc(json!([{"Effect": "Allow", "Action": "*", "Resource": "*"}]))));
         assert!(!grants_admin(&doc(json!([{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]))));
@@ -386,6 +528,54 @@ mod tests {
         let conditioned = doc(json!([narrower]));
         let w = widenings(&conditioned, &doc(json!([reader])));
         assert!(w[0].contains("without the condition aws:sourcevpce"), "{w:?}");
+    }
+
+    #[test]
+    fn a_star_grant_pinned_inside_the_trust_boundary_is_no_new_grant() {
+        let admin = json!({"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::111122223333:root"}, "Action": "kms:*", "Resource": "*"});
+        let before = doc(json!([admin]));
+        let pinned = |condition: Value| {
+            doc(json!([admin, {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "kms:Decrypt", "Resource": "*",
+                "Condition": condition}]))
+        };
+        // The key's own account, its organisation, its network: inside.
+        for inside in [
+            json!({"StringEquals": {"kms:CallerAccount": "111122223333", "kms:ViaService": "ec2.us-east-1.amazonaws.com"}}),
+            json!({"StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}),
+            json!({"StringEquals": {"aws:SourceVpce": "vpce-1a2b3c4d"}}),
+            json!({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::111122223333:role/deploy-*"}}),
+        ] {
+            assert!(widenings(&before, &pinned(inside.clone())).is_empty(), "{inside}");
+        }
+        // Another account, a wildcard account, an address range, no pin at all: a new grant.
+        for outside in [
+            json!({"StringEquals": {"aws:SourceAccount": "444455556666"}}),
+            json!({"ArnLike": {"aws:PrincipalArn": "arn:aws:iam::*:role/deploy-*"}}),
+            json!({"IpAddress": {"aws:SourceIp": "203.0.113.0/24"}}),
+            json!({"Bool": {"aws:SecureTransport": "true"}}),
+        ] {
+            let w = widenings(&before, &pinned(outside.clone()));
+            assert_eq!(w, vec!["allows kms:decrypt on * to everyone (*) (no Allow granted it before)"], "{outside}");
+        }
+        // A named principal in another account is a new grant, and so is the resource owner's account
+        // when only the resource ARN names it and a pin names another.
+        let vendor = doc(
+            json!([admin, {"Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::444455556666:root"}, "Action": "kms:*", "Resource": "*"}]),
+        );
+        assert!(!widenings(&before, &vendor).is_empty());
+        let queue = json!({"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+            "Resource": "arn:aws:sqs:us-east-1:111122223333:q"});
+        let own_topics = json!({"Effect": "Allow", "Principal": "*", "Action": "sqs:SendMessage", "Resource": "arn:aws:sqs:us-east-1:111122223333:q",
+            "Condition": {"ArnLike": {"aws:SourceArn": "arn:aws:sns:us-east-1:111122223333:orders-*"}}});
+        assert!(widenings(&doc(json!([queue])), &doc(json!([own_topics]))).is_empty());
+        let mut their_topics = own_topics.clone();
+        their_topics["Condition"] =
+            json!({"ArnLike": {"aws:SourceArn": "arn:aws:sns:us-east-1:444455556666:orders-*"}});
+        assert!(!widenings(&doc(json!([queue])), &doc(json!([their_topics]))).is_empty());
+        // A pinned grant that loses its pin widens.
+        let was_pinned = pinned(json!({"StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}));
+        let w = widenings(&was_pinned, &pinned(json!({"Bool": {"aws:SecureTransport": "true"}})));
+        assert!(w.iter().any(|x| x.contains("without the condition aws:principalorgid")), "{w:?}");
     }
 
     #[test]

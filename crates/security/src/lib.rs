@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 pub use doc::markdown;
-pub use document::{Statement, statements, widenings};
+pub use document::{Statement, condition_narrows, statements, widenings};
 pub use links::{linked_types, with_links};
 pub use predicate::{Predicate, Test, resolve, same};
 pub use table::{ChangeTest, Control, Example, Missing, Severity};

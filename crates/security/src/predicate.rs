@@ -5,8 +5,8 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::document;
 use crate::value::{Verdict, is_missing, is_symbolic};
+use crate::{cidr, document};
 
 /// A predicate with the path it reads, relative to the value it is given.
 #[derive(Debug, Clone)]
@@ -254,9 +254,11 @@ fn leaf_on(test: &Test, value: &Value) -> Verdict {
         Test::NotMatches(r) => Verdict::from_bool(!text(value).is_some_and(|t| r.is_match(&t))),
         Test::Contains(want) => Verdict::from_bool(items(value).iter().any(|v| same(v, want))),
         Test::NotContains(want) => Verdict::from_bool(!items(value).iter().any(|v| same(v, want))),
-        Test::NoPublicCidr => Verdict::from_bool(
-            !items(value).iter().any(|v| v.as_str().is_some_and(|s| matches!(s.trim(), "0.0.0.0/0" | "::/0"))),
-        ),
+        Test::NoPublicCidr => {
+            let items = items(value);
+            let texts: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+            Verdict::from_bool(!cidr::internet_wide(&texts))
+        }
         Test::PolicyNotPublic => document::on_policy(value, |p| !document::is_public(p)),
         Test::PolicyNoAdmin => document::on_policy(value, |p| !document::grants_admin(p)),
         Test::PolicyRequiresTls => document::on_policy(value, document::requires_tls),
@@ -329,7 +331,7 @@ impl Predicate {
             Test::NotMatches(r) => format!("does not match `{r}`"),
             Test::Contains(x) => format!("contains {}", v(x)),
             Test::NotContains(x) => format!("does not contain {}", v(x)),
-            Test::NoPublicCidr => "no 0.0.0.0/0 or ::/0".into(),
+            Test::NoPublicCidr => "no 0.0.0.0/0 or ::/0, whole or split into pieces".into(),
             Test::PolicyNotPublic => "a policy that lets no one in as `*` without a narrowing condition".into(),
             Test::PolicyNoAdmin => "a policy that grants no `*` on `*`".into(),
             Test::PolicyRequiresTls => "a policy that denies requests without TLS".into(),
@@ -403,6 +405,7 @@ mod tests {
         assert_eq!(pred("min = 365").eval(&[json!("${var.retention}")]), Verdict::Unknown);
         assert_eq!(pred("no_public_cidr = true").eval(&[json!(["10.0.0.0/8", "::/0"])]), Verdict::Fail);
         assert_eq!(pred("no_public_cidr = true").eval(&[json!(["10.0.0.0/8"])]), Verdict::Pass);
+        assert_eq!(pred("no_public_cidr = true").eval(&[json!(["0.0.0.0/1", "128.0.0.0/1"])]), Verdict::Fail);
     }
 
     #[test]
