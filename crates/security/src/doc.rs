@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Baseline, ChangeTest, Control, Missing};
+use crate::table::{Baseline, ChangeTest, Control, Missing};
 
 /// The page's text.
 pub fn markdown(baseline: &Baseline) -> String {

@@ -31,25 +31,10 @@ pub use doc::markdown;
 pub use document::{Statement, condition_narrows, statements, widenings};
 pub use links::{linked_types, with_links};
 pub use predicate::{Predicate, Test, resolve, same};
-pub use table::{ChangeTest, Control, Example, Missing, Severity};
+pub use table::{Baseline, ChangeTest, Control, Example, Missing, Severity, TableError};
 pub use value::Verdict;
 
 use value::is_missing;
-
-/// A control file that cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TableError {
-    #[error("{file}: {reason}")]
-    Parse { file: String, reason: String },
-    #[error("{file}: control {id}: {reason}")]
-    Entry { file: String, id: String, reason: String },
-}
-
-/// The controls in force.
-#[derive(Debug, Clone)]
-pub struct Baseline {
-    pub controls: Vec<Control>,
-}
 
 /// What a change does to one control.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,6 @@
 use serde::Deserialize;
 
 use crate::predicate::{Predicate, RawPredicate};
-use crate::{Baseline, TableError};
 
 mod files {
     include!(concat!(env!("OUT_DIR"), "/controls.rs"));
@@ -144,6 +143,21 @@ struct RawControl {
 }
 
 const STANDARDS: [&str; 6] = ["fsbp", "cis-1.2", "cis-1.4", "cis-3.0", "cis-5.0", "config"];
+
+/// A control file that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    #[error("{file}: {reason}")]
+    Parse { file: String, reason: String },
+    #[error("{file}: control {id}: {reason}")]
+    Entry { file: String, id: String, reason: String },
+}
+
+/// The controls in force.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub controls: Vec<Control>,
+}
 
 impl Baseline {
     /// Read control files (`(name, text)`), checking every entry.
