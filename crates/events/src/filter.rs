@@ -334,7 +334,7 @@ pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::normalize::normalize;
+    use crate::record::normalize;
     use serde_json::{Value, json};
 
     fn event(patch: Value) -> ApiEvent {

@@ -443,7 +443,7 @@ pub fn group(events: Vec<ApiEvent>, config: &GroupConfig) -> Vec<ChangeSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::normalize::normalize;
+    use crate::record::normalize;
     use serde_json::json;
 
     fn ev(id: &str, time: &str, user: &str, name: &str, request: serde_json::Value) -> ApiEvent {

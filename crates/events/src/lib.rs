@@ -9,6 +9,7 @@
 mod event;
 mod filter;
 mod group;
+mod input_error;
 mod normalize;
 mod read;
 mod record;
@@ -21,7 +22,9 @@ pub use filter::{Disposition, DropReason, FilterConfig, NO_CONFIGURATION, NoConf
 pub use group::{
     ChangeSet, Group, GroupConfig, Grouper, JoinWindow, Placement, ResourceKey, change_set_id, group, time_order,
 };
-pub use normalize::{NormalizeError, normalize, normalize_api_name};
-pub use read::{BadRecord, ReadError, RecordBatch, decode, read_file, read_text, text_of};
+pub use input_error::{BadRecord, ReadError};
+pub use normalize::{NormalizeError, normalize_api_name};
+pub use read::{RecordBatch, decode, read_file, read_text, text_of};
+pub use record::normalize;
 pub use resource::{is_identifier_key, resource_ids};
 pub use scan::{Entry, Record, read_record, scan};

@@ -1,11 +1,8 @@
-//! One CloudTrail record (a JSON object) into an [`ApiEvent`].
+//! What turning one CloudTrail record into an [`ApiEvent`](crate::ApiEvent) needs besides the
+//! record's reader ([`crate::record`], where [`crate::normalize`] lives): why a record is refused, and how a
+//! call's name, its read-only kind and its way in are read.
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
-use serde_json::Value;
-
-use crate::event::{ApiEvent, CallVia, IacTool, IdentityType};
-use crate::record::{Content, Head, Place};
+use crate::event::{CallVia, IacTool, IdentityType};
 
 /// Why a JSON value is not a CloudTrail record we can use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,17 +19,6 @@ pub enum NormalizeError {
     /// `requestParameters` or `responseElements` is valid JSON the event cannot hold (nested too deep).
     #[error("field `{field}` cannot be read: {message}")]
     Payload { field: &'static str, message: String },
-}
-
-/// Normalise one CloudTrail record, given alone (a record without `eventID` gets the id it would
-/// get alone in a file: see [`crate::Record::id`]).
-pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
-    let obj = record.as_object().ok_or(NormalizeError::NotAnObject)?;
-    // Reading a `Head` from a `Value` cannot fail: every field type accepts any JSON value.
-    let head = Head::<IgnoredAny>::deserialize(record).map_err(|_| NormalizeError::NotAnObject)?;
-    let checked = head.check(Place::alone(Content::Value(record)))?;
-    let payload = |key: &str| obj.get(key).cloned().unwrap_or(Value::Null);
-    Ok(checked.event(payload("requestParameters"), payload("responseElements"), &payload("resources")))
 }
 
 /// Strip the API version suffix some services put on event names: Lambda's
@@ -114,7 +100,8 @@ pub(crate) fn call_via(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::record::normalize;
+    use serde_json::{Value, json};
 
     fn record(identity: Value, user_agent: &str) -> Value {
         json!({

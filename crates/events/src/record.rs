@@ -18,6 +18,7 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::event::{Actor, ApiEvent, CallVia, IdentityType, TouchedResource};
 use crate::normalize::{NormalizeError, call_via, looks_read_only, normalize_api_name};
+use serde_json::Value;
 
 /// The prefix of an event id driftback derived for a record CloudTrail gave none ([`derived_id`]).
 pub const DERIVED_ID_PREFIX: &str = "derived-";
@@ -582,4 +583,15 @@ impl<'a, P> Checked<'a, P> {
             resources: TouchedResource::read(resources),
         }
     }
+}
+
+/// Normalise one CloudTrail record, given alone (a record without `eventID` gets the id it would
+/// get alone in a file: see [`crate::Record::id`]).
+pub fn normalize(record: &Value) -> Result<ApiEvent, NormalizeError> {
+    let obj = record.as_object().ok_or(NormalizeError::NotAnObject)?;
+    // Reading a `Head` from a `Value` cannot fail: every field type accepts any JSON value.
+    let head = Head::<IgnoredAny>::deserialize(record).map_err(|_| NormalizeError::NotAnObject)?;
+    let checked = head.check(Place::alone(Content::Value(record)))?;
+    let payload = |key: &str| obj.get(key).cloned().unwrap_or(Value::Null);
+    Ok(checked.event(payload("requestParameters"), payload("responseElements"), &payload("resources")))
 }

@@ -171,7 +171,7 @@ fn collect(value: &Value, key: &str, depth: usize, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::normalize::normalize;
+    use crate::record::normalize;
     use serde_json::json;
 
     fn ids(name: &str, request: Value, response: Value) -> Vec<String> {

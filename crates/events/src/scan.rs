@@ -14,9 +14,9 @@ use serde_json::value::RawValue;
 
 use crate::event::ApiEvent;
 use crate::filter::{Caller, Disposition, DropReason, FilterConfig, actor_drop, call_drop, no_configuration};
+use crate::input_error::{BadRecord, ReadError};
 use crate::normalize::NormalizeError;
 use crate::normalize::normalize_api_name;
-use crate::read::{BadRecord, ReadError};
 use crate::record::{Checked, Content, Head, Loose, Place};
 
 const ENVELOPE_DETAIL_TYPE: &str = "AWS API Call via CloudTrail";

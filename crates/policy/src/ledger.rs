@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::decision::DecisionKind;
+use crate::kind::DecisionKind;
 
 /// One out-of-band change of one field, as the ledger records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

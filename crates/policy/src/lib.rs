@@ -18,6 +18,7 @@ mod change;
 mod decision;
 pub mod defaults;
 mod file;
+mod kind;
 mod ledger;
 mod own;
 mod policy;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use hcl_edit::structure::{Block, BlockLabel, Body, Structure};
 
+use crate::module_exclusive::EXCLUSIVE_INLINE_BLOCKS;
 use crate::repo::Repo;
 use crate::schema::{Schema, Step};
 
@@ -113,64 +114,6 @@ fn resource_paths(body: &Body) -> Vec<ResourcePaths<'_>> {
         })
         .collect()
 }
-
-/// Inline blocks (and arguments) that a resource type must not have beside separate resources
-/// managing the same things: with any inline block present, Terraform takes the inline list as
-/// complete and removes what the separate resources manage on the next apply; an argument and its
-/// own resource undo each other on every apply. Each entry: (resource type, its
-/// inline block, the separate resource types, the argument by which they name the resource). The
-/// source is each resource's documentation in the AWS provider ("Terraform currently provides both
-/// a standalone ... resource and ... inline. At this time you cannot use ... in conjunction").
-pub const EXCLUSIVE_INLINE_BLOCKS: &[(&str, &str, &[&str], &str)] = &[
-    (
-        "aws_security_group",
-        "ingress",
-        &["aws_security_group_rule", "aws_vpc_security_group_ingress_rule"],
-        "security_group_id",
-    ),
-    (
-        "aws_security_group",
-        "egress",
-        &["aws_security_group_rule", "aws_vpc_security_group_egress_rule"],
-        "security_group_id",
-    ),
-    ("aws_route_table", "route", &["aws_route"], "route_table_id"),
-    ("aws_network_acl", "ingress", &["aws_network_acl_rule"], "network_acl_id"),
-    ("aws_network_acl", "egress", &["aws_network_acl_rule"], "network_acl_id"),
-    (
-        "aws_default_security_group",
-        "ingress",
-        &["aws_security_group_rule", "aws_vpc_security_group_ingress_rule"],
-        "security_group_id",
-    ),
-    (
-        "aws_default_security_group",
-        "egress",
-        &["aws_security_group_rule", "aws_vpc_security_group_egress_rule"],
-        "security_group_id",
-    ),
-    ("aws_iam_role", "inline_policy", &["aws_iam_role_policy"], "role"),
-    ("aws_iam_role", "managed_policy_arns", &["aws_iam_role_policy_attachment"], "role"),
-    // Arguments with a resource of their own: both set, they undo each other on every apply.
-    ("aws_sqs_queue", "redrive_policy", &["aws_sqs_queue_redrive_policy"], "queue_url"),
-    ("aws_sqs_queue", "redrive_allow_policy", &["aws_sqs_queue_redrive_allow_policy"], "queue_url"),
-    ("aws_sqs_queue", "policy", &["aws_sqs_queue_policy"], "queue_url"),
-    ("aws_sns_topic", "policy", &["aws_sns_topic_policy"], "arn"),
-    // The S3 bucket's older inline configuration, split into resources in AWS provider v4.
-    ("aws_s3_bucket", "policy", &["aws_s3_bucket_policy"], "bucket"),
-    ("aws_s3_bucket", "versioning", &["aws_s3_bucket_versioning"], "bucket"),
-    (
-        "aws_s3_bucket",
-        "server_side_encryption_configuration",
-        &["aws_s3_bucket_server_side_encryption_configuration"],
-        "bucket",
-    ),
-    ("aws_s3_bucket", "lifecycle_rule", &["aws_s3_bucket_lifecycle_configuration"], "bucket"),
-    ("aws_s3_bucket", "logging", &["aws_s3_bucket_logging"], "bucket"),
-    ("aws_s3_bucket", "cors_rule", &["aws_s3_bucket_cors_configuration"], "bucket"),
-    ("aws_s3_bucket", "website", &["aws_s3_bucket_website_configuration"], "bucket"),
-    ("aws_s3_bucket", "replication_configuration", &["aws_s3_bucket_replication_configuration"], "bucket"),
-];
 
 /// The separate resources in `file`'s directory whose `link` argument refers to `rtype.rname`.
 fn separate_resources(repo: &Repo, file: &Path, rtype: &str, rname: &str, types: &[&str], link: &str) -> Vec<String> {
