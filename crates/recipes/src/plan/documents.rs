@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use driftback_events::ApiEvent;
 use driftback_terraform::eval::{effective_config, value_at_path};
-use driftback_terraform::{Address, AttrPath, AttrValue, Op};
+use driftback_terraform::{Address, AttrPath, AttrValue, InstanceKey, Op, Seg};
 
 use super::convert::{is_empty_json, with_index, with_key};
 use super::model::PlanError;
@@ -106,7 +106,9 @@ impl Planner<'_> {
     ) -> Option<Vec<Op>> {
         let code = config.and_then(|c| value_at_path(c, path))?;
         let built_in_code = code.as_str().is_some_and(|s| s.starts_with("${jsonencode("))
-            || self.written_as(address, path).is_some_and(|source| source.starts_with("jsonencode("));
+            || self
+                .written_as(address, path)
+                .is_some_and(|source| source.starts_with("jsonencode(") || self.built_in_local(address, &source));
         if !built_in_code {
             return None;
         }
@@ -117,6 +119,51 @@ impl Planner<'_> {
         let mut ops = Vec::new();
         json_diff(path, &old, &new, &mut ops);
         Some(ops)
+    }
+
+    /// Whether an argument written as `source` reads a document the code builds with
+    /// `jsonencode(...)` in a local: `local.NAME` whose expression is `jsonencode(...)`, or one entry
+    /// of a local map of them (`local.NAME[each.key]` for this instance, `local.NAME["KEY"]`).
+    fn built_in_local(&self, address: &Address, source: &str) -> bool {
+        let Some(rest) = source.strip_prefix("local.") else { return false };
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len());
+        let (name, index) = rest.split_at(end);
+        let entry = match index.trim() {
+            "" => None,
+            "[each.key]" => match &address.key {
+                Some(InstanceKey::Str(key)) => Some(key.clone()),
+                _ => return false,
+            },
+            quoted => match quoted.strip_prefix("[\"").and_then(|q| q.strip_suffix("\"]")) {
+                Some(key) => Some(key.to_string()),
+                None => return false,
+            },
+        };
+        let repo = self.repo;
+        let Some(location) = repo.find_resource(address) else { return false };
+        let dir = location.file.parent().unwrap_or(std::path::Path::new(""));
+        let Some(file) = repo.find_local(dir, name) else { return false };
+        let (Some(text), Some(body)) = (repo.text(file), repo.body(file)) else { return false };
+        let Some(expr) = body
+            .blocks()
+            .filter(|b| b.ident.as_str() == "locals")
+            .find_map(|b| b.body.get_attribute(name))
+            .map(|attr| driftback_terraform::edit::expr_text(text, &attr.value))
+        else {
+            return false;
+        };
+        let held = match entry {
+            None => expr.trim().to_string(),
+            Some(key) => {
+                let wrapped = format!("held = {expr}\n");
+                let path = AttrPath(vec![Seg::Name("held".into()), Seg::Key(key)]);
+                match driftback_terraform::edit::find(&wrapped, None, &path) {
+                    Ok(Some(span)) => wrapped[span].trim().to_string(),
+                    _ => return false,
+                }
+            }
+        };
+        held.starts_with("jsonencode(")
     }
 
     /// A JSON document set whole (a topic's `Policy` through `SetTopicAttributes`, a domain's
