@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use driftback_events::ApiEvent;
 use driftback_terraform::eval::{effective_config, value_at_path};
-use driftback_terraform::{Address, AttrPath, AttrValue, InstanceKey, Op, Seg};
+use driftback_terraform::{Address, AttrPath, AttrValue, Op};
 
 use super::convert::{is_empty_json, with_index, with_key};
 use super::model::PlanError;
@@ -122,48 +122,22 @@ impl Planner<'_> {
     }
 
     /// Whether an argument written as `source` reads a document the code builds with
-    /// `jsonencode(...)` in a local: `local.NAME` whose expression is `jsonencode(...)`, or one entry
-    /// of a local map of them (`local.NAME[each.key]` for this instance, `local.NAME["KEY"]`).
+    /// `jsonencode(...)` in a local (`local.NAME` whose expression is `jsonencode(...)`). One entry
+    /// of a local map of them (`local.NAME[each.key]`) is not read so yet: the patcher cannot follow
+    /// a map entry into its `jsonencode`.
     fn built_in_local(&self, address: &Address, source: &str) -> bool {
-        let Some(rest) = source.strip_prefix("local.") else { return false };
-        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(rest.len());
-        let (name, index) = rest.split_at(end);
-        let entry = match index.trim() {
-            "" => None,
-            "[each.key]" => match &address.key {
-                Some(InstanceKey::Str(key)) => Some(key.clone()),
-                _ => return false,
-            },
-            quoted => match quoted.strip_prefix("[\"").and_then(|q| q.strip_suffix("\"]")) {
-                Some(key) => Some(key.to_string()),
-                None => return false,
-            },
-        };
+        let Some(name) = source.strip_prefix("local.") else { return false };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return false;
+        }
         let repo = self.repo;
         let Some(location) = repo.find_resource(address) else { return false };
         let dir = location.file.parent().unwrap_or(std::path::Path::new(""));
         let Some(file) = repo.find_local(dir, name) else { return false };
         let (Some(text), Some(body)) = (repo.text(file), repo.body(file)) else { return false };
-        let Some(expr) = body
-            .blocks()
-            .filter(|b| b.ident.as_str() == "locals")
-            .find_map(|b| b.body.get_attribute(name))
-            .map(|attr| driftback_terraform::edit::expr_text(text, &attr.value))
-        else {
-            return false;
-        };
-        let held = match entry {
-            None => expr.trim().to_string(),
-            Some(key) => {
-                let wrapped = format!("held = {expr}\n");
-                let path = AttrPath(vec![Seg::Name("held".into()), Seg::Key(key)]);
-                match driftback_terraform::edit::find(&wrapped, None, &path) {
-                    Ok(Some(span)) => wrapped[span].trim().to_string(),
-                    _ => return false,
-                }
-            }
-        };
-        held.starts_with("jsonencode(")
+        body.blocks().filter(|b| b.ident.as_str() == "locals").find_map(|b| b.body.get_attribute(name)).is_some_and(
+            |attr| driftback_terraform::edit::expr_text(text, &attr.value).trim().starts_with("jsonencode("),
+        )
     }
 
     /// A JSON document set whole (a topic's `Policy` through `SetTopicAttributes`, a domain's
