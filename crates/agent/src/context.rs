@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use driftback_events::{ChangeSet, is_transport_key, resource_ids};
 use driftback_terraform::{Address, Repo, State};
 
-use crate::kb::PastReconciliation;
+use crate::past::PastReconciliation;
 
 /// Opens the data section of a prompt. Inside it, `<` and `>` are escaped, so it cannot be closed early.
 pub const DATA_BEGIN: &str = "<<<DRIFTBACK-DATA";

@@ -11,6 +11,7 @@ use driftback_recipes::Recipe;
 use driftback_terraform::State;
 
 use crate::context::located_type;
+pub use crate::past::PastReconciliation;
 
 /// A knowledge-base failure; the caller logs it and goes on without the knowledge base's help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,22 +24,6 @@ pub struct KbError(pub String);
 /// calls this, so what is stored and what is searched for cannot drift apart.
 pub fn signature(change_set: &ChangeSet, state: &State) -> ChangeSignature {
     ChangeSignature::of(change_set, located_type(change_set, state).as_deref())
-}
-
-/// One reconciliation as the knowledge base remembers it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PastReconciliation {
-    pub change_set_id: String,
-    pub signature: ChangeSignature,
-    /// The compact trace summary (one line per call).
-    pub summary: String,
-    /// What was changed, as a short diff.
-    pub patch: String,
-    /// `reconciled` or `escalated: <reason>`.
-    pub outcome: String,
-    /// The recipe that planned it, or `agent`.
-    pub planned_by: String,
-    pub tokens: u64,
 }
 
 /// A recipe the agent taught the knowledge base, in the built-in catalog's format, with its record.

@@ -18,9 +18,11 @@
 //! so nothing in it can close the section early ([`context`]).
 
 pub mod context;
+mod finish;
 mod kb;
 mod learn;
 mod llm;
+mod past;
 mod proof;
 #[cfg(feature = "scripted-model")]
 pub mod scripted;

@@ -17,23 +17,14 @@ use driftback_recipes::Plan;
 use driftback_terraform::{Repo, State};
 
 use crate::context::{cut, first_prompt, locate};
+pub use crate::finish::Finish;
 use crate::proof::{Footprint, schema_for};
-use driftback_attribute::{Intent, Motivation};
 
 use crate::kb::{KnowledgeBase, signature};
 use crate::llm::Llm;
 use crate::settings::Settings;
 use crate::tools::{Step, ToolError, Workspace, tool_definitions};
 use crate::validate::Validation;
-
-/// The model's closing account of a reconciliation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finish {
-    pub summary: String,
-    pub intent: Intent,
-    pub motivation: Motivation,
-    pub confidence: f64,
-}
 
 /// Tokens one change set cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

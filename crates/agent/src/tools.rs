@@ -16,8 +16,8 @@ use crate::context::{block_text, cut};
 use crate::kb::{KnowledgeBase, signature};
 use driftback_attribute::{Intent, Motivation};
 
+use crate::finish::Finish;
 use crate::proof::{Evidence, Footprint, Proof, import_id_from_calls, prove_reference, prove_removal, prove_value};
-use crate::session::Finish;
 use crate::validate::{Validation, validate};
 
 const REDACTED: &str = "HIDDEN_DUE_TO_SECURITY_REASONS";

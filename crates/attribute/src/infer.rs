@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use driftback_events::{ApiEvent, ChangeSet};
 
-use crate::Inferred;
 use crate::actor::{ActorInfo, ActorKind};
+use crate::inferred::Inferred;
 use crate::words::{find_word, words};
 
 /// What a change is for.
@@ -356,7 +356,7 @@ pub fn infer_intent(change_set: &ChangeSet, motivation: Motivation) -> Inferred<
     for event in &change_set.events {
         let service = event.service();
         let api = |list: &[(&str, &str)]| {
-            list.iter().any(|(s, pattern)| *s == service && crate::glob_match(pattern, &event.name))
+            list.iter().any(|(s, pattern)| *s == service && crate::pattern::glob_match(pattern, &event.name))
         };
         let call = format!("{}:{}", service, event.raw_name);
         if api(SECURITY_APIS) {

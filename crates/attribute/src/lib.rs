@@ -8,6 +8,7 @@
 
 mod actor;
 mod infer;
+mod inferred;
 mod pattern;
 mod words;
 
@@ -17,33 +18,8 @@ use driftback_events::ChangeSet;
 
 pub use actor::{ActorInfo, ActorKind, NamedActor, resolve_actor};
 pub use infer::{Intent, Motivation, infer_intent, infer_motivation};
+pub use inferred::{Inferred, Source};
 pub use pattern::glob_match;
-
-/// Where an inferred value came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// The deterministic rules of this crate.
-    Rules,
-    /// The LLM agent, refining what the rules found.
-    Llm,
-}
-
-/// A conclusion and what it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Inferred<T> {
-    pub value: T,
-    /// Human-readable facts from the events (`session name "incident-4502" names an incident`).
-    pub evidence: Vec<String>,
-    pub source: Source,
-}
-
-impl<T> Inferred<T> {
-    /// A value found by the deterministic rules.
-    pub fn by_rules(value: T, evidence: Vec<String>) -> Self {
-        Inferred { value, evidence, source: Source::Rules }
-    }
-}
 
 /// Who made a change set, what for, and why now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! changes that share services, APIs, resource types and parameter paths are near, with no model
 //! and no service. Deterministic across runs, machines and versions of Rust.
 
-use crate::EmbedError;
+use crate::error::EmbedError;
 
 /// Name recorded with the vectors; change it whenever the features or the hash change, so a
 /// knowledge base embedded by an older version is re-embedded rather than mixed.

@@ -7,7 +7,7 @@ use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::types::embeddings::{CreateEmbeddingRequestArgs, EmbeddingInput};
 
-use crate::EmbedError;
+use crate::error::EmbedError;
 
 /// Texts per request (OpenAI takes up to 2048 inputs; smaller batches fail less at once).
 const BATCH: usize = 128;

@@ -1,6 +1,13 @@
-//! The feed's error type, by what the caller does with it.
+//! The feed's error types, by what the caller does with them; names nothing else of the crate.
 
-use crate::ledger::LedgerError;
+/// A store failure. `transient` says whether the same call may succeed later (a busy database, a
+/// lost connection): the feed retries those and stops on the others.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct LedgerError {
+    pub message: String,
+    pub transient: bool,
+}
 
 /// An error from an event source. Each variant says what the caller does: retry later, or stop.
 #[derive(Debug, thiserror::Error)]

@@ -7,16 +7,8 @@ use chrono::{DateTime, Utc};
 use driftback_events::ChangeSet;
 use driftback_store::ChangeSetRecord;
 
+pub use crate::error::LedgerError;
 use crate::intake::Intake;
-
-/// A store failure. `transient` says whether the same call may succeed later (a busy database, a
-/// lost connection): the feed retries those and stops on the others.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct LedgerError {
-    pub message: String,
-    pub transient: bool,
-}
 
 /// What recording an intake did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -9,10 +9,11 @@ use std::time::Instant;
 use reqwest::{StatusCode, Url};
 use sha2::{Digest, Sha256};
 
+use crate::archive;
 use crate::cli::CliConfig;
+use crate::settings::Settings;
 use crate::source::{Getter, RegistryAddress, Remote, Source, SourceError, parse_remote};
 use crate::version::{Constraints, Version, VersionError, newest_release};
-use crate::{Settings, archive};
 
 /// Why a module source could not be fetched.
 #[derive(Debug, thiserror::Error)]

@@ -14,12 +14,12 @@ pub mod cli;
 mod fetch;
 mod git;
 pub mod manifest;
+mod settings;
 pub mod source;
 pub mod version;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use driftback_terraform::{Repo, RepoError, UnresolvedCall};
 
@@ -27,33 +27,9 @@ pub use cli::{CliConfig, CliConfigError, Token};
 pub use driftback_gitauth::{DefaultIdentities, Secret, SshKey};
 pub use fetch::{FetchError, Fetched, Fetcher};
 pub use git::{HostKey, SshSettings};
+pub use settings::Settings;
 pub use source::{Source, SourceError};
 pub use version::{Constraints, Version, VersionError};
-
-/// How modules are fetched: where the cache is, and the bounds on each package.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// The cache: one directory per (source, resolved version).
-    pub cache_dir: PathBuf,
-    /// The most bytes one package may download, and unpack to.
-    pub max_package_bytes: u64,
-    /// The longest one package's fetch (discovery, versions, download, unpack) may take.
-    pub fetch_timeout: Duration,
-    /// Keys and host keys for git sources over SSH.
-    pub ssh: SshSettings,
-}
-
-impl Settings {
-    /// The default bounds, and SSH as this process's environment gives it (no key configured).
-    pub fn new(cache_dir: impl Into<PathBuf>) -> Settings {
-        Settings {
-            cache_dir: cache_dir.into(),
-            max_package_bytes: 64 << 20,
-            fetch_timeout: Duration::from_secs(60),
-            ssh: SshSettings::from_env(),
-        }
-    }
-}
 
 /// A module call whose code could not be had, naming the call, its source and version
 /// constraint, and the cause.

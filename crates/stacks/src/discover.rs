@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use driftback_terraform::Repo;
 use hcl_edit::structure::Block;
 
-use crate::StackError;
 use crate::backend;
 use crate::config::StackConfig;
+use crate::error::StackError;
 use crate::settings::{self, Settings};
 pub use crate::stack::{Stack, Tree, Workspace};
 use crate::stack::{local_workspaces, normal};

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod config;
 pub mod discover;
+pub mod error;
 pub mod index;
 pub mod location;
 pub mod placement;
@@ -20,17 +21,8 @@ pub mod stack;
 pub use backend::{Backend, locate};
 pub use config::{StackConfig, WorkspaceConfig};
 pub use discover::{Discovery, Stack, Tree, Workspace, discover, scan, scan_again};
+pub use error::StackError;
 pub use index::{Index, Lookup, Managed, Query, usual_account};
 pub use location::{HcpLocation, Location, S3Location};
 pub use placement::{Placement, provider_placements};
 pub use read::{ReadError, Readers, StateRead, StateReader, StateVersion};
-
-/// What stops discovery or locating a state: a file that cannot be read, or a stack whose backend
-/// settings are incomplete or unsupported. The message names the stack and what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum StackError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("stack {stack}: {message}")]
-    Backend { stack: String, message: String },
-}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::EmbedderSpec;
+use crate::embedder::EmbedderSpec;
 
 /// An error from the knowledge base. Each variant says what the caller does: retry, fix input, or stop.
 #[derive(Debug, thiserror::Error)]

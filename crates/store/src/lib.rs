@@ -26,9 +26,11 @@
 mod columns;
 mod check;
 mod decode;
+mod embedder;
 mod error;
 pub mod migrate;
 mod ops;
+mod options;
 mod pending;
 mod postgres;
 mod records;
@@ -44,6 +46,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 pub use error::StoreError;
+pub use options::OpenOptions;
 pub use records::{
     BadRecord, CHANGE_SET_STATUSES, ChangeSetRecord, ClaimOutcome, CoveredChangeSet, DecisionRecord, Delivery,
     DeliveryReceipt, Disposition, EmbedderSpec, EventRecord, FieldChangeRecord, FieldOwner, KnowledgeEntry,
@@ -54,30 +57,6 @@ pub use url::redact_url;
 
 use postgres::PgStore;
 use sqlite::SqliteStore;
-
-/// How to open a store: connection retries while the database is not up yet, and pool size.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpenOptions {
-    /// Connection attempts before giving up with [`StoreError::Unavailable`] (at least 1).
-    pub connect_attempts: u32,
-    /// Upper bound on the total time spent retrying.
-    pub connect_max_wait: Duration,
-    /// The first wait between attempts; each next one doubles, up to 5 seconds.
-    pub connect_initial_backoff: Duration,
-    /// Connections in the pool (Postgres; SQLite uses a few of its own).
-    pub max_connections: u32,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        OpenOptions {
-            connect_attempts: 8,
-            connect_max_wait: Duration::from_secs(60),
-            connect_initial_backoff: Duration::from_millis(250),
-            max_connections: 8,
-        }
-    }
-}
 
 /// The knowledge base, on SQLite or Postgres. Cheap to clone: clones share one connection pool.
 #[derive(Debug, Clone)]

@@ -11,9 +11,10 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Row, Transaction};
 
 use crate::decode;
 use crate::error::is_transient_sqlx;
+use crate::options::OpenOptions;
 use crate::records::{BadRecord, EmbedderSpec, EventRecord, FieldChangeRecord, SimilarEntry};
 use crate::sql::{self, Dialect, Done, Exec, Lock, Stmt, Typed};
-use crate::{OpenOptions, StoreError, migrate, ops, redact_url};
+use crate::{StoreError, migrate, ops, redact_url};
 
 /// Rows per `INSERT ... SELECT FROM UNNEST(...)` statement.
 const INSERT_CHUNK: usize = 5_000;

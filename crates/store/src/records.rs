@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
+pub use crate::embedder::EmbedderSpec;
 
 /// The statuses a change set may have, as stored in `change_sets.status`.
 pub const CHANGE_SET_STATUSES: &[&str] = &["reconciled", "escalated", "no-change", "ignored", "revert", "dry-run"];
@@ -377,21 +378,6 @@ pub struct LoggedDecision {
     pub decision: DecisionRecord,
     /// When it was recorded.
     pub recorded_at: DateTime<Utc>,
-}
-
-/// Which embedder produced the stored vectors. Vectors of different embedders are never mixed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct EmbedderSpec {
-    /// Stable name of the embedder and its model, e.g. `hashing-v1` or `openai:text-embedding-3-small`.
-    pub name: String,
-    /// Length of every vector.
-    pub dimension: usize,
-}
-
-impl fmt::Display for EmbedderSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({} dimensions)", self.name, self.dimension)
-    }
 }
 
 /// A knowledge entry to add or update: what was learned from one kind of change.

@@ -3,7 +3,7 @@
 use futures::future::BoxFuture;
 
 use super::{Backend, missing};
-use crate::StackError;
+use crate::error::StackError;
 use crate::location::{HcpLocation, Location};
 use crate::read::{ReadError, Readers};
 use crate::settings;

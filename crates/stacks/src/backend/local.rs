@@ -1,7 +1,7 @@
 //! The `local` backend: state files in the repository's working tree.
 
 use super::Backend;
-use crate::StackError;
+use crate::error::StackError;
 use crate::location::Location;
 use crate::settings;
 use crate::stack::{Stack, Tree, local_workspaces};

@@ -5,7 +5,7 @@
 
 use futures::future::BoxFuture;
 
-use crate::StackError;
+use crate::error::StackError;
 use crate::location::Location;
 use crate::read::{ReadError, Readers};
 use crate::stack::{Stack, Tree};

@@ -2,7 +2,7 @@
 //! a Terraform backend).
 
 use super::{Backend, missing};
-use crate::StackError;
+use crate::error::StackError;
 use crate::location::Location;
 use crate::stack::Stack;
 

@@ -12,8 +12,9 @@ use futures::future::BoxFuture;
 use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
-use super::{ReadError, StateRead, StateReader, StateVersion, parse_state};
-use crate::StackError;
+use super::parse::parse_state;
+use super::reader::{ReadError, StateRead, StateReader, StateVersion};
+use crate::error::StackError;
 use crate::location::{HcpLocation, Location};
 use crate::settings;
 use crate::stack::Stack;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use futures::future::BoxFuture;
 
-use super::{ReadError, StateRead, StateReader, parse_state};
+use super::parse::parse_state;
+use super::reader::{ReadError, StateRead, StateReader};
 use crate::location::Location;
 
 /// Reads files relative to the repository's root.

@@ -11,7 +11,8 @@ use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use futures::future::BoxFuture;
 use tokio::sync::Mutex;
 
-use super::{ReadError, StateRead, StateReader, StateVersion, parse_state};
+use super::parse::parse_state;
+use super::reader::{ReadError, StateRead, StateReader, StateVersion};
 use crate::location::{DEFAULT_WORKSPACE_KEY_PREFIX, Location, S3Location};
 use crate::settings;
 use crate::stack::Stack;
