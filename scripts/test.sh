@@ -33,6 +33,6 @@ if ! command -v ssh-keygen >/dev/null || { ! command -v sshd >/dev/null && [ ! -
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -j 2 -- -D warnings
-scripts/import-cycles.py --self-test && scripts/import-cycles.py crates/driftback crates/publish crates/recipes crates/stacks crates/embed crates/attribute crates/modules crates/store crates/feed crates/agent
+scripts/import-cycles.py --self-test && scripts/import-cycles.py
 scripts/check-deploy.sh
 DRIFTBACK_REQUIRE_SERVICES=1 scripts/postgres.sh scripts/moto.sh scripts/checkov.sh cargo test --workspace -j 2
