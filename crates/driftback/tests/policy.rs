@@ -28,7 +28,14 @@ fn text(out: &Output) -> String {
 }
 
 fn driftback(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).current_dir(dir).args(args).env_remove("DRIFTBACK_CONFIG").output().expect("driftback runs")
+    // Module sources are never fetched here: tests make no network calls.
+    Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .env_remove("DRIFTBACK_CONFIG")
+        .env("DRIFTBACK_MODULES__FETCH", "false")
+        .output()
+        .expect("driftback runs")
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
