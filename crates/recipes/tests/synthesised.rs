@@ -82,7 +82,8 @@ fn every_attribute_setting_recipe_sets_what_its_synthesised_call_carries() {
         attributes.insert("id".into(), json!("the-resource"));
         attributes.insert(lookup.clone(), json!("the-resource"));
         let mut request = Map::new();
-        request.insert(key.clone(), json!("the-resource"));
+        // A key with alternatives (`streamName|streamARN`): the call carries the first.
+        request.insert(key.split('|').next().unwrap_or(key.as_str()).to_string(), json!("the-resource"));
         for rule in &recipe.identity {
             attributes.insert(rule.attr.clone(), json!(format!("parent-{}", rule.attr)));
             request.insert(rule.from.clone(), json!(format!("parent-{}", rule.attr)));
